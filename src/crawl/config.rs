@@ -1,0 +1,222 @@
+//! `crawl.toml`: the configuration of one crawl.
+//!
+//! Every section has defaults, unknown keys are refused (a typo must not silently fall back to a
+//! default), and values are checked when the file is loaded, with messages that name the file and
+//! the key. `pipeline/crawl.toml` is the commented example with every option.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, IoContext, Result};
+use crate::keys::CanonConfig;
+use crate::resolve::{ResolveConfig, Resolver};
+
+/// Most partitions a crawl may have (partition directories are named `p0000`..`p9999`).
+pub const MAX_PARTITIONS: u32 = 10_000;
+
+/// The whole configuration.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// `[crawl]`: identity and partitioning.
+    #[serde(default)]
+    pub crawl: CrawlSection,
+    /// `[canon]`: URL canonicalization rules.
+    #[serde(default)]
+    pub canon: CanonConfig,
+    /// `[sort]`: memory for external sorts.
+    #[serde(default)]
+    pub sort: SortSection,
+    /// `[resolve]`: host name overrides (hosts files, `HOST:PORT:ADDR` entries).
+    #[serde(default)]
+    pub resolve: ResolveConfig,
+}
+
+/// `[crawl]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CrawlSection {
+    /// A name for logs and metrics.
+    pub name: String,
+    /// Logical partitions M, fixed when the crawl is created (host key -> partition).
+    pub partitions: u32,
+}
+
+impl Default for CrawlSection {
+    fn default() -> Self {
+        CrawlSection {
+            name: "crawl".into(),
+            partitions: 256,
+        }
+    }
+}
+
+/// `[sort]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SortSection {
+    /// Buffer memory one external sort may use before it spills to disk.
+    pub memory_budget: ByteSize,
+}
+
+impl Default for SortSection {
+    fn default() -> Self {
+        SortSection {
+            memory_budget: ByteSize(256 << 20),
+        }
+    }
+}
+
+/// A size in bytes, written as an integer or a string such as `"256 MiB"`, `"1GiB"`, `"512M"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteSize(pub u64);
+
+impl ByteSize {
+    /// Parses `"256 MiB"`, `"64k"`, `"1 GB"` (powers of 1024 for K/M/G/T with or without `i`/`B`).
+    pub fn parse(s: &str) -> Option<ByteSize> {
+        let s = s.trim();
+        let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+        let (num, unit) = s.split_at(split);
+        let n: u64 = num.parse().ok()?;
+        let unit = unit.trim().to_ascii_lowercase();
+        let unit = unit.trim_end_matches('b').trim_end_matches('i');
+        let mult: u64 = match unit {
+            "" => 1,
+            "k" => 1 << 10,
+            "m" => 1 << 20,
+            "g" => 1 << 30,
+            "t" => 1 << 40,
+            _ => return None,
+        };
+        n.checked_mul(mult).map(ByteSize)
+    }
+}
+
+impl fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let units = [
+            (1u64 << 40, "TiB"),
+            (1 << 30, "GiB"),
+            (1 << 20, "MiB"),
+            (1 << 10, "KiB"),
+        ];
+        for (m, u) in units {
+            if self.0 >= m && self.0 % m == 0 {
+                return write!(f, "{} {u}", self.0 / m);
+            }
+        }
+        write!(f, "{}", self.0)
+    }
+}
+
+impl Serialize for ByteSize {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(u64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(n) => Ok(ByteSize(n)),
+            Raw::S(s) => ByteSize::parse(&s).ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "'{s}' is not a size; write e.g. 268435456, \"256 MiB\" or \"1 GiB\""
+                ))
+            }),
+        }
+    }
+}
+
+impl Config {
+    /// Reads and checks a configuration file.
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path).ctx("read", path)?;
+        Config::parse(&text, path)
+    }
+
+    /// Parses and checks configuration text; `path` is only used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Config> {
+        let c: Config = toml::from_str(text).map_err(|e| Error::config(path, e.to_string()))?;
+        c.validate(path)?;
+        Ok(c)
+    }
+
+    /// Checks values; errors name the key and the allowed range.
+    pub fn validate(&self, path: &Path) -> Result<()> {
+        let p = self.crawl.partitions;
+        if p == 0 || p > MAX_PARTITIONS {
+            return Err(Error::config(
+                path,
+                format!("crawl.partitions = {p}: must be between 1 and {MAX_PARTITIONS}"),
+            ));
+        }
+        if self.sort.memory_budget.0 < 1 << 20 {
+            return Err(Error::config(
+                path,
+                format!(
+                    "sort.memory_budget = {}: must be at least 1 MiB",
+                    self.sort.memory_budget
+                ),
+            ));
+        }
+        let mut r = Resolver::default();
+        for (i, e) in self.resolve.entries.iter().enumerate() {
+            r.add_entry(e).map_err(|why| {
+                Error::config(path, format!("resolve.entries[{i}] = {e:?}: {why}; write HOST:PORT:ADDR, e.g. \"a.test:80:127.0.0.1\""))
+            })?;
+        }
+        if self.canon.max_url_len < 16 {
+            return Err(Error::config(
+                path,
+                "canon.max_url_len must be at least 16".to_string(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The configuration as TOML, as `dragnet init` writes it into the crawl directory.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("config serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(ByteSize::parse("256 MiB"), Some(ByteSize(256 << 20)));
+        assert_eq!(ByteSize::parse("1GiB"), Some(ByteSize(1 << 30)));
+        assert_eq!(ByteSize::parse("64k"), Some(ByteSize(64 << 10)));
+        assert_eq!(ByteSize::parse("12"), Some(ByteSize(12)));
+        assert_eq!(ByteSize::parse("3 parsecs"), None);
+        assert_eq!(ByteSize(256 << 20).to_string(), "256 MiB");
+    }
+
+    #[test]
+    fn defaults_round_trip_and_typos_fail() {
+        let c = Config::default();
+        let back = Config::parse(&c.to_toml(), Path::new("x.toml")).unwrap();
+        assert_eq!(back, c);
+        let err = Config::parse("[crawl]\npartitons = 4\n", Path::new("crawl.toml")).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("crawl.toml") && msg.contains("partitons"),
+            "{msg}"
+        );
+        let err = Config::parse("[crawl]\npartitions = 0\n", Path::new("crawl.toml")).unwrap_err();
+        assert!(err.to_string().contains("between 1 and"), "{err}");
+        let c = Config::parse("[sort]\nmemory_budget = \"64 MiB\"\n", Path::new("c.toml")).unwrap();
+        assert_eq!(c.sort.memory_budget, ByteSize(64 << 20));
+    }
+}

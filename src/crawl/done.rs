@@ -1,0 +1,225 @@
+//! `.done` markers: the commit record of one stage for one partition.
+//!
+//! A stage publishes its outputs first (each atomically, see [`crate::storage`]) and its marker
+//! last; the marker's presence is what makes the stage "done", so a re-run skips it, and its
+//! absence means "redo from the inputs". The marker records what the stage read and wrote (with
+//! checksums, so `status` and operators can tell which inputs produced which outputs), its
+//! counts and its timings.
+//!
+//! Like every file dragnet writes, a marker carries a magic, a version and a checksum: the xxh3-64
+//! of its compact JSON serialization with `checksum` empty. [`DoneMarker::read`] refuses a marker
+//! whose checksum does not match.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::layout::{CrawlDir, Stage};
+use crate::error::{Error, IoContext, Result};
+use crate::run::RunReader;
+
+const MAGIC: &str = "dragnet-done";
+const VERSION: u32 = 1;
+
+/// A file a stage read or wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDigest {
+    /// Path relative to the crawl root (absolute if outside it).
+    pub path: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// xxh3-64 in hex: the trailer checksum for run files, the whole content otherwise.
+    pub xxh3: String,
+    /// Records, for run files.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub records: Option<u64>,
+}
+
+impl FileDigest {
+    /// Digest of a run file, from its trailer (cheap: the trailer already holds the checksum).
+    pub fn of_run(dir: &CrawlDir, path: &Path) -> Result<FileDigest> {
+        let r = RunReader::open(path)?;
+        let bytes = std::fs::metadata(path).ctx("stat", path)?.len();
+        Ok(FileDigest {
+            path: dir.relative(path),
+            bytes,
+            xxh3: format!("{:016x}", r.checksum()),
+            records: Some(r.len()),
+        })
+    }
+
+    /// Digest of any file, by reading it whole.
+    pub fn of_file(dir: &CrawlDir, path: &Path) -> Result<FileDigest> {
+        let (sum, bytes) = crate::util::file_digest(path)?;
+        Ok(FileDigest {
+            path: dir.relative(path),
+            bytes,
+            xxh3: format!("{sum:016x}"),
+            records: None,
+        })
+    }
+}
+
+/// The contents of a `.done` marker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DoneMarker {
+    /// Always `dragnet-done`.
+    pub magic: String,
+    /// Marker format version.
+    pub version: u32,
+    /// Stage name.
+    pub stage: Stage,
+    /// Cycle number.
+    pub cycle: u32,
+    /// Partition number.
+    pub partition: u32,
+    /// Files read.
+    pub inputs: Vec<FileDigest>,
+    /// Files written.
+    pub outputs: Vec<FileDigest>,
+    /// Stage counters (records read, URLs accepted, cache hits, ...).
+    pub counts: BTreeMap<String, u64>,
+    /// Start, RFC 3339 UTC.
+    pub started: String,
+    /// End, RFC 3339 UTC.
+    pub finished: String,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Host that ran the stage.
+    pub host: String,
+    /// Process id that ran the stage.
+    pub pid: u32,
+    /// dragnet version that ran the stage.
+    pub dragnet: String,
+    /// xxh3-64 (hex) of the compact JSON of this marker with an empty checksum.
+    #[serde(default)]
+    pub checksum: String,
+}
+
+impl<'de> Deserialize<'de> for Stage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Stage, D::Error> {
+        let s = String::deserialize(d)?;
+        [
+            Stage::Init,
+            Stage::Fetch,
+            Stage::Parse,
+            Stage::Split,
+            Stage::Merge,
+            Stage::Prioritize,
+        ]
+        .into_iter()
+        .find(|st| st.name() == s)
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown stage '{s}'")))
+    }
+}
+
+impl DoneMarker {
+    /// A marker for `stage` of `cycle` and `partition`, started at `started` (Unix seconds).
+    pub fn new(
+        stage: Stage,
+        cycle: u32,
+        partition: u32,
+        started: std::time::SystemTime,
+    ) -> DoneMarker {
+        let secs = started
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        DoneMarker {
+            magic: MAGIC.into(),
+            version: VERSION,
+            stage,
+            cycle,
+            partition,
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            counts: BTreeMap::new(),
+            started: crate::util::rfc3339(secs),
+            finished: String::new(),
+            seconds: started.elapsed().map_or(0.0, |d| d.as_secs_f64()),
+            host: crate::util::hostname(),
+            pid: std::process::id(),
+            dragnet: env!("CARGO_PKG_VERSION").into(),
+            checksum: String::new(),
+        }
+    }
+
+    fn body_checksum(&self) -> String {
+        let mut m = self.clone();
+        m.checksum.clear();
+        format!(
+            "{:016x}",
+            xxh3_64(
+                serde_json::to_string(&m)
+                    .expect("marker serializes")
+                    .as_bytes()
+            )
+        )
+    }
+
+    /// Stamps the end time and checksum and publishes the marker atomically at `path`.
+    pub fn commit(mut self, path: &Path, started: std::time::SystemTime) -> Result<DoneMarker> {
+        self.finished = crate::util::rfc3339(crate::util::unix_now());
+        self.seconds = started.elapsed().map_or(0.0, |d| d.as_secs_f64());
+        self.checksum = self.body_checksum();
+        let mut text = serde_json::to_string_pretty(&self).expect("marker serializes");
+        text.push('\n');
+        crate::storage::write_atomic(path, text.as_bytes())?;
+        Ok(self)
+    }
+
+    /// Reads and checks a marker; `Ok(None)` if there is none.
+    pub fn read(path: &Path) -> Result<Option<DoneMarker>> {
+        let text = match std::fs::read(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io("read", path, e)),
+        };
+        let m: DoneMarker = serde_json::from_slice(&text).map_err(|e| {
+            Error::corrupt(
+                path,
+                e.column() as u64,
+                format!("not a valid .done marker: {e}"),
+            )
+        })?;
+        if m.magic != MAGIC {
+            return Err(Error::corrupt(path, 0, "not a .done marker (bad magic)"));
+        }
+        if m.version != VERSION {
+            return Err(Error::Version {
+                path: path.to_path_buf(),
+                found: m.version,
+                oldest: VERSION,
+                newest: VERSION,
+            });
+        }
+        if m.checksum != m.body_checksum() {
+            return Err(Error::corrupt(path, 0, ".done marker checksum mismatch"));
+        }
+        Ok(Some(m))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_read_and_tamper() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("p0000.done");
+        let start = std::time::SystemTime::now();
+        let mut m = DoneMarker::new(Stage::Init, 0, 0, start);
+        m.counts.insert("seeds".into(), 3);
+        let m = m.commit(&p, start).unwrap();
+        assert_eq!(DoneMarker::read(&p).unwrap(), Some(m));
+        let text = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("\"seeds\": 3", "\"seeds\": 4");
+        std::fs::write(&p, text).unwrap();
+        let err = DoneMarker::read(&p).unwrap_err();
+        assert!(err.to_string().contains("checksum"), "{err}");
+        assert_eq!(DoneMarker::read(&t.path().join("none.done")).unwrap(), None);
+    }
+}

@@ -1,0 +1,353 @@
+//! `dragnet init`: a new crawl from a seed list.
+//!
+//! Seeds are read line by line (blank lines and `#` comments skipped), canonicalized, and bad
+//! lines are reported with their line number and skipped; they never abort the init silently or
+//! otherwise. The accepted seeds go through an external sort keyed by (host key, fingerprint), so
+//! a seed list of any size initializes in bounded memory, and duplicates collapse. Because the
+//! partition of a host is a monotone function of its host key (see [`crate::keys::partition_of`]),
+//! the sorted stream visits partitions in order, and each partition's files are written and
+//! committed before the next is opened:
+//!
+//! - `state/pNNNN/seen.000000.run` and `state/pNNNN/urldb.000000.run` (sorted by fingerprint,
+//!   through a second, per-partition sort),
+//! - `cycles/000000/fetchlist/pNNNN.run` (sorted by host, then fingerprint),
+//! - `cycles/000000/init/pNNNN.done`, the partition's commit marker.
+//!
+//! Every partition gets its files, empty or not, so later stages never guess. `crawl.toml` is
+//! written last: it is the crawl's commit point. An init that was killed leaves a directory
+//! without `crawl.toml`, and running the same `dragnet init` again redoes it.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use xxhash_rust::xxh3::Xxh3;
+
+use super::config::Config;
+use super::done::{DoneMarker, FileDigest};
+use super::layout::{CrawlDir, Stage};
+use super::lock::CrawlLock;
+use super::records::{FetchItem, UrlRecord};
+use crate::error::{Error, IoContext, Result};
+use crate::keys::{partition_of, Canonicalizer};
+use crate::run::{self, KeepFirst, RecordSink, RunWriter, Schema, Sorter};
+use crate::storage;
+
+/// Options of `dragnet init`.
+#[derive(Debug, Clone)]
+pub struct InitOptions {
+    /// The seed list: one URL per line.
+    pub seeds: PathBuf,
+    /// A configuration file to start from (defaults otherwise).
+    pub config: Option<PathBuf>,
+    /// Overrides `crawl.partitions`.
+    pub partitions: Option<u32>,
+}
+
+/// A seed line that was skipped.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BadSeed {
+    /// 1-based line number in the seed file.
+    pub line: u64,
+    /// The line as read (lossily decoded, cut to 200 bytes).
+    pub text: String,
+    /// Why it was skipped.
+    pub error: String,
+}
+
+/// What `init` did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct InitReport {
+    /// The crawl directory.
+    pub dir: PathBuf,
+    /// Partitions created.
+    pub partitions: u32,
+    /// Lines in the seed file.
+    pub lines: u64,
+    /// Seeds accepted (distinct canonical URLs).
+    pub seeds: u64,
+    /// Lines whose URL duplicated an earlier one after canonicalization.
+    pub duplicates: u64,
+    /// Lines skipped as bad.
+    pub bad: u64,
+    /// Partitions that received at least one seed.
+    pub partitions_with_seeds: u32,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// Creates a crawl at `dir` from the seed list. `on_bad` is called for each skipped line, as it
+/// is found (the CLI prints it).
+pub fn init(
+    dir: &Path,
+    opts: &InitOptions,
+    on_bad: &mut dyn FnMut(&BadSeed),
+) -> Result<InitReport> {
+    let started = SystemTime::now();
+    let mut config = match &opts.config {
+        Some(p) => Config::load(p)?,
+        None => Config::default(),
+    };
+    if let Some(m) = opts.partitions {
+        config.crawl.partitions = m;
+        config.validate(Path::new("--partitions"))?;
+    }
+    let crawl = CrawlDir::new(dir);
+    prepare_dir(&crawl)?;
+    let _lock = CrawlLock::acquire(dir, "init")?;
+    storage::remove_temps(dir)?;
+    for d in [
+        crawl.state_root(),
+        crawl.cycle_dir(0).join("fetchlist"),
+        crawl.stage_dir(0, Stage::Init),
+    ] {
+        storage::create_dir_all(&d)?;
+        storage::remove_temps(&d)?;
+    }
+
+    let canon = Canonicalizer::new(&config.canon);
+    let budget = (config.sort.memory_budget.0 / 2) as usize;
+    let seeds_file = std::fs::File::open(&opts.seeds).ctx("open seed file", &opts.seeds)?;
+    let mut reader = BufReader::with_capacity(1 << 16, seeds_file);
+    let mut sorter = Sorter::new(Schema::FETCHLIST, budget, dir)?;
+    let mut hasher = Xxh3::new();
+    let mut seed_bytes = 0u64;
+    let mut line = Vec::new();
+    let (mut lines, mut pushed, mut bad) = (0u64, 0u64, 0u64);
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .ctx("read seed file", &opts.seeds)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&line);
+        seed_bytes += n as u64;
+        lines += 1;
+        let mut report = |error: String, raw: &[u8]| {
+            bad += 1;
+            let cut = &raw[..raw.len().min(200)];
+            on_bad(&BadSeed {
+                line: lines,
+                text: String::from_utf8_lossy(cut).trim_end().to_string(),
+                error,
+            });
+        };
+        let Ok(text) = std::str::from_utf8(&line) else {
+            report("not valid UTF-8; save the seed file as UTF-8".into(), &line);
+            continue;
+        };
+        let text = text.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        match canon.canonicalize(text, None) {
+            Ok(key) => {
+                let item = FetchItem {
+                    url: key.url,
+                    depth: 0,
+                    priority: 1.0,
+                };
+                sorter.push(
+                    &run::host_fp_key(key.host_key, key.fingerprint),
+                    &item.encode(),
+                )?;
+                pushed += 1;
+            }
+            Err(e) => report(seed_hint(text, &e.to_string()), text.as_bytes()),
+        }
+    }
+    let seeds_digest = FileDigest {
+        path: opts.seeds.to_string_lossy().into_owned(),
+        bytes: seed_bytes,
+        xxh3: format!("{:016x}", hasher.digest()),
+        records: Some(lines),
+    };
+
+    let mut router = PartitionRouter {
+        crawl: &crawl,
+        partitions: config.crawl.partitions,
+        budget,
+        seeds: seeds_digest,
+        current: None,
+        next: 0,
+        accepted: 0,
+        with_seeds: 0,
+    };
+    sorter.finish(&mut KeepFirst, &mut router)?;
+    router.close_through(config.crawl.partitions)?;
+
+    let mut text = format!(
+        "# crawl.toml written by `dragnet init` on {}.\n# Every option is explained in pipeline/crawl.toml. \
+         crawl.partitions is fixed for the life of the crawl.\n\n",
+        crate::util::rfc3339(crate::util::unix_now())
+    );
+    text.push_str(&config.to_toml());
+    storage::write_atomic(&crawl.config_path(), text.as_bytes())?;
+
+    Ok(InitReport {
+        dir: dir.to_path_buf(),
+        partitions: config.crawl.partitions,
+        lines,
+        seeds: router.accepted,
+        duplicates: pushed - router.accepted,
+        bad,
+        partitions_with_seeds: router.with_seeds,
+        seconds: started.elapsed().map_or(0.0, |d| d.as_secs_f64()),
+    })
+}
+
+/// Refuses to init over an existing crawl or a directory holding anything else.
+fn prepare_dir(crawl: &CrawlDir) -> Result<()> {
+    let dir = crawl.root();
+    if crawl.config_path().exists() {
+        return Err(Error::Usage(format!(
+            "{} is already a crawl (it has crawl.toml); choose a new directory, or remove it to start over",
+            dir.display()
+        )));
+    }
+    match std::fs::read_dir(dir) {
+        Ok(entries) => {
+            for e in entries {
+                let e = e.ctx("list", dir)?;
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                // What an interrupted init leaves behind may be redone; anything else is not ours.
+                if !(name == "state"
+                    || name == "cycles"
+                    || name == "lock"
+                    || storage::is_temp_name(&name))
+                {
+                    return Err(Error::Usage(format!(
+                        "{} is not empty (it holds '{name}'); dragnet init needs a new or empty directory",
+                        dir.display()
+                    )));
+                }
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => storage::create_dir_all(dir),
+        Err(e) => Err(Error::io("list", dir, e)),
+    }
+}
+
+fn seed_hint(text: &str, error: &str) -> String {
+    let looks_like_host = text.contains('.') && !text.contains(char::is_whitespace);
+    if !text.contains("://") && looks_like_host {
+        format!("{error} (write the full URL, e.g. https://{text})")
+    } else {
+        error.to_string()
+    }
+}
+
+/// One partition being written.
+struct OpenPartition {
+    p: u32,
+    fetchlist: RunWriter,
+    by_fp: Sorter,
+    count: u64,
+}
+
+/// Receives seeds sorted by (host key, fingerprint) and writes each partition in turn.
+struct PartitionRouter<'a> {
+    crawl: &'a CrawlDir,
+    partitions: u32,
+    budget: usize,
+    seeds: FileDigest,
+    current: Option<OpenPartition>,
+    /// The next partition that has not been opened yet.
+    next: u32,
+    accepted: u64,
+    with_seeds: u32,
+}
+
+impl PartitionRouter<'_> {
+    fn open(&mut self, p: u32) -> Result<()> {
+        storage::create_dir_all(&self.crawl.state_dir(p))?;
+        storage::remove_temps(&self.crawl.state_dir(p))?;
+        self.current = Some(OpenPartition {
+            p,
+            fetchlist: RunWriter::create(&self.crawl.fetchlist(0, p), Schema::FETCHLIST)?,
+            by_fp: Sorter::new(Schema::URLDB, self.budget, self.crawl.root())?,
+            count: 0,
+        });
+        self.next = p + 1;
+        Ok(())
+    }
+
+    /// Commits the open partition, and creates (empty) every partition before `end`.
+    fn close_through(&mut self, end: u32) -> Result<()> {
+        if let Some(open) = self.current.take() {
+            self.commit(open)?;
+        }
+        while self.next < end {
+            let p = self.next;
+            self.open(p)?;
+            let open = self.current.take().expect("just opened");
+            self.commit(open)?;
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self, open: OpenPartition) -> Result<()> {
+        let started = SystemTime::now();
+        let p = open.p;
+        let crawl = self.crawl;
+        let seen_path = crawl.state_file(p, "seen", 0);
+        let urldb_path = crawl.state_file(p, "urldb", 0);
+        let mut out = StateWriter {
+            seen: RunWriter::create(&seen_path, Schema::SEEN)?,
+            urldb: RunWriter::create(&urldb_path, Schema::URLDB)?,
+        };
+        open.by_fp.finish(&mut KeepFirst, &mut out)?;
+        out.seen.finish()?;
+        out.urldb.finish()?;
+        open.fetchlist.finish()?;
+        if open.count > 0 {
+            self.with_seeds += 1;
+        }
+        let mut m = DoneMarker::new(Stage::Init, 0, p, started);
+        m.inputs.push(self.seeds.clone());
+        for path in [&seen_path, &urldb_path, &crawl.fetchlist(0, p)] {
+            m.outputs.push(FileDigest::of_run(crawl, path)?);
+        }
+        m.counts.insert("seeds".into(), open.count);
+        m.commit(&crawl.done_path(0, Stage::Init, p), started)?;
+        Ok(())
+    }
+}
+
+impl RecordSink for PartitionRouter<'_> {
+    fn push(&mut self, key: &[u8], payload: &[u8]) -> Result<()> {
+        let host_key = run::key_u64(&key[..8]);
+        let fp = run::key_u64(&key[8..]);
+        let p = partition_of(host_key, self.partitions);
+        if self.current.as_ref().map(|o| o.p) != Some(p) {
+            self.close_through(p)?;
+            self.open(p)?;
+        }
+        let open = self.current.as_mut().expect("opened above");
+        open.fetchlist.push(key, payload)?;
+        let item =
+            FetchItem::decode(payload).map_err(|e| Error::Usage(format!("internal: {e}")))?;
+        let rec = UrlRecord::discovered(item.url, item.depth, item.priority, 0);
+        open.by_fp.push(&run::fp_key(fp), &rec.encode())?;
+        open.count += 1;
+        self.accepted += 1;
+        Ok(())
+    }
+}
+
+/// Writes the seen set and the URL db from one fingerprint-sorted stream.
+struct StateWriter {
+    seen: RunWriter,
+    urldb: RunWriter,
+}
+
+impl RecordSink for StateWriter {
+    fn push(&mut self, key: &[u8], payload: &[u8]) -> Result<()> {
+        self.seen.push(key, &[])?;
+        self.urldb.push(key, payload)
+    }
+}

@@ -1,0 +1,226 @@
+//! Where everything lives in a crawl directory (DESIGN §2).
+//!
+//! ```text
+//! crawl/
+//!   crawl.toml                          configuration (partitions fixed at creation)
+//!   lock                                held by the process running a cycle (pid, host)
+//!   state/pNNNN/seen.CCCCCC.run         sorted fingerprints of every URL ever discovered
+//!   state/pNNNN/urldb.CCCCCC.run        URL records sorted by fingerprint
+//!   cycles/CCCCCC/fetchlist/pNNNN.run   what cycle C fetches in partition N
+//!   cycles/CCCCCC/<stage>/pNNNN.done    commit marker of one stage for one partition
+//! ```
+//!
+//! State files are versioned by cycle: `seen.000007.run` is the seen set as cycle 7 starts. A
+//! stage that updates state writes the next version beside the old one, so re-running a stage
+//! whose `.done` is missing reads exactly the inputs the first attempt read; old versions are
+//! removed only after the new ones are committed.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The stages of a cycle, plus `init` (which writes cycle 0's fetch lists).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// `dragnet init`: seeds into state and cycle 0's fetch lists.
+    Init,
+    /// Fetch the fetch list: WARC files and fetch results.
+    Fetch,
+    /// Parse WARC records: links and page facts.
+    Parse,
+    /// Route links to their owner partitions.
+    Split,
+    /// Dedup-merge against the seen set.
+    Merge,
+    /// Update the frontier and extract the next fetch list.
+    Prioritize,
+}
+
+impl Stage {
+    /// Every stage of a cycle, in order.
+    pub const CYCLE: [Stage; 5] = [
+        Stage::Fetch,
+        Stage::Parse,
+        Stage::Split,
+        Stage::Merge,
+        Stage::Prioritize,
+    ];
+
+    /// Directory name under `cycles/CCCCCC/`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Init => "init",
+            Stage::Fetch => "fetch",
+            Stage::Parse => "parse",
+            Stage::Split => "split",
+            Stage::Merge => "merge",
+            Stage::Prioritize => "prioritize",
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Paths inside one crawl directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrawlDir {
+    root: PathBuf,
+}
+
+impl CrawlDir {
+    /// The crawl rooted at `root`.
+    pub fn new(root: impl Into<PathBuf>) -> CrawlDir {
+        CrawlDir { root: root.into() }
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `crawl.toml`.
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join("crawl.toml")
+    }
+
+    /// The lock file.
+    pub fn lock_path(&self) -> PathBuf {
+        self.root.join("lock")
+    }
+
+    /// `pNNNN`.
+    pub fn partition_name(p: u32) -> String {
+        format!("p{p:04}")
+    }
+
+    /// `state/`.
+    pub fn state_root(&self) -> PathBuf {
+        self.root.join("state")
+    }
+
+    /// `state/pNNNN/`.
+    pub fn state_dir(&self, p: u32) -> PathBuf {
+        self.state_root().join(CrawlDir::partition_name(p))
+    }
+
+    /// `state/pNNNN/<kind>.CCCCCC.run`: version `cycle` of a state file.
+    pub fn state_file(&self, p: u32, kind: &str, cycle: u32) -> PathBuf {
+        self.state_dir(p).join(format!("{kind}.{cycle:06}.run"))
+    }
+
+    /// The newest version of a state file that is at most `cycle`, if any.
+    pub fn latest_state(&self, p: u32, kind: &str, cycle: u32) -> Option<(u32, PathBuf)> {
+        let dir = self.state_dir(p);
+        let prefix = format!("{kind}.");
+        let mut best: Option<u32> = None;
+        for e in std::fs::read_dir(&dir).ok()?.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let Some(v) = name
+                .strip_prefix(&prefix)
+                .and_then(|r| r.strip_suffix(".run"))
+            else {
+                continue;
+            };
+            if let Ok(v) = v.parse::<u32>() {
+                if v <= cycle && best.is_none_or(|b| v > b) {
+                    best = Some(v);
+                }
+            }
+        }
+        best.map(|v| (v, self.state_file(p, kind, v)))
+    }
+
+    /// `cycles/`.
+    pub fn cycles_root(&self) -> PathBuf {
+        self.root.join("cycles")
+    }
+
+    /// `cycles/CCCCCC/`.
+    pub fn cycle_dir(&self, cycle: u32) -> PathBuf {
+        self.cycles_root().join(format!("{cycle:06}"))
+    }
+
+    /// `cycles/CCCCCC/fetchlist/pNNNN.run`.
+    pub fn fetchlist(&self, cycle: u32, p: u32) -> PathBuf {
+        self.cycle_dir(cycle)
+            .join("fetchlist")
+            .join(format!("{}.run", CrawlDir::partition_name(p)))
+    }
+
+    /// `cycles/CCCCCC/<stage>/`.
+    pub fn stage_dir(&self, cycle: u32, stage: Stage) -> PathBuf {
+        self.cycle_dir(cycle).join(stage.name())
+    }
+
+    /// `cycles/CCCCCC/<stage>/pNNNN.done`.
+    pub fn done_path(&self, cycle: u32, stage: Stage, p: u32) -> PathBuf {
+        self.stage_dir(cycle, stage)
+            .join(format!("{}.done", CrawlDir::partition_name(p)))
+    }
+
+    /// Cycle numbers that have a directory, ascending.
+    pub fn cycles(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = std::fs::read_dir(self.cycles_root())
+            .map(|rd| {
+                rd.flatten()
+                    .filter_map(|e| {
+                        let n = e.file_name();
+                        let n = n.to_string_lossy();
+                        (n.len() == 6).then(|| n.parse().ok()).flatten()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort_unstable();
+        v
+    }
+
+    /// `path` relative to the root, for markers and messages.
+    pub fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(&self.root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths() {
+        let d = CrawlDir::new("/c");
+        assert_eq!(
+            d.state_file(3, "seen", 7),
+            Path::new("/c/state/p0003/seen.000007.run")
+        );
+        assert_eq!(
+            d.fetchlist(0, 12),
+            Path::new("/c/cycles/000000/fetchlist/p0012.run")
+        );
+        assert_eq!(
+            d.done_path(1, Stage::Merge, 2),
+            Path::new("/c/cycles/000001/merge/p0002.done")
+        );
+    }
+
+    #[test]
+    fn latest_state_picks_newest_not_after_cycle() {
+        let t = tempfile::tempdir().unwrap();
+        let d = CrawlDir::new(t.path());
+        std::fs::create_dir_all(d.state_dir(0)).unwrap();
+        for v in [0u32, 2, 5] {
+            std::fs::write(d.state_file(0, "seen", v), b"").unwrap();
+        }
+        std::fs::write(d.state_dir(0).join("seen.junk.run"), b"").unwrap();
+        assert_eq!(d.latest_state(0, "seen", 4).unwrap().0, 2);
+        assert_eq!(d.latest_state(0, "seen", 9).unwrap().0, 5);
+        assert!(d.latest_state(0, "urldb", 9).is_none());
+    }
+}

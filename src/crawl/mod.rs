@@ -1,0 +1,22 @@
+//! The crawl directory: configuration, layout, commit markers, the lock, and `dragnet init`.
+//!
+//! A crawl is a directory on disk (DESIGN §2). [`CrawlDir`] knows where every file lives;
+//! [`Config`] is `crawl.toml`; [`DoneMarker`] is the commit record of one stage for one
+//! partition; [`CrawlLock`] keeps two cycles from running over each other; [`init()`] creates a
+//! crawl from seeds; [`status()`] reports what a crawl holds.
+
+mod config;
+mod done;
+mod init;
+mod layout;
+mod lock;
+mod records;
+mod status;
+
+pub use config::{ByteSize, Config, CrawlSection, SortSection, MAX_PARTITIONS};
+pub use done::{DoneMarker, FileDigest};
+pub use init::{init, BadSeed, InitOptions, InitReport};
+pub use layout::{CrawlDir, Stage};
+pub use lock::{read_lock, unlock, CrawlLock, Holder, LockInfo};
+pub use records::{DecodeError, FetchItem, UrlRecord, UrlState};
+pub use status::{status, CycleStatus, StageStatus, Status};

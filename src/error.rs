@@ -1,0 +1,190 @@
+//! The one error type of the library.
+//!
+//! Every fallible function in `dragnet` returns [`Result<T>`]. Variants carry the file (and, for
+//! corruption, the byte offset) they are about, and their messages say what to do, because the
+//! person reading them is a crawl operator at 3 a.m., not the author. Context is added at the edge
+//! (the binary prints the whole `source()` chain), as ripgrep and tantivy do.
+//!
+//! [`Error::exit_code`] maps each variant onto the exit codes cron jobs act on:
+//! 2 for usage and configuration errors, 3 for I/O and corruption (1 is "finished with recorded
+//! per-item failures", decided by the caller, and 0 is success).
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// `Result` with [`Error`] as the error type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Exit code: everything done.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: finished, but some items failed and were recorded (bad seed lines, failed URLs).
+pub const EXIT_PARTIAL: i32 = 1;
+/// Exit code: usage or configuration error; nothing was changed.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code: an I/O failure or corrupt data; committed data is untouched.
+pub const EXIT_IO: i32 = 3;
+
+/// A 16-byte record key shown in hex, so `OutOfOrder` messages are readable.
+#[derive(Clone, PartialEq, Eq)]
+pub struct KeyBytes(pub Vec<u8>);
+
+impl fmt::Display for KeyBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in &self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for KeyBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Everything that can go wrong in `dragnet`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An operating-system I/O error on a named file or directory.
+    #[error("{op} {}: {source}{}", path.display(), io_hint(source))]
+    Io {
+        /// What was being done ("open", "write", "rename", ...).
+        op: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+
+    /// A file's bytes do not match its format or checksums.
+    #[error(
+        "corrupt file {} at byte offset {offset}: {reason}; the file is damaged or was not \
+         written by dragnet: restore it or re-run the stage that produced it",
+        path.display()
+    )]
+    Corrupt {
+        /// The damaged file.
+        path: PathBuf,
+        /// Byte offset where the damage was detected.
+        offset: u64,
+        /// What check failed.
+        reason: String,
+    },
+
+    /// A file was written by a format version this build cannot read.
+    #[error(
+        "{}: format version {found} is not supported (this build reads versions \
+         {oldest}..={newest}); use a dragnet release that supports it",
+        path.display()
+    )]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// Version found in the file.
+        found: u32,
+        /// Oldest version this build reads.
+        oldest: u32,
+        /// Newest version this build reads and writes.
+        newest: u32,
+    },
+
+    /// A sorted writer was given a key smaller than the previous one.
+    #[error(
+        "records out of order: key {got} after {previous}; sorted writers need non-decreasing keys"
+    )]
+    OutOfOrder {
+        /// The previous key written.
+        previous: KeyBytes,
+        /// The key that broke the order.
+        got: KeyBytes,
+    },
+
+    /// A file has a valid layout but holds another kind of records than expected.
+    #[error("{}: {what}", path.display())]
+    Schema {
+        /// The file.
+        path: PathBuf,
+        /// What did not match.
+        what: String,
+    },
+
+    /// Invalid configuration (crawl.toml, flags).
+    #[error("configuration error in {}: {message}", path.display())]
+    Config {
+        /// The configuration file (or `<command line>`).
+        path: PathBuf,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+
+    /// Bad input given by the user (a seed file that cannot be read as text, a bad argument).
+    #[error("{0}")]
+    Usage(String),
+
+    /// The crawl is locked by another process (or a stale lock was left behind).
+    #[error("{0}")]
+    Locked(String),
+}
+
+fn io_hint(e: &io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::EMFILE) | Some(libc::ENFILE) => {
+            " (too many open files: raise the limit with `ulimit -n 65536` or merge fewer runs at once)"
+        }
+        Some(libc::ENOSPC) => " (the disk is full: free space and re-run; committed data is intact)",
+        Some(libc::EACCES) | Some(libc::EPERM) => " (permission denied: check ownership of the crawl directory)",
+        _ => "",
+    }
+}
+
+impl Error {
+    /// An I/O error on `path` while doing `op`.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Error {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Corruption in `path` detected at `offset`.
+    pub fn corrupt(path: impl Into<PathBuf>, offset: u64, reason: impl Into<String>) -> Error {
+        Error::Corrupt {
+            path: path.into(),
+            offset,
+            reason: reason.into(),
+        }
+    }
+
+    /// A configuration error about `path`.
+    pub fn config(path: impl Into<PathBuf>, message: impl Into<String>) -> Error {
+        Error::Config {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The process exit code this error maps to (see the module docs).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Config { .. } | Error::Usage(_) | Error::Locked(_) => EXIT_USAGE,
+            _ => EXIT_IO,
+        }
+    }
+}
+
+/// Adds the path to a bare `io::Error`.
+pub(crate) trait IoContext<T> {
+    /// Wraps the error as [`Error::Io`] naming `path`.
+    fn ctx(self, op: &'static str, path: &Path) -> Result<T>;
+}
+
+impl<T> IoContext<T> for io::Result<T> {
+    fn ctx(self, op: &'static str, path: &Path) -> Result<T> {
+        self.map_err(|e| Error::io(op, path, e))
+    }
+}

@@ -1,0 +1,125 @@
+//! URL keys: canonical URLs, fingerprints, host keys, partitions and SURTs (DESIGN §3).
+//!
+//! - [`Canonicalizer`] turns an input URL into its canonical form, once, on entry; every later
+//!   stage sees only canonical URLs.
+//! - [`fingerprint`] (xxh3-64 of the canonical URL) identifies a URL in run files and the seen
+//!   set; [`host_key`] (xxh3-64 of the host) groups a host's URLs.
+//! - [`partition_of`] maps a host key onto one of the crawl's M logical partitions, so all URLs
+//!   of a host live in one partition and one fetch task owns the host's politeness.
+//! - [`surt()`] computes the SURT keys CDXJ indexes are sorted on, compatible with pywb and
+//!   warcio.
+//!
+//! `docs/keys.md` explains each rule and records the conformance numbers.
+
+mod canon;
+pub mod surt;
+
+pub use canon::{CanonConfig, CanonError, Canonicalizer};
+pub use surt::surt;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+/// The fingerprint of a canonical URL: xxh3-64 of its bytes.
+///
+/// Only canonical URLs may be fingerprinted: the point of the fingerprint is that equivalent
+/// URLs share it.
+pub fn fingerprint(canonical_url: &str) -> u64 {
+    xxh3_64(canonical_url.as_bytes())
+}
+
+/// The key of a canonical host: xxh3-64 of the host as the `url` crate serializes it (lower
+/// case, IDNA A-labels, no port, an IPv6 address in brackets).
+pub fn host_key(host: &str) -> u64 {
+    xxh3_64(host.as_bytes())
+}
+
+/// The logical partition, in `0..partitions`, of a host key.
+///
+/// `((host_key as u128 * partitions as u128) >> 64)` is Lemire's "fast range" reduction: it
+/// scales the 64-bit key onto `0..partitions` with a multiply instead of a division. Because
+/// xxh3 output is uniform, every partition gets a share of the key space that differs from
+/// `2^64 / partitions` by less than one key, for any M (not only powers of two). And the mapping
+/// is monotonic: partition `p` owns the contiguous key range
+/// `[ceil(p * 2^64 / M), ceil((p + 1) * 2^64 / M))`, so records sorted by host key are also
+/// sorted by partition, and a sorted run splits into partitions by cutting it at M - 1 points,
+/// with no re-sort. (A modulo would scatter neighbouring keys over all partitions.)
+///
+/// `partitions` must be at least 1 (checked in debug builds; a release build maps everything
+/// to partition 0 when it is 0).
+pub fn partition_of(host_key: u64, partitions: u32) -> u32 {
+    debug_assert!(partitions > 0, "a crawl has at least one partition");
+    ((u128::from(host_key) * u128::from(partitions)) >> 64) as u32
+}
+
+/// A canonical URL with its keys.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UrlKey {
+    /// The canonical URL.
+    pub url: String,
+    /// [`fingerprint`] of `url`.
+    pub fingerprint: u64,
+    /// The URL's host as the `url` crate serializes it (no port; IPv6 in brackets); empty for
+    /// a URL without a host.
+    pub host: String,
+    /// [`host_key`] of `host`.
+    pub host_key: u64,
+}
+
+impl UrlKey {
+    /// The keys of a URL that is already canonical (as [`Canonicalizer::canonicalize_url`]
+    /// returns it). The URL is not canonicalized again.
+    pub fn new(canonical: url::Url) -> UrlKey {
+        let host = canonical.host_str().unwrap_or_default().to_owned();
+        let url: String = canonical.into();
+        UrlKey {
+            fingerprint: fingerprint(&url),
+            host_key: host_key(&host),
+            url,
+            host,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_xxh3_of_the_strings() {
+        let key = UrlKey::new(url::Url::parse("http://[::1]:8080/a").unwrap());
+        assert_eq!(key.host, "[::1]");
+        assert_eq!(key.fingerprint, xxh3_64(b"http://[::1]:8080/a"));
+        assert_eq!(key.host_key, xxh3_64(b"[::1]"));
+        assert_eq!(fingerprint(""), 0x2d06800538d394c2);
+    }
+
+    #[test]
+    fn partitions_are_contiguous_key_ranges() {
+        assert_eq!(partition_of(0, 256), 0);
+        assert_eq!(partition_of(u64::MAX, 256), 255);
+        assert_eq!(partition_of(1 << 56, 256), 1);
+        assert_eq!(partition_of((1 << 56) - 1, 256), 0);
+        assert_eq!(partition_of(u64::MAX, 1), 0);
+        assert_eq!(partition_of(u64::MAX, 3), 2);
+        assert_eq!(partition_of(u64::MAX / 3, 3), 0);
+        assert_eq!(partition_of(u64::MAX / 3 + 1, 3), 1);
+        // Monotonic in the key.
+        let mut keys: Vec<u64> = (0..1000u64).map(|i| xxh3_64(&i.to_le_bytes())).collect();
+        keys.sort_unstable();
+        let parts: Vec<u32> = keys.iter().map(|&k| partition_of(k, 7)).collect();
+        assert!(parts.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn partitions_are_balanced() {
+        let m = 10u32;
+        let mut counts = vec![0u32; m as usize];
+        for i in 0..100_000u64 {
+            counts[partition_of(xxh3_64(&i.to_le_bytes()), m) as usize] += 1;
+        }
+        assert!(
+            counts.iter().all(|&c| (9_500..10_500).contains(&c)),
+            "{counts:?}"
+        );
+    }
+}

@@ -1,0 +1,25 @@
+//! dragnet: an out-of-core, batch web-crawl pipeline.
+//!
+//! A crawl is a directory on disk. Each cycle runs five staged batch jobs (fetch, parse, split,
+//! dedup-merge, prioritize) over host-hash partitions, and the stages exchange only sorted,
+//! zstd-compressed run files. See `docs/architecture.md` and the design contract for the whole
+//! picture; this crate is the library every stage and the `dragnet` binary are built from.
+//!
+//! Modules, by what a reader looks for:
+//! - [`run`]: the run-file format, external sorter and k-way merge every stage exchanges data with.
+//! - [`keys`]: URL canonicalization, SURT, fingerprints, host keys and partitions.
+//! - [`storage`]: the one place files are published atomically (write-temp, fsync, rename, fsync-dir).
+//! - [`resolve`]: the crawl's own hosts table (`[resolve]` in crawl.toml), like curl's `--resolve`.
+//! - [`crawl`]: the crawl directory, `crawl.toml`, `dragnet init`, `.done` markers and the lock.
+
+#![deny(missing_docs)]
+
+pub mod crawl;
+pub mod error;
+pub mod keys;
+pub mod resolve;
+pub mod run;
+pub mod storage;
+pub mod util;
+
+pub use error::{Error, Result};

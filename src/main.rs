@@ -1,0 +1,264 @@
+//! The `dragnet` command: parses arguments and calls the library (ripgrep's thin-binary habit).
+//!
+//! Exit codes: 0 done; 1 finished with recorded per-item failures (bad seed lines, URLs that do
+//! not parse); 2 usage or configuration error; 3 I/O failure or corrupt data.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use dragnet::crawl::{self, Config, InitOptions};
+use dragnet::error::{EXIT_IO, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE};
+use dragnet::keys::{self, Canonicalizer};
+use dragnet::{run, Error};
+
+#[derive(Parser)]
+#[command(name = "dragnet", version, about = "An out-of-core, batch web-crawl pipeline", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create a crawl directory from a seed list (one URL per line).
+    Init {
+        /// The seed list: one URL per line; blank lines and lines starting with # are skipped.
+        #[arg(long)]
+        seeds: PathBuf,
+        /// Logical partitions M, fixed for the life of the crawl [default: 256, or crawl.partitions].
+        #[arg(long)]
+        partitions: Option<u32>,
+        /// A crawl.toml to start from (see pipeline/crawl.toml).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// The crawl directory to create (must be new or empty).
+        dir: PathBuf,
+    },
+    /// Show what a crawl directory holds: cycles, stages per partition, sizes, the lock.
+    Status {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
+    /// Remove a crawl's lock left by a process that is gone.
+    Unlock {
+        /// Remove the lock even if its holder may still run (another host, or a live pid).
+        #[arg(long)]
+        force: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
+    /// Inspection tools for operators.
+    #[command(subcommand)]
+    Check(Check),
+}
+
+#[derive(Subcommand)]
+enum Check {
+    /// Canonical form, SURT, fingerprint and partition of URLs (one JSON object per line).
+    Url {
+        /// Partitions M to map hosts onto [default: 256, or the config's].
+        #[arg(long)]
+        partitions: Option<u32>,
+        /// Use the [canon] rules and partitions of this crawl.toml.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// URLs to check.
+        #[arg(required = true)]
+        urls: Vec<String>,
+    },
+    /// Validate run files (magic, version, every checksum, key order) and print their header,
+    /// block and record counts; exit 3 with the offset on corruption.
+    Run {
+        /// Print one JSON object per file instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Run files to check.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match execute(cli.command) {
+        Ok(code) => code,
+        Err(e) => {
+            report(&e);
+            e.exit_code()
+        }
+    };
+    ExitCode::from(code as u8)
+}
+
+/// Prints an error and its `source()` chain.
+fn report(e: &Error) {
+    let mut msg = format!("dragnet: error: {e}");
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg.push_str(&format!("\n  caused by: {s}"));
+        src = s.source();
+    }
+    eprintln!("{msg}");
+}
+
+fn execute(cmd: Command) -> Result<i32, Error> {
+    match cmd {
+        Command::Init {
+            seeds,
+            partitions,
+            config,
+            dir,
+        } => {
+            let opts = InitOptions {
+                seeds: seeds.clone(),
+                config,
+                partitions,
+            };
+            let mut on_bad = |b: &crawl::BadSeed| {
+                eprintln!(
+                    "{}:{}: skipped seed {:?}: {}",
+                    seeds.display(),
+                    b.line,
+                    b.text,
+                    b.error
+                );
+            };
+            let r = crawl::init(&dir, &opts, &mut on_bad)?;
+            eprintln!(
+                "initialized {} with {} partitions: {} seeds from {} lines ({} duplicates, {} bad) in {} partitions, {:.2}s",
+                r.dir.display(),
+                r.partitions,
+                r.seeds,
+                r.lines,
+                r.duplicates,
+                r.bad,
+                r.partitions_with_seeds,
+                r.seconds
+            );
+            if r.seeds == 0 {
+                eprintln!(
+                    "warning: no usable seed: the crawl is empty; check {}",
+                    seeds.display()
+                );
+            }
+            Ok(if r.bad > 0 { EXIT_PARTIAL } else { EXIT_OK })
+        }
+        Command::Status { json, dir } => {
+            let s = crawl::status(&dir)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&s).expect("status serializes")
+                );
+            } else {
+                print!("{s}");
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Unlock { force, dir } => {
+            match crawl::unlock(&dir, force)? {
+                Some(l) => eprintln!(
+                    "removed the lock of pid {} on {} ({}, since {})",
+                    l.pid, l.host, l.command, l.started
+                ),
+                None => eprintln!("{} is not locked", dir.display()),
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Check(Check::Url {
+            partitions,
+            config,
+            urls,
+        }) => check_url(partitions, config, &urls),
+        Command::Check(Check::Run { json, files }) => check_run(json, &files),
+    }
+}
+
+fn check_url(
+    partitions: Option<u32>,
+    config: Option<PathBuf>,
+    urls: &[String],
+) -> Result<i32, Error> {
+    let mut cfg = match &config {
+        Some(p) => Config::load(p)?,
+        None => Config::default(),
+    };
+    if let Some(m) = partitions {
+        cfg.crawl.partitions = m;
+        cfg.validate(std::path::Path::new("--partitions"))?;
+    }
+    let canon = Canonicalizer::new(&cfg.canon);
+    let mut out = std::io::stdout().lock();
+    let mut failed = false;
+    for u in urls {
+        let line = match canon.canonicalize(u, None) {
+            Ok(k) => serde_json::json!({
+                "input": u,
+                "url": k.url,
+                "surt": keys::surt(&k.url),
+                "fingerprint": format!("{:016x}", k.fingerprint),
+                "host": k.host,
+                "host_key": format!("{:016x}", k.host_key),
+                "partition": keys::partition_of(k.host_key, cfg.crawl.partitions),
+                "partitions": cfg.crawl.partitions,
+            }),
+            Err(e) => {
+                failed = true;
+                serde_json::json!({ "input": u, "error": e.to_string() })
+            }
+        };
+        if writeln!(out, "{line}").is_err() {
+            return Ok(EXIT_OK); // broken pipe: the reader has what it wanted
+        }
+    }
+    Ok(if failed { EXIT_PARTIAL } else { EXIT_OK })
+}
+
+fn check_run(json: bool, files: &[PathBuf]) -> Result<i32, Error> {
+    let mut worst = EXIT_OK;
+    for f in files {
+        match run::verify(f) {
+            Ok(info) => {
+                if json {
+                    println!("{}", serde_json::to_string(&info).expect("info serializes"));
+                } else {
+                    let known = run::Schema::KNOWN.iter().any(|s| s.id == info.schema_id);
+                    println!(
+                        "{}: ok\n  format v{}  schema {} '{}'{}  key {} bytes ({}){}{}\n  {} records in {} blocks, {} bytes \
+                         ({:.2} bytes/record), payloads {} bytes\n  keys {} .. {}\n  xxh3 {}",
+                        f.display(),
+                        info.version,
+                        info.schema_id,
+                        info.schema,
+                        if known { "" } else { " (unknown to this build)" },
+                        info.key_len,
+                        info.sort_key,
+                        if info.payload { ", payloads" } else { "" },
+                        if info.unique { ", unique keys" } else { "" },
+                        info.records,
+                        info.blocks,
+                        info.bytes,
+                        if info.records > 0 { info.bytes as f64 / info.records as f64 } else { 0.0 },
+                        info.payload_bytes,
+                        info.first_key.as_deref().unwrap_or("-"),
+                        info.last_key.as_deref().unwrap_or("-"),
+                        info.checksum
+                    );
+                }
+            }
+            Err(e) => {
+                report(&e);
+                worst = worst.max(match e.exit_code() {
+                    EXIT_USAGE => EXIT_USAGE,
+                    _ => EXIT_IO,
+                });
+            }
+        }
+    }
+    Ok(worst)
+}

@@ -1,0 +1,224 @@
+//! Name resolution overrides: a crawl's own hosts table, like curl's `--resolve`.
+//!
+//! Tests, the demo and benchmarks crawl webs served on loopback addresses under made-up names
+//! (`h0042.websim.test`). Instead of touching the system's `/etc/hosts` (which would affect every
+//! program on the machine and needs root), a crawl names its overrides in `crawl.toml`:
+//!
+//! ```toml
+//! [resolve]
+//! hosts_files = ["websim.hosts"]          # /etc/hosts format, relative to the crawl directory
+//! entries = ["h0001.websim.test:8480:127.0.1.2", "example.test:*:127.0.0.1"]
+//! ```
+//!
+//! `entries` use curl's `HOST:PORT:ADDR` syntax (`*` for any port; IPv6 addresses in brackets);
+//! they win over hosts files, and later lines win over earlier ones. Hosts not named fall through
+//! to the system resolver. The fetch stage asks [`Resolver::lookup`] before DNS; the SSRF guard
+//! still applies to the addresses it returns (private and loopback addresses are refused unless
+//! the crawl allows them).
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, IoContext, Result};
+
+/// The `[resolve]` section of `crawl.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ResolveConfig {
+    /// Files in `/etc/hosts` format (`ADDR NAME [NAME...]`, `#` comments), relative to the crawl
+    /// directory unless absolute.
+    pub hosts_files: Vec<PathBuf>,
+    /// `HOST:PORT:ADDR` entries (curl's `--resolve`); `PORT` may be `*`.
+    pub entries: Vec<String>,
+}
+
+/// Resolved overrides: host name (lower-case, no trailing dot) -> addresses, per port or any.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resolver {
+    /// (host, Some(port)) or (host, None) for any port.
+    table: HashMap<(String, Option<u16>), Vec<IpAddr>>,
+}
+
+impl Resolver {
+    /// Builds the table from a configuration; `base` is the crawl directory for relative paths.
+    pub fn from_config(cfg: &ResolveConfig, base: &Path, config_path: &Path) -> Result<Resolver> {
+        let mut r = Resolver::default();
+        for f in &cfg.hosts_files {
+            let path = if f.is_absolute() {
+                f.clone()
+            } else {
+                base.join(f)
+            };
+            let text = std::fs::read_to_string(&path).ctx("read hosts file", &path)?;
+            r.add_hosts_text(&text, &path)?;
+        }
+        for (i, e) in cfg.entries.iter().enumerate() {
+            r.add_entry(e).map_err(|why| {
+                Error::config(config_path, format!("resolve.entries[{i}] = {e:?}: {why}; write HOST:PORT:ADDR, e.g. \"a.test:80:127.0.0.1\""))
+            })?;
+        }
+        Ok(r)
+    }
+
+    /// Adds the lines of an `/etc/hosts`-format text; `path` is named in errors.
+    pub fn add_hosts_text(&mut self, text: &str, path: &Path) -> Result<()> {
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let mut fields = line.split_whitespace();
+            let addr = fields.next().expect("non-empty line");
+            let ip: IpAddr = addr.parse().map_err(|_| {
+                Error::config(
+                    path,
+                    format!(
+                        "line {}: {addr:?} is not an IP address (format: ADDR NAME [NAME...])",
+                        n + 1
+                    ),
+                )
+            })?;
+            let mut any = false;
+            for name in fields {
+                any = true;
+                self.insert(name, None, ip);
+            }
+            if !any {
+                return Err(Error::config(
+                    path,
+                    format!("line {}: address {addr} without a host name", n + 1),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds one `HOST:PORT:ADDR` entry.
+    pub fn add_entry(&mut self, entry: &str) -> std::result::Result<(), String> {
+        let (host, rest) = entry.split_once(':').ok_or("missing ':'")?;
+        let (port, addr) = rest.split_once(':').ok_or("missing the second ':'")?;
+        if host.is_empty() {
+            return Err("empty host".into());
+        }
+        let port = match port {
+            "*" => None,
+            p => Some(
+                p.parse::<u16>()
+                    .map_err(|_| format!("port {p:?} is not a number or *"))?,
+            ),
+        };
+        let addr = addr.trim_start_matches('[').trim_end_matches(']');
+        let ip: IpAddr = addr
+            .parse()
+            .map_err(|_| format!("{addr:?} is not an IP address"))?;
+        // An entry replaces what hosts files said for the same key.
+        self.table.remove(&(normalize(host), port));
+        self.insert(host, port, ip);
+        Ok(())
+    }
+
+    fn insert(&mut self, host: &str, port: Option<u16>, ip: IpAddr) {
+        let v = self.table.entry((normalize(host), port)).or_default();
+        if !v.contains(&ip) {
+            v.push(ip);
+        }
+    }
+
+    /// The override addresses for `host` on `port`: an entry for that port wins over one for any
+    /// port. `None` means "ask the system resolver".
+    pub fn lookup(&self, host: &str, port: u16) -> Option<&[IpAddr]> {
+        let h = normalize(host);
+        self.table
+            .get(&(h.clone(), Some(port)))
+            .or_else(|| self.table.get(&(h, None)))
+            .map(Vec::as_slice)
+    }
+
+    /// Number of host names with overrides.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether there are no overrides.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+}
+
+fn normalize(host: &str) -> String {
+    host.trim_end_matches('.')
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_file_and_entries() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(
+            t.path().join("web.hosts"),
+            "# websim\n127.0.1.1 h0000.websim.test h0004.websim.test\n127.0.1.2\th0001.websim.test # trailing\n::1 six.test\n",
+        )
+        .unwrap();
+        let cfg = ResolveConfig {
+            hosts_files: vec!["web.hosts".into()],
+            entries: vec![
+                "H0001.websim.test:8480:127.0.0.9".into(),
+                "v6.test:*:[::1]".into(),
+            ],
+        };
+        let r = Resolver::from_config(&cfg, t.path(), Path::new("crawl.toml")).unwrap();
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(
+            r.lookup("h0004.websim.test", 80),
+            Some(&[ip("127.0.1.1")][..])
+        );
+        assert_eq!(
+            r.lookup("h0001.websim.test.", 8480),
+            Some(&[ip("127.0.0.9")][..]),
+            "port entry wins"
+        );
+        assert_eq!(
+            r.lookup("h0001.websim.test", 80),
+            Some(&[ip("127.0.1.2")][..])
+        );
+        assert_eq!(r.lookup("v6.test", 1), Some(&[ip("::1")][..]));
+        assert_eq!(r.lookup("six.test", 1), Some(&[ip("::1")][..]));
+        assert_eq!(r.lookup("example.com", 80), None);
+    }
+
+    #[test]
+    fn bad_input_names_the_place() {
+        let mut r = Resolver::default();
+        let err = r
+            .add_hosts_text("127.0.0.1 ok.test\nnot-an-ip name\n", Path::new("x.hosts"))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("x.hosts") && err.to_string().contains("line 2"),
+            "{err}"
+        );
+        let cfg = ResolveConfig {
+            hosts_files: vec![],
+            entries: vec!["a.test:eighty:127.0.0.1".into()],
+        };
+        let err = Resolver::from_config(&cfg, Path::new("."), Path::new("crawl.toml")).unwrap_err();
+        assert!(
+            err.to_string().contains("resolve.entries[0]") && err.to_string().contains("eighty"),
+            "{err}"
+        );
+        let cfg = ResolveConfig {
+            hosts_files: vec!["missing.hosts".into()],
+            entries: vec![],
+        };
+        let err = Resolver::from_config(&cfg, Path::new("/nonexistent"), Path::new("crawl.toml"))
+            .unwrap_err();
+        assert!(err.to_string().contains("missing.hosts"), "{err}");
+    }
+}

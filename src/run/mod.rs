@@ -1,0 +1,194 @@
+//! Run files: the one on-disk format the stages exchange (DESIGN §4).
+//!
+//! A run file is a sequence of records sorted by a fixed-width key, each with an optional
+//! variable-length payload, stored in zstd-compressed blocks behind a header and followed by a
+//! footer index and a trailer with checksums. The byte layout is in `docs/formats.md` and in
+//! [`format`]; this module gives the streaming API the stages are written against:
+//!
+//! - [`RunWriter`]: a streaming writer that refuses out-of-order keys
+//!   ([`Error::OutOfOrder`](crate::Error::OutOfOrder), as fst's builder does) and publishes the file
+//!   atomically through [`crate::storage`].
+//! - [`RunReader`]: a streaming reader with bounded memory (one block at a time) that verifies
+//!   every block checksum as it goes and the whole-file checksum at the end, and can
+//!   [`seek`](RunReader::seek) to the first block that may hold a key.
+//! - [`Sorter`]: an external sorter with a memory budget in bytes that spills sorted runs and
+//!   merges them.
+//! - [`merge`] and [`Merger`]: a k-way merge of any number of sorted inputs, with a caller-supplied
+//!   [`Reducer`] for equal keys (tantivy's `merge_sstable` with its `ValueMerger` is the model).
+//!
+//! Keys are byte strings compared with `memcmp`; numeric keys are stored big-endian, so
+//! [`fp_key`] and [`host_fp_key`] build the common ones.
+
+pub mod format;
+mod merge;
+mod reader;
+mod sort;
+mod writer;
+
+pub use format::Header;
+pub use merge::{merge, KeepAll, KeepFirst, Merger, Reducer};
+pub use reader::{verify, RunInfo, RunReader};
+pub use sort::{SortStats, Sorter};
+pub use writer::{RunSummary, RunWriter, WriterOptions};
+
+use crate::error::Result;
+
+/// What a run file holds: its record schema, declared in the header and checked by readers.
+///
+/// The schema id identifies the payload encoding; readers that expect one schema refuse another
+/// with [`Error::Schema`](crate::Error::Schema) instead of misreading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schema {
+    /// Stable identifier written in the header.
+    pub id: u32,
+    /// Short name shown by `dragnet check run` (at most 16 bytes are stored).
+    pub name: &'static str,
+    /// Width of every key in bytes (1..=64).
+    pub key_len: u16,
+    /// Whether records carry a payload.
+    pub payload: bool,
+    /// Whether keys are strictly increasing (a set) rather than non-decreasing.
+    pub unique: bool,
+    /// How the key is built, for humans (at most 16 bytes are stored).
+    pub sort_key: &'static str,
+}
+
+impl Schema {
+    /// The seen set of a partition: every URL fingerprint ever discovered, strictly increasing.
+    pub const SEEN: Schema = Schema {
+        id: 1,
+        name: "seen",
+        key_len: 8,
+        payload: false,
+        unique: true,
+        sort_key: "fp64",
+    };
+    /// A fetch list: key = host key ++ URL fingerprint, payload = [`crate::crawl::FetchItem`].
+    pub const FETCHLIST: Schema = Schema {
+        id: 2,
+        name: "fetchlist",
+        key_len: 16,
+        payload: true,
+        unique: true,
+        sort_key: "host64,fp64",
+    };
+    /// The URL database of a partition: key = URL fingerprint, payload = [`crate::crawl::UrlRecord`].
+    pub const URLDB: Schema = Schema {
+        id: 3,
+        name: "urldb",
+        key_len: 8,
+        payload: true,
+        unique: true,
+        sort_key: "fp64",
+    };
+    /// A bag of fingerprints, duplicates allowed (sort input, benchmarks).
+    pub const FINGERPRINTS: Schema = Schema {
+        id: 4,
+        name: "fingerprints",
+        key_len: 8,
+        payload: false,
+        unique: false,
+        sort_key: "fp64",
+    };
+
+    /// Every schema this build knows, for `dragnet check run`.
+    pub const KNOWN: &'static [Schema] = &[
+        Schema::SEEN,
+        Schema::FETCHLIST,
+        Schema::URLDB,
+        Schema::FINGERPRINTS,
+    ];
+}
+
+/// A 64-bit fingerprint as an 8-byte key (big-endian, so byte order is numeric order).
+pub fn fp_key(fp: u64) -> [u8; 8] {
+    fp.to_be_bytes()
+}
+
+/// A host key and URL fingerprint as a 16-byte key: records group by host, then by URL.
+pub fn host_fp_key(host_key: u64, fp: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&host_key.to_be_bytes());
+    k[8..].copy_from_slice(&fp.to_be_bytes());
+    k
+}
+
+/// Reads the first 8 bytes of a key as a big-endian `u64` (the fingerprint of an `fp64` key).
+pub fn key_u64(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
+}
+
+/// A sorted source of records positioned *before* its first record; [`Cursor::advance`] moves to
+/// the next one. Run readers, the sorter's memory buffer and test vectors implement it, so the
+/// merge works over any of them.
+pub trait Cursor {
+    /// Moves to the next record; `Ok(false)` at the end.
+    fn advance(&mut self) -> Result<bool>;
+    /// Key of the current record (valid after `advance` returned true).
+    fn key(&self) -> &[u8];
+    /// Payload of the current record (empty for key-only files).
+    fn payload(&self) -> &[u8];
+}
+
+/// A record held in memory: (key, payload).
+pub type OwnedRecord = (Vec<u8>, Vec<u8>);
+
+/// Where sorted records go: a [`RunWriter`], or a `Vec` in tests.
+pub trait RecordSink {
+    /// Appends one record.
+    fn push(&mut self, key: &[u8], payload: &[u8]) -> Result<()>;
+}
+
+impl RecordSink for Vec<OwnedRecord> {
+    fn push(&mut self, key: &[u8], payload: &[u8]) -> Result<()> {
+        Vec::push(self, (key.to_vec(), payload.to_vec()));
+        Ok(())
+    }
+}
+
+/// A [`Cursor`] over records held in memory, already sorted (tests, small inputs).
+pub struct VecCursor {
+    records: Vec<OwnedRecord>,
+    next: usize,
+}
+
+impl VecCursor {
+    /// Wraps sorted records.
+    pub fn new(records: Vec<OwnedRecord>) -> VecCursor {
+        VecCursor { records, next: 0 }
+    }
+}
+
+impl Cursor for VecCursor {
+    fn advance(&mut self) -> Result<bool> {
+        if self.next < self.records.len() {
+            self.next += 1;
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    fn key(&self) -> &[u8] {
+        &self.records[self.next - 1].0
+    }
+
+    fn payload(&self) -> &[u8] {
+        &self.records[self.next - 1].1
+    }
+}
+
+impl<C: Cursor + ?Sized> Cursor for Box<C> {
+    fn advance(&mut self) -> Result<bool> {
+        (**self).advance()
+    }
+    fn key(&self) -> &[u8] {
+        (**self).key()
+    }
+    fn payload(&self) -> &[u8] {
+        (**self).payload()
+    }
+}

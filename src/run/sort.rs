@@ -1,0 +1,316 @@
+//! External sort with a memory budget in bytes.
+//!
+//! Records are buffered until the buffer would pass the budget, then sorted and spilled as a run
+//! file (fast zstd level, no fsync: spills are scratch) in a private temporary directory. At
+//! [`Sorter::finish`] the spills and the last in-memory buffer are merged k-way into the caller's
+//! sink through a [`Reducer`]; when there are more spills than [`Sorter::fanout`], groups of them
+//! are first merged into larger spills, so open files stay bounded however large the input.
+//!
+//! The sort is stable: records with equal keys come out in the order they were pushed (buffers
+//! are sorted with the arena offset as the last tie-breaker, spills are merged in creation order).
+//!
+//! Two buffer layouts: 8-byte keys without payloads (fingerprint sets, the common case) are kept
+//! as a plain `Vec<u64>` at 8 bytes a record; anything else is kept in an arena (key, varint
+//! length, payload) with a 16-byte index entry per record. Both are allocated once at the budget's
+//! size; pages never touched are never resident, so a small sort of a large budget costs little.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::format::{get_varint, put_varint};
+use super::{
+    merge, Cursor, KeepAll, RecordSink, Reducer, RunReader, RunWriter, Schema, WriterOptions,
+};
+use crate::error::{Error, IoContext, Result};
+
+static SORTER_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Counters of one sort.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SortStats {
+    /// Records pushed.
+    pub records: u64,
+    /// Spill files written (including intermediate merges).
+    pub spills: u64,
+    /// Bytes written to spill files.
+    pub spill_bytes: u64,
+    /// Intermediate merge passes (0 when all spills fit in one merge).
+    pub merge_passes: u64,
+}
+
+enum Buffer {
+    /// 8-byte keys, no payload.
+    Keys(Vec<u64>),
+    /// Arena of `key, varint(len), payload`; index of (first 8 key bytes as BE u64, arena offset).
+    General {
+        arena: Vec<u8>,
+        index: Vec<(u64, usize)>,
+        arena_cap: usize,
+        index_cap: usize,
+    },
+}
+
+/// An external sorter: push records in any order, get them back sorted.
+pub struct Sorter {
+    schema: Schema,
+    key_len: usize,
+    buf: Buffer,
+    dir: PathBuf,
+    spills: Vec<PathBuf>,
+    stats: SortStats,
+    fanout: usize,
+}
+
+impl Sorter {
+    /// A sorter for `schema`'s records using at most about `budget` bytes of buffer, spilling into a
+    /// private temporary directory under `tmp_parent` (removed when the sorter is dropped).
+    pub fn new(schema: Schema, budget: usize, tmp_parent: &Path) -> Result<Sorter> {
+        let key_len = usize::from(schema.key_len);
+        let budget = budget.max(64);
+        let buf = if key_len == 8 && !schema.payload {
+            Buffer::Keys(Vec::with_capacity(budget / 8))
+        } else {
+            let index_cap = (budget / 4 / 16).max(1);
+            let arena_cap = budget - index_cap * 16;
+            Buffer::General {
+                arena: Vec::with_capacity(arena_cap),
+                index: Vec::with_capacity(index_cap),
+                arena_cap,
+                index_cap,
+            }
+        };
+        let n = SORTER_SEQ.fetch_add(1, Ordering::Relaxed);
+        let dir = tmp_parent.join(format!(".sort.tmp.{}.{n}", std::process::id()));
+        fs::create_dir_all(&dir).ctx("create directory", &dir)?;
+        Ok(Sorter {
+            schema,
+            key_len,
+            buf,
+            dir,
+            spills: Vec::new(),
+            stats: SortStats::default(),
+            fanout: 64,
+        })
+    }
+
+    /// The most spill files merged at once (default 64; at least 2).
+    pub fn fanout(mut self, fanout: usize) -> Sorter {
+        self.fanout = fanout.max(2);
+        self
+    }
+
+    /// Adds a record.
+    pub fn push(&mut self, key: &[u8], payload: &[u8]) -> Result<()> {
+        if key.len() != self.key_len {
+            return Err(Error::Usage(format!(
+                "sort: key of {} bytes for {}-byte keys",
+                key.len(),
+                self.key_len
+            )));
+        }
+        if !self.schema.payload && !payload.is_empty() {
+            return Err(Error::Usage(
+                "sort: payload given for a key-only schema".into(),
+            ));
+        }
+        if self.is_full(payload.len()) {
+            self.spill()?;
+        }
+        match &mut self.buf {
+            Buffer::Keys(v) => v.push(u64::from_be_bytes(key.try_into().expect("8-byte key"))),
+            Buffer::General { arena, index, .. } => {
+                index.push((prefix(key), arena.len()));
+                arena.extend_from_slice(key);
+                put_varint(arena, payload.len() as u64);
+                arena.extend_from_slice(payload);
+            }
+        }
+        self.stats.records += 1;
+        Ok(())
+    }
+
+    fn is_full(&self, payload_len: usize) -> bool {
+        match &self.buf {
+            Buffer::Keys(v) => v.len() == v.capacity(),
+            Buffer::General {
+                arena,
+                index,
+                arena_cap,
+                index_cap,
+            } => {
+                !index.is_empty()
+                    && (index.len() >= *index_cap
+                        || arena.len() + self.key_len + 10 + payload_len > *arena_cap)
+            }
+        }
+    }
+
+    fn sort_buffer(&mut self) {
+        let k = self.key_len;
+        match &mut self.buf {
+            Buffer::Keys(v) => v.sort_unstable(),
+            Buffer::General { arena, index, .. } => {
+                let arena = &*arena;
+                index.sort_unstable_by(|a, b| {
+                    a.0.cmp(&b.0)
+                        .then_with(|| arena[a.1..a.1 + k].cmp(&arena[b.1..b.1 + k]))
+                        .then(a.1.cmp(&b.1))
+                });
+            }
+        }
+    }
+
+    fn spill_schema(&self) -> Schema {
+        Schema {
+            unique: false,
+            ..self.schema
+        }
+    }
+
+    fn spill_opts() -> WriterOptions {
+        WriterOptions {
+            level: 1,
+            durable: false,
+            ..WriterOptions::default()
+        }
+    }
+
+    fn new_spill_path(&mut self) -> PathBuf {
+        let p = self.dir.join(format!("spill-{:06}.run", self.stats.spills));
+        self.stats.spills += 1;
+        p
+    }
+
+    fn spill(&mut self) -> Result<()> {
+        self.sort_buffer();
+        let path = self.new_spill_path();
+        let mut w = RunWriter::with_options(&path, self.spill_schema(), Sorter::spill_opts())?;
+        let mut mem = MemCursor::new(&self.buf, self.key_len);
+        while mem.advance()? {
+            w.push(mem.key(), mem.payload())?;
+        }
+        let s = w.finish()?;
+        self.stats.spill_bytes += s.bytes;
+        self.spills.push(path);
+        match &mut self.buf {
+            Buffer::Keys(v) => v.clear(),
+            Buffer::General { arena, index, .. } => {
+                arena.clear();
+                index.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Sorts everything pushed and feeds it through `reducer` into `out`.
+    pub fn finish(
+        mut self,
+        reducer: &mut dyn Reducer,
+        out: &mut dyn RecordSink,
+    ) -> Result<SortStats> {
+        // Merge spills in consecutive groups until one final merge can take them all (plus the
+        // memory buffer); consecutive groups keep the merge stable.
+        while self.spills.len() + 1 > self.fanout {
+            self.stats.merge_passes += 1;
+            let old = std::mem::take(&mut self.spills);
+            for group in old.chunks(self.fanout) {
+                let inputs = group
+                    .iter()
+                    .map(|p| RunReader::open(p))
+                    .collect::<Result<Vec<_>>>()?;
+                let path = self.new_spill_path();
+                let mut w =
+                    RunWriter::with_options(&path, self.spill_schema(), Sorter::spill_opts())?;
+                merge(inputs, &mut KeepAll, &mut w)?;
+                self.stats.spill_bytes += w.finish()?.bytes;
+                for p in group {
+                    fs::remove_file(p).ctx("remove", p)?;
+                }
+                self.spills.push(path);
+            }
+        }
+        self.sort_buffer();
+        let mut inputs: Vec<Box<dyn Cursor + '_>> = Vec::with_capacity(self.spills.len() + 1);
+        for p in &self.spills {
+            inputs.push(Box::new(RunReader::open(p)?));
+        }
+        inputs.push(Box::new(MemCursor::new(&self.buf, self.key_len)));
+        merge(inputs, reducer, out)?;
+        Ok(self.stats)
+    }
+}
+
+impl Drop for Sorter {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn prefix(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
+}
+
+/// A cursor over a sorted in-memory buffer.
+struct MemCursor<'a> {
+    buf: &'a Buffer,
+    key_len: usize,
+    next: usize,
+    key: [u8; 8],
+    payload: (usize, usize),
+}
+
+impl<'a> MemCursor<'a> {
+    fn new(buf: &'a Buffer, key_len: usize) -> MemCursor<'a> {
+        MemCursor {
+            buf,
+            key_len,
+            next: 0,
+            key: [0; 8],
+            payload: (0, 0),
+        }
+    }
+}
+
+impl Cursor for MemCursor<'_> {
+    fn advance(&mut self) -> Result<bool> {
+        match self.buf {
+            Buffer::Keys(v) => {
+                let Some(&k) = v.get(self.next) else {
+                    return Ok(false);
+                };
+                self.key = k.to_be_bytes();
+            }
+            Buffer::General { arena, index, .. } => {
+                let Some(&(_, off)) = index.get(self.next) else {
+                    return Ok(false);
+                };
+                let at = off + self.key_len;
+                let (len, used) = get_varint(&arena[at..]).expect("arena varint written by push");
+                self.payload = (at + used, at + used + len as usize);
+            }
+        }
+        self.next += 1;
+        Ok(true)
+    }
+
+    fn key(&self) -> &[u8] {
+        match self.buf {
+            Buffer::Keys(_) => &self.key,
+            Buffer::General { arena, index, .. } => {
+                let off = index[self.next - 1].1;
+                &arena[off..off + self.key_len]
+            }
+        }
+    }
+
+    fn payload(&self) -> &[u8] {
+        match self.buf {
+            Buffer::Keys(_) => &[],
+            Buffer::General { arena, .. } => &arena[self.payload.0..self.payload.1],
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! The storage seam: the one place where files become visible.
+//!
+//! Every file dragnet publishes goes through [`AtomicFile`]: it is written under a temporary name
+//! in the same directory, flushed and fsynced, renamed over its final name, and then the directory
+//! itself is fsynced so the rename survives a power cut. A reader can therefore never observe a
+//! partially written file (tantivy's `Directory::atomic_write` makes the same promise), and a
+//! `kill -9` at any instant leaves either the old state or the complete new file, plus at worst a
+//! temporary file that [`remove_temps`] sweeps away on the next run.
+//!
+//! Temporary names are `.<final name>.tmp.<pid>`, hidden and recognisable, so a sweep never touches
+//! anything else.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, IoContext, Result};
+
+const TEMP_MARK: &str = ".tmp.";
+
+/// A file being written that becomes visible under its final name only on [`AtomicFile::commit`].
+///
+/// Dropping it without committing removes the temporary file.
+pub struct AtomicFile {
+    tmp: PathBuf,
+    dest: PathBuf,
+    out: Option<BufWriter<File>>,
+    written: u64,
+}
+
+impl AtomicFile {
+    /// Starts writing `dest` (its directory must exist).
+    pub fn create(dest: &Path) -> Result<AtomicFile> {
+        let tmp = temp_path(dest)?;
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .ctx("create", &tmp)?;
+        Ok(AtomicFile {
+            tmp,
+            dest: dest.to_path_buf(),
+            out: Some(BufWriter::with_capacity(1 << 20, file)),
+            written: 0,
+        })
+    }
+
+    /// The final path.
+    pub fn path(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Writes all of `buf`, naming the temporary file on error.
+    pub fn write_all_bytes(&mut self, buf: &[u8]) -> Result<()> {
+        let out = self.out.as_mut().expect("AtomicFile used after commit");
+        out.write_all(buf).ctx("write", &self.tmp)?;
+        self.written += buf.len() as u64;
+        Ok(())
+    }
+
+    /// Flushes, fsyncs, renames over the final name and fsyncs the directory.
+    pub fn commit(mut self) -> Result<()> {
+        let out = self.out.take().expect("AtomicFile committed twice");
+        let file = out
+            .into_inner()
+            .map_err(|e| Error::io("write", &self.tmp, e.into_error()))?;
+        file.sync_all().ctx("fsync", &self.tmp)?;
+        drop(file);
+        fs::rename(&self.tmp, &self.dest).ctx("rename", &self.tmp)?;
+        sync_dir(parent_of(&self.dest))
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self
+            .out
+            .as_mut()
+            .expect("AtomicFile used after commit")
+            .write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out
+            .as_mut()
+            .expect("AtomicFile used after commit")
+            .flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.out.take().is_some() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Publishes `bytes` as `dest` atomically.
+pub fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = AtomicFile::create(dest)?;
+    f.write_all_bytes(bytes)?;
+    f.commit()
+}
+
+/// Creates `dir` and its parents, fsyncing each directory that gained an entry, so the new
+/// directories survive a power cut.
+pub fn create_dir_all(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        create_dir_all(parent)?;
+    }
+    match fs::create_dir(dir) {
+        Ok(()) => sync_dir(parent_of(dir)),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        Err(e) => Err(Error::io("create directory", dir, e)),
+    }
+}
+
+/// fsyncs a directory so renames and creations inside it are durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .ctx("fsync directory", dir)
+}
+
+/// Removes temporary files (and sort scratch directories) left in `dir` by writers that were
+/// killed. Returns how many.
+pub fn remove_temps(dir: &Path) -> Result<usize> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(Error::io("list", dir, e)),
+    };
+    let mut n = 0;
+    for entry in entries {
+        let entry = entry.ctx("list", dir)?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if is_temp_name(&name) {
+            let p = entry.path();
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            let removed = if is_dir {
+                fs::remove_dir_all(&p)
+            } else {
+                fs::remove_file(&p)
+            };
+            match removed {
+                Ok(()) => n += 1,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io("remove", p, e)),
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// Whether a file name is one of [`AtomicFile`]'s temporary names.
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.contains(TEMP_MARK)
+}
+
+fn temp_path(dest: &Path) -> Result<PathBuf> {
+    let name = dest
+        .file_name()
+        .ok_or_else(|| Error::Usage(format!("{} is not a file path", dest.display())))?;
+    let tmp = format!(
+        ".{}{TEMP_MARK}{}",
+        name.to_string_lossy(),
+        std::process::id()
+    );
+    Ok(dest.with_file_name(tmp))
+}
+
+fn parent_of(p: &Path) -> &Path {
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_publishes_and_drop_cleans_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("a.bin");
+        let mut f = AtomicFile::create(&dest).unwrap();
+        f.write_all_bytes(b"hello").unwrap();
+        assert!(!dest.exists(), "not visible before commit");
+        f.commit().unwrap();
+        assert_eq!(fs::read(&dest).unwrap(), b"hello");
+
+        let other = dir.path().join("b.bin");
+        let mut g = AtomicFile::create(&other).unwrap();
+        g.write_all_bytes(b"x").unwrap();
+        drop(g);
+        assert!(!other.exists());
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "temp removed on drop"
+        );
+    }
+
+    #[test]
+    fn remove_temps_sweeps_only_temps() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(".x.run.tmp.123"), b"junk").unwrap();
+        fs::write(dir.path().join("x.run"), b"keep").unwrap();
+        fs::write(dir.path().join(".hidden"), b"keep").unwrap();
+        assert_eq!(remove_temps(dir.path()).unwrap(), 1);
+        assert!(dir.path().join("x.run").exists());
+        assert!(dir.path().join(".hidden").exists());
+    }
+}

@@ -1,0 +1,223 @@
+//! The `dragnet` binary: commands, messages and exit codes as an operator or cron sees them.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn dragnet(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dragnet"))
+        .args(args)
+        .output()
+        .expect("run dragnet")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn write_seeds(dir: &Path) -> String {
+    let p = dir.join("seeds.txt");
+    std::fs::write(
+        &p,
+        "# seeds\nhttps://a.example/\n\nhttps://b.example/x?utm_source=mail\nexample.org/page\nhttps://A.EXAMPLE:443/\nmailto:x@y.z\n",
+    )
+    .unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn init_reports_bad_lines_with_numbers_and_exit_1() {
+    let t = tempfile::tempdir().unwrap();
+    let seeds = write_seeds(t.path());
+    let dir = t.path().join("crawl");
+    let out = dragnet(&[
+        "init",
+        "--seeds",
+        &seeds,
+        "--partitions",
+        "8",
+        dir.to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("seeds.txt:5:") && err.contains("https://example.org/page"),
+        "hint with line number: {err}"
+    );
+    assert!(
+        err.contains("seeds.txt:7:") && err.contains("mailto"),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 seeds from 7 lines (1 duplicates, 2 bad)"),
+        "{err}"
+    );
+    assert!(dir.join("crawl.toml").exists());
+
+    // A second init over it is a usage error and changes nothing.
+    let out = dragnet(&["init", "--seeds", &seeds, dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("already a crawl"));
+
+    // status --json reads what init committed.
+    let out = dragnet(&["status", "--json", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["partitions"], 8);
+    assert_eq!(v["seen"], 2);
+    assert_eq!(v["cycles"][0]["fetchlist_urls"], 2);
+    assert_eq!(v["cycles"][0]["stages"][0]["stage"], "init");
+    assert_eq!(v["cycles"][0]["stages"][0]["done"], 8);
+    assert_eq!(v["cycles"][0]["stages"][0]["counts"]["seeds"], 2);
+}
+
+#[test]
+fn check_url_prints_json_lines() {
+    let out = dragnet(&[
+        "check",
+        "url",
+        "--partitions",
+        "16",
+        "HTTP://WWW.Example.COM:80/a/./b/../c?utm_source=x&q=1#top",
+        "not a url",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a bad URL is a per-item failure"
+    );
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    let a = &lines[0];
+    assert_eq!(a["url"], "http://www.example.com/a/c?q=1");
+    assert_eq!(a["surt"], "com,example)/a/c?q=1");
+    assert_eq!(a["host"], "www.example.com");
+    let fp = u64::from_str_radix(a["fingerprint"].as_str().unwrap(), 16).unwrap();
+    assert_eq!(
+        fp,
+        dragnet::keys::fingerprint("http://www.example.com/a/c?q=1")
+    );
+    let hk = u64::from_str_radix(a["host_key"].as_str().unwrap(), 16).unwrap();
+    assert_eq!(a["partition"], dragnet::keys::partition_of(hk, 16));
+    assert!(lines[1]["error"].as_str().unwrap().contains("not a url"));
+}
+
+#[test]
+fn check_run_validates_and_reports_corruption_with_exit_3() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().join("x.run");
+    let mut w = dragnet::run::RunWriter::create(&p, dragnet::run::Schema::SEEN).unwrap();
+    for i in 0..1000u64 {
+        w.push_u64(i * 3, &[]).unwrap();
+    }
+    w.finish().unwrap();
+    let out = dragnet(&["check", "run", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let s = text(&out.stdout);
+    assert!(
+        s.contains("ok") && s.contains("1000 records") && s.contains("schema 1 'seen'"),
+        "{s}"
+    );
+
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes[100] ^= 0x40;
+    std::fs::write(&p, bytes).unwrap();
+    let out = dragnet(&["check", "run", "--json", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(p.to_str().unwrap()) && err.contains("offset 64"),
+        "{err}"
+    );
+
+    let out = dragnet(&[
+        "check",
+        "run",
+        t.path().join("missing.run").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("missing.run"));
+}
+
+#[test]
+fn config_errors_exit_2_and_name_the_key() {
+    let t = tempfile::tempdir().unwrap();
+    let seeds = write_seeds(t.path());
+    let cfg = t.path().join("crawl.toml");
+    std::fs::write(
+        &cfg,
+        "[crawl]\npartitions = 16\n[sort]\nmemory_budjet = \"1 GiB\"\n",
+    )
+    .unwrap();
+    let dir = t.path().join("c");
+    let out = dragnet(&[
+        "init",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--seeds",
+        &seeds,
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("crawl.toml") && err.contains("memory_budjet"),
+        "{err}"
+    );
+    assert!(!dir.exists(), "a config error changes nothing");
+
+    let out = dragnet(&[
+        "init",
+        "--partitions",
+        "0",
+        "--seeds",
+        &seeds,
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = dragnet(&[
+        "init",
+        "--seeds",
+        "/nonexistent/seeds.txt",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("/nonexistent/seeds.txt"));
+}
+
+#[test]
+fn pipeline_example_config_is_valid_and_complete() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline/crawl.toml");
+    let c = dragnet::crawl::Config::load(&path).unwrap();
+    // The example documents the defaults: loading it gives exactly the default configuration.
+    assert_eq!(c, dragnet::crawl::Config::default());
+}
+
+#[test]
+fn stale_lock_is_reported_and_unlock_clears_it() {
+    let t = tempfile::tempdir().unwrap();
+    let seeds = write_seeds(t.path());
+    let dir = t.path().join("c");
+    std::fs::create_dir(&dir).unwrap();
+    let host = dragnet::util::hostname();
+    std::fs::write(
+        dir.join("lock"),
+        format!(r#"{{"pid": 4194311, "host": "{host}", "started": "2026-11-22T01:17:00Z", "command": "cycle"}}"#),
+    )
+    .unwrap();
+    let out = dragnet(&["init", "--seeds", &seeds, dir.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("stale lock") && err.contains("dragnet unlock"),
+        "{err}"
+    );
+    let out = dragnet(&["unlock", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("pid 4194311"));
+    assert!(!dir.join("lock").exists());
+    let out = dragnet(&["init", "--seeds", &seeds, dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+}

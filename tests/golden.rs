@@ -1,0 +1,161 @@
+//! Golden files: run files written by earlier builds, checked in under `data/golden/`, must read
+//! back forever (until a format version is retired on purpose, with a note in docs/formats.md).
+//!
+//! The files were written once with `DRAGNET_BLESS=1 cargo test --test golden`; blessing only
+//! writes files that do not exist yet, so old versions are never overwritten. Their contents are
+//! generated here from fixed formulas, so the test knows exactly what each must hold.
+
+use std::path::{Path, PathBuf};
+
+use dragnet::crawl::{FetchItem, UrlRecord, UrlState};
+use dragnet::run::{self, Cursor, RunReader, RunWriter, Schema, WriterOptions};
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/golden")
+}
+
+type Records = Vec<run::OwnedRecord>;
+
+fn seen_records() -> Records {
+    let mut fps: Vec<u64> = (0u64..5000)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 3))
+        .collect();
+    fps.sort_unstable();
+    fps.dedup();
+    fps.into_iter()
+        .map(|f| (run::fp_key(f).to_vec(), Vec::new()))
+        .collect()
+}
+
+fn fetchlist_records() -> Records {
+    let mut v: Records = (0u64..300)
+        .map(|i| {
+            let item = FetchItem {
+                url: format!("http://h{}.golden.test/p/{i}?q=ü", i % 17),
+                depth: (i % 5) as u32,
+                priority: 1.0 / (i + 1) as f64,
+            };
+            (
+                run::host_fp_key(i % 17 * 0x1111_1111_1111, i * 7919).to_vec(),
+                item.encode(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn urldb_records() -> Records {
+    (0u64..200)
+        .map(|i| {
+            let mut r = UrlRecord::discovered(
+                format!("https://golden.test/{i}"),
+                (i % 3) as u32,
+                i as f64 / 7.0,
+                0,
+            );
+            if i % 4 == 1 {
+                r.state = UrlState::Fetched;
+                r.fetched_at = 1_795_000_000 + i;
+                r.http_status = 200;
+                r.etag = format!("\"e{i}\"");
+                r.last_modified = "Mon, 23 Nov 2026 09:00:00 GMT".into();
+                r.digest = i.wrapping_mul(31);
+                r.fetches = 2;
+                r.changes = 1;
+            }
+            (run::fp_key(i * 1_000_003).to_vec(), r.encode())
+        })
+        .collect()
+}
+
+struct Golden {
+    file: &'static str,
+    schema: Schema,
+    records: fn() -> Records,
+    block_size: usize,
+}
+
+const GOLDEN: &[Golden] = &[
+    Golden {
+        file: "seen-v1.run",
+        schema: Schema::SEEN,
+        records: seen_records,
+        block_size: 4096,
+    },
+    Golden {
+        file: "fetchlist-v1.run",
+        schema: Schema::FETCHLIST,
+        records: fetchlist_records,
+        block_size: 2048,
+    },
+    Golden {
+        file: "urldb-v1.run",
+        schema: Schema::URLDB,
+        records: urldb_records,
+        block_size: 4096,
+    },
+    Golden {
+        file: "empty-v1.run",
+        schema: Schema::SEEN,
+        records: Vec::new,
+        block_size: 4096,
+    },
+];
+
+fn bless(g: &Golden, path: &Path) {
+    let mut w = RunWriter::with_options(
+        path,
+        g.schema,
+        WriterOptions {
+            block_size: g.block_size,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for (k, p) in (g.records)() {
+        w.push(&k, &p).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+#[test]
+fn golden_files_read_back() {
+    let blessing = std::env::var_os("DRAGNET_BLESS").is_some();
+    for g in GOLDEN {
+        let path = golden_dir().join(g.file);
+        if !path.exists() {
+            assert!(
+                blessing,
+                "{} is missing; golden files are checked in (DRAGNET_BLESS=1 writes new ones)",
+                path.display()
+            );
+            bless(g, &path);
+        }
+        let info = run::verify(&path).unwrap_or_else(|e| panic!("{}: {e}", g.file));
+        assert_eq!(info.version, 1, "{}", g.file);
+        let mut r = RunReader::open_expect(&path, g.schema).unwrap();
+        let mut got = Vec::new();
+        while r.advance().unwrap() {
+            got.push((r.key().to_vec(), r.payload().to_vec()));
+        }
+        let want = (g.records)();
+        assert_eq!(got.len(), want.len(), "{}", g.file);
+        assert!(got == want, "{}: records differ from the formula", g.file);
+        // Payloads decode with today's record codecs.
+        for (_, p) in &got {
+            match g.schema.id {
+                id if id == Schema::FETCHLIST.id => drop(FetchItem::decode(p).unwrap()),
+                id if id == Schema::URLDB.id => drop(UrlRecord::decode(p).unwrap()),
+                _ => assert!(p.is_empty()),
+            }
+        }
+        if g.schema.id == Schema::SEEN.id && !want.is_empty() {
+            assert!(
+                info.blocks > 1,
+                "{}: golden seen set spans several blocks",
+                g.file
+            );
+        }
+    }
+}
