@@ -16,7 +16,7 @@ use super::format::{
     footer_entry_len, BlockHeader, DecodedBlock, Header, HeaderError, IndexEntry, Trailer,
     BLOCK_HEADER_LEN, FORMAT_VERSION, HEADER_LEN, MAX_BLOCK_RAW, OLDEST_VERSION, TRAILER_LEN,
 };
-use super::{Cursor, Schema};
+use super::{Cursor, LastKey, Schema};
 use crate::error::{Error, IoContext, Result};
 
 /// Reads a run file forwards, one block at a time.
@@ -38,8 +38,7 @@ pub struct RunReader {
     hasher: Option<Xxh3>,
     records_read: u64,
     blocks_read: u64,
-    prev_key: Vec<u8>,
-    has_prev: bool,
+    prev_key: LastKey,
     index: Option<Vec<IndexEntry>>,
     finished: bool,
 }
@@ -101,8 +100,7 @@ impl RunReader {
             hasher: Some(hasher),
             records_read: 0,
             blocks_read: 0,
-            prev_key: Vec::new(),
-            has_prev: false,
+            prev_key: LastKey::default(),
             index: None,
             finished: false,
             header,
@@ -193,7 +191,7 @@ impl RunReader {
         self.finished = false;
         self.cur = None;
         self.block.count = 0;
-        self.has_prev = false;
+        self.prev_key.clear();
         match index.get(b) {
             Some(e) => {
                 self.pos = e.offset;
@@ -218,7 +216,7 @@ impl RunReader {
                 let i = self.cur.expect("positioned");
                 self.cur = i.checked_sub(1);
                 self.records_read -= 1;
-                self.has_prev = false;
+                self.prev_key.clear();
                 return Ok(());
             }
         }
@@ -406,11 +404,11 @@ impl Cursor for RunReader {
         self.cur = Some(i);
         self.records_read += 1;
         let k = self.block.key(i, self.key_len);
-        if self.has_prev {
+        if let Some(order) = self.prev_key.cmp(k) {
             let bad = if self.header.unique() {
-                k <= &self.prev_key[..]
+                order.is_le()
             } else {
-                k < &self.prev_key[..]
+                order.is_lt()
             };
             if bad {
                 return Err(Error::corrupt(
@@ -420,9 +418,7 @@ impl Cursor for RunReader {
                 ));
             }
         }
-        self.prev_key.clear();
-        self.prev_key.extend_from_slice(k);
-        self.has_prev = true;
+        self.prev_key.set(k);
         Ok(true)
     }
 

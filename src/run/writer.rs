@@ -10,7 +10,7 @@ use super::format::{
     BlockEncoder, BlockHeader, Header, IndexEntry, Trailer, FLAG_PAYLOAD, FLAG_UNIQUE,
     FORMAT_VERSION, MAX_BLOCK_RAW,
 };
-use super::{RecordSink, Schema};
+use super::{LastKey, RecordSink, Schema};
 use crate::error::{Error, IoContext, KeyBytes, Result};
 use crate::storage::AtomicFile;
 
@@ -69,7 +69,7 @@ pub struct RunWriter {
     compressed: Vec<u8>,
     zstd: zstd::bulk::Compressor<'static>,
     index: Vec<u8>,
-    last_key: Vec<u8>,
+    last_key: LastKey,
     records: u64,
     blocks: u64,
     offset: u64,
@@ -109,7 +109,7 @@ impl RunWriter {
             compressed: Vec::new(),
             zstd,
             index: Vec::new(),
-            last_key: Vec::new(),
+            last_key: LastKey::default(),
             records: 0,
             blocks: 0,
             offset: 0,
@@ -165,21 +165,20 @@ impl RunWriter {
                 payload.len()
             )));
         }
-        if self.records > 0 {
+        if let Some(order) = self.last_key.cmp(key) {
             let bad = if self.schema.unique {
-                key <= &self.last_key[..]
+                order.is_le()
             } else {
-                key < &self.last_key[..]
+                order.is_lt()
             };
             if bad {
                 return Err(Error::OutOfOrder {
-                    previous: KeyBytes(self.last_key.clone()),
+                    previous: KeyBytes(self.last_key.as_slice().to_vec()),
                     got: KeyBytes(key.to_vec()),
                 });
             }
         }
-        self.last_key.clear();
-        self.last_key.extend_from_slice(key);
+        self.last_key.set(key);
         if self.enc.count() > 0
             && self.enc.raw_len() + key.len() + payload.len() + 10 > self.opts.block_size
         {
