@@ -11,11 +11,13 @@
 //! - [`storage`]: the one place files are published atomically (write-temp, fsync, rename, fsync-dir).
 //! - [`resolve`]: the crawl's own hosts table (`[resolve]` in crawl.toml), like curl's `--resolve`.
 //! - [`crawl`]: the crawl directory, `crawl.toml`, `dragnet init`, `.done` markers and the lock.
+//! - [`fetch`]: the fetch stage; today robots.txt parsing and matching ([`fetch::robots`]).
 
 #![deny(missing_docs)]
 
 pub mod crawl;
 pub mod error;
+pub mod fetch;
 pub mod keys;
 pub mod resolve;
 pub mod run;

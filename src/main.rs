@@ -1,7 +1,7 @@
 //! The `dragnet` command: parses arguments and calls the library (ripgrep's thin-binary habit).
 //!
 //! Exit codes: 0 done; 1 finished with recorded per-item failures (bad seed lines, URLs that do
-//! not parse); 2 usage or configuration error; 3 I/O failure or corrupt data.
+//! not parse, `check robots` lines that cannot be checked); 2 usage or configuration error; 3 I/O failure or corrupt data.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use dragnet::crawl::{self, Config, InitOptions};
 use dragnet::error::{EXIT_IO, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE};
+use dragnet::fetch::robots::Robots;
 use dragnet::keys::{self, Canonicalizer};
 use dragnet::{run, Error};
 
@@ -71,6 +72,12 @@ enum Check {
         #[arg(required = true)]
         urls: Vec<String>,
     },
+    /// Check URLs against robots.txt files. Reads JSON lines on stdin, each with `agent`, `url`
+    /// and the file as `robots` (its text) or `robots_file` (a path, read as raw bytes), and
+    /// writes each line back with `"allowed": true|false` added. A line that cannot be checked
+    /// is written back with `"error"` instead, reported on stderr with its number, and makes the
+    /// exit code 1.
+    Robots,
     /// Validate run files (magic, version, every checksum, key order) and print their header,
     /// block and record counts; exit 3 with the offset on corruption.
     Run {
@@ -176,6 +183,7 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             urls,
         }) => check_url(partitions, config, &urls),
         Command::Check(Check::Run { json, files }) => check_run(json, &files),
+        Command::Check(Check::Robots) => check_robots(),
     }
 }
 
@@ -217,6 +225,81 @@ fn check_url(
         }
     }
     Ok(if failed { EXIT_PARTIAL } else { EXIT_OK })
+}
+
+fn check_robots() -> Result<i32, Error> {
+    use std::io::BufRead;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    // Lines usually come grouped by file: keep the last file parsed.
+    let mut last: Option<(String, Robots)> = None;
+    let (mut lines, mut bad) = (0usize, 0usize);
+    for (i, line) in std::io::stdin().lock().split(b'\n').enumerate() {
+        let line = line.map_err(|e| Error::io("read", "<stdin>", e))?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        lines += 1;
+        let result = match serde_json::from_slice::<serde_json::Value>(&line) {
+            Ok(serde_json::Value::Object(mut obj)) => match robots_verdict(&obj, &mut last) {
+                Ok(allowed) => {
+                    obj.insert("allowed".into(), allowed.into());
+                    Ok(obj)
+                }
+                Err(e) => Err((obj, e)),
+            },
+            Ok(_) => Err((Default::default(), "not a JSON object".to_owned())),
+            Err(e) => Err((Default::default(), format!("not JSON: {e}"))),
+        };
+        let obj = result.unwrap_or_else(|(mut obj, e)| {
+            bad += 1;
+            eprintln!("dragnet: check robots: line {}: {e}", i + 1);
+            if obj.is_empty() {
+                obj.insert("line".into(), (i + 1).into());
+            }
+            obj.insert("error".into(), e.into());
+            obj
+        });
+        if writeln!(out, "{}", serde_json::Value::Object(obj)).is_err() {
+            return Ok(EXIT_OK); // broken pipe: the reader has what it wanted
+        }
+    }
+    if out.flush().is_err() {
+        return Ok(EXIT_OK);
+    }
+    if bad > 0 {
+        eprintln!("dragnet: check robots: {bad} of {lines} lines could not be checked");
+        return Ok(EXIT_PARTIAL);
+    }
+    Ok(EXIT_OK)
+}
+
+/// The verdict for one `check robots` line, or what is wrong with it.
+fn robots_verdict(
+    obj: &serde_json::Map<String, serde_json::Value>,
+    last: &mut Option<(String, Robots)>,
+) -> Result<bool, String> {
+    let field = |name: &str| match obj.get(name) {
+        None => Ok(None),
+        Some(serde_json::Value::String(s)) => Ok(Some(s.as_str())),
+        Some(_) => Err(format!("\"{name}\" must be a string")),
+    };
+    let agent = field("agent")?.ok_or("missing \"agent\" (the crawler's user agent)")?;
+    let url = field("url")?.ok_or("missing \"url\" (the URL or path to check)")?;
+    match (field("robots")?, field("robots_file")?) {
+        (Some(body), None) => Ok(Robots::parse(body.as_bytes()).allowed(agent, url)),
+        (None, Some(path)) => {
+            if last.as_ref().is_none_or(|(p, _)| p != path) {
+                let body = std::fs::read(path).map_err(|e| format!("read {path}: {e}"))?;
+                *last = Some((path.to_owned(), Robots::parse(&body)));
+            }
+            let (_, robots) = last.as_ref().expect("set above");
+            Ok(robots.allowed(agent, url))
+        }
+        (Some(_), Some(_)) => Err("give either \"robots\" or \"robots_file\", not both".into()),
+        (None, None) => {
+            Err("missing \"robots\" (the robots.txt text) or \"robots_file\" (a path)".into())
+        }
+    }
 }
 
 fn check_run(json: bool, files: &[PathBuf]) -> Result<i32, Error> {

@@ -10,6 +10,22 @@ fn dragnet(args: &[&str]) -> Output {
         .expect("run dragnet")
 }
 
+fn dragnet_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dragnet"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run dragnet");
+    let mut pipe = child.stdin.take().expect("stdin");
+    pipe.write_all(stdin).expect("write stdin");
+    drop(pipe);
+    child.wait_with_output().expect("wait for dragnet")
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -220,4 +236,67 @@ fn stale_lock_is_reported_and_unlock_clears_it() {
     assert!(!dir.join("lock").exists());
     let out = dragnet(&["init", "--seeds", &seeds, dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+}
+
+#[test]
+fn check_robots_adds_verdicts_and_numbers_bad_lines() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("robots.txt");
+    // Raw bytes: a BOM, CRLF, Latin-1 in a comment.
+    std::fs::write(
+        &file,
+        b"\xEF\xBB\xBFUser-agent: dragnet\r\nDisallow: /private # caf\xE9\r\nAllow: /private/ok\r\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let input = format!(
+        "{}\n{}\n{}\n\n{}\n{}\n{}\n",
+        serde_json::json!({"robots_file": f, "agent": "dragnet/0.1", "url": "https://h/private/x", "id": 1}),
+        serde_json::json!({"robots_file": f, "agent": "dragnet", "url": "/private/ok/y"}),
+        serde_json::json!({"robots": "User-agent: *\nDisallow: /", "agent": "other", "url": "http://h/a"}),
+        "{not json",
+        serde_json::json!({"robots_file": t.path().join("missing").to_str().unwrap(), "agent": "a", "url": "/"}),
+        serde_json::json!({"robots": "", "url": "/"}),
+    );
+    let out = dragnet_with_stdin(&["check", "robots"], input.as_bytes());
+    let err = text(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "bad lines are per-item failures: {err}"
+    );
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines.len(),
+        6,
+        "one output line per input line (blank lines skipped)"
+    );
+    assert_eq!(lines[0]["allowed"], false);
+    assert_eq!(lines[0]["id"], 1, "other fields are kept");
+    assert_eq!(lines[0]["url"], "https://h/private/x");
+    assert_eq!(lines[1]["allowed"], true);
+    assert_eq!(lines[2]["allowed"], false);
+    assert_eq!(lines[3]["line"], 5);
+    assert!(lines[3]["error"].as_str().unwrap().contains("not JSON"));
+    assert!(lines[4]["error"].as_str().unwrap().contains("missing"));
+    assert!(lines[5]["error"].as_str().unwrap().contains("\"agent\""));
+    assert!(lines[..3].iter().all(|l| l.get("error").is_none()));
+    assert!(
+        err.contains("line 5:") && err.contains("line 6:") && err.contains("line 7:"),
+        "{err}"
+    );
+    assert!(err.contains("3 of 6 lines could not be checked"), "{err}");
+
+    let ok = dragnet_with_stdin(
+        &["check", "robots"],
+        lines_of_first_three(&input).as_bytes(),
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+}
+
+fn lines_of_first_three(input: &str) -> String {
+    input.lines().take(3).map(|l| format!("{l}\n")).collect()
 }

@@ -1,0 +1,9 @@
+//! The fetch stage (DESIGN §7) lives here: per-host back queues, the worker pool, politeness,
+//! WARC output and the fetch-results run.
+//!
+//! What exists today:
+//! - [`robots`]: robots.txt (RFC 9309) parsing and matching, with Google's parser as the
+//!   reference, and the policy for robots.txt fetch outcomes (4xx allows all, 5xx and network
+//!   errors disallow all).
+
+pub mod robots;
