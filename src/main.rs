@@ -56,6 +56,14 @@ enum Command {
     /// Inspection tools for operators.
     #[command(subcommand)]
     Check(Check),
+    /// The synthetic web for tests, the demo and benchmarks (`dragnet websim --help`): serve a
+    /// seeded web on loopback, write its hosts file, its ground truth or a static export.
+    #[command(disable_help_flag = true)]
+    Websim {
+        /// Arguments of websim.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -184,6 +192,11 @@ fn execute(cmd: Command) -> Result<i32, Error> {
         }) => check_url(partitions, config, &urls),
         Command::Check(Check::Run { json, files }) => check_run(json, &files),
         Command::Check(Check::Robots) => check_robots(),
+        Command::Websim { args } => {
+            let argv = std::iter::once(std::ffi::OsString::from("dragnet websim")).chain(args);
+            // websim's exit codes follow the same convention (0 / 2 usage / 3 I/O).
+            Ok(i32::from(websim::cli::run(argv)))
+        }
     }
 }
 

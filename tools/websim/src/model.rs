@@ -1,0 +1,992 @@
+//! The synthetic web: hosts, their personalities, pages and links, all pure functions of the seed.
+//!
+//! A [`Web`] holds only its hosts (a few hundred bytes each); a page is generated when asked for
+//! ([`Web::page`]) from `(seed, host, page)`, so the server, the truth and the export agree by
+//! construction and a web of any size costs no memory.
+//!
+//! Link structure follows the figures of Broder, Najork and Wiener (seeds/004_*): about 80% of
+//! links stay on their host (they measured 81.5%), about 30% of the links on a page repeat an
+//! earlier link of the same page, and targets are drawn from a Zipf law, which gives the
+//! power-law in-degree of the real web. A few links leave the web (hosts under `outside.test`),
+//! and must stay unfetched when a crawl is scoped to the web.
+//!
+//! Paths encode the page number (`/docs/page-17.html`), so the server maps a path back to its page
+//! without any table, and refuses paths the web never generated.
+
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+use crate::rng::Rng;
+use crate::robots::{Group, RobotsServe, RobotsSpec, Rule};
+
+/// Decision contexts (the first element of every [`Rng::new`] context).
+const T_HOST: u64 = 1;
+const T_PAGE: u64 = 2;
+const T_LINKS: u64 = 3;
+const T_TRAP: u64 = 4;
+
+/// Every knob of a generated web.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct WebConfig {
+    /// The seed everything derives from.
+    pub seed: u64,
+    /// Hosts H.
+    pub hosts: u32,
+    /// Pages per host P (page 0 is `/`).
+    pub pages: u32,
+    /// Loopback listener addresses the hosts are spread over (127.0.1.1 ...).
+    pub listeners: u8,
+    /// Port every host is served on (80 means no port in URLs).
+    pub port: u16,
+    /// One host in this many is hostile (0: none).
+    pub hostile_every: u32,
+    /// Politeness delay every host expects when it sets no crawl-delay.
+    pub default_delay: Duration,
+    /// Largest crawl-delay a host asks for (scaled down for quick demos).
+    pub max_crawl_delay: Duration,
+    /// Interval between the bytes of a slow-drip response.
+    pub drip_interval: Duration,
+    /// Median HTML page size in bytes (log-normal, long tail).
+    pub median_page_bytes: u32,
+    /// Decompressed size of the gzip bomb.
+    pub bomb_bytes: u64,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig {
+            seed: 1,
+            hosts: 100,
+            pages: 50,
+            listeners: 4,
+            port: 8480,
+            hostile_every: 20,
+            default_delay: Duration::from_millis(0),
+            max_crawl_delay: Duration::from_secs(2),
+            drip_interval: Duration::from_secs(1),
+            median_page_bytes: 15_000,
+            bomb_bytes: 1 << 30,
+        }
+    }
+}
+
+/// The ways a hostile host misbehaves (on its pages; robots.txt is served normally).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hostile {
+    /// One byte per `drip_interval`.
+    SlowDrip,
+    /// A chunked body that never ends.
+    EndlessBody,
+    /// About 1 MiB of response headers.
+    HugeHeaders,
+    /// A small gzip body that inflates to `bomb_bytes`.
+    GzipBomb,
+    /// The connection is reset half-way through the body.
+    ResetMidBody,
+    /// `Content-Length` larger than the body, then the connection closes.
+    WrongContentLength,
+    /// An infinite calendar and session-id URLs: a crawler trap.
+    Trap,
+}
+
+impl Hostile {
+    /// All kinds, in the order hostile hosts cycle through them.
+    pub const ALL: [Hostile; 7] = [
+        Hostile::Trap,
+        Hostile::SlowDrip,
+        Hostile::EndlessBody,
+        Hostile::HugeHeaders,
+        Hostile::GzipBomb,
+        Hostile::ResetMidBody,
+        Hostile::WrongContentLength,
+    ];
+}
+
+/// Content codings a host applies when the client accepts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Coding {
+    /// `gzip`.
+    Gzip,
+    /// `deflate` (zlib, as RFC 9110 defines it).
+    Deflate,
+    /// `br`.
+    Brotli,
+}
+
+impl Coding {
+    /// The token in `Content-Encoding`.
+    pub fn token(self) -> &'static str {
+        match self {
+            Coding::Gzip => "gzip",
+            Coding::Deflate => "deflate",
+            Coding::Brotli => "br",
+        }
+    }
+}
+
+/// Character encodings pages are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Charset {
+    /// UTF-8.
+    Utf8,
+    /// windows-1252 (Latin-1 superset).
+    Windows1252,
+    /// ISO-8859-1.
+    Latin1,
+}
+
+impl Charset {
+    /// The IANA label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Charset::Utf8 => "utf-8",
+            Charset::Windows1252 => "windows-1252",
+            Charset::Latin1 => "iso-8859-1",
+        }
+    }
+}
+
+/// Where a host declares its charset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CharsetDecl {
+    /// In the `Content-Type` header.
+    Header,
+    /// In `<meta charset>`.
+    Meta,
+    /// Both.
+    Both,
+}
+
+/// Sitemaps a host offers in its robots.txt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SitemapKind {
+    /// `/sitemap.xml`, a urlset.
+    Urlset,
+    /// `/sitemap_index.xml` pointing at gzipped urlsets `/sitemaps/s-N.xml.gz`.
+    Index,
+    /// `/sitemap.xml.gz`, a gzipped urlset.
+    Gzipped,
+}
+
+/// One host and its personality.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HostSpec {
+    /// Index in the web.
+    pub index: u32,
+    /// Host name, `hNNNN.websim.test`.
+    pub name: String,
+    /// Loopback address it is served on (shared with other hosts: virtual hosting).
+    pub addr: Ipv4Addr,
+    /// Its robots.txt.
+    #[serde(skip)]
+    pub robots: RobotsSpec,
+    /// How robots.txt is served.
+    pub robots_serve: RobotsServe,
+    /// Its sitemaps, if any.
+    pub sitemap: Option<SitemapKind>,
+    /// Page charset.
+    pub charset: Charset,
+    /// Where the charset is declared.
+    pub charset_decl: CharsetDecl,
+    /// Content coding used when accepted.
+    pub coding: Option<Coding>,
+    /// Misbehaviour, if any.
+    pub hostile: Option<Hostile>,
+}
+
+/// What a page is.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum PageKind {
+    /// An HTML page with links.
+    Html,
+    /// A PDF document.
+    Pdf,
+    /// A PNG image.
+    Image,
+    /// Binary data served as `text/html` (a wrong content type).
+    BinaryMislabeled,
+    /// A redirect.
+    Redirect {
+        /// 301, 302, 307 or 308.
+        status: u16,
+        /// Where it points.
+        to: PageRef,
+    },
+    /// An error answer.
+    Error {
+        /// 404, 410, 500 or 503.
+        status: u16,
+    },
+}
+
+/// A page of the web, or a page outside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PageRef {
+    /// Page `page` of host `host`.
+    Page {
+        /// Host index.
+        host: u32,
+        /// Page index.
+        page: u32,
+    },
+    /// A page on a host outside the web (never served).
+    Outside {
+        /// Which outside host.
+        host: u32,
+        /// Which page.
+        page: u32,
+    },
+    /// A trap page of host `host`: calendar month `n` months from January 2026 (may be
+    /// negative), or a session-id page.
+    Calendar {
+        /// Host index.
+        host: u32,
+        /// Months from 2026-01.
+        month: i64,
+    },
+    /// A session-id URL: item `item` with session `sid`.
+    Session {
+        /// Host index.
+        host: u32,
+        /// Item number.
+        item: u32,
+        /// Session id.
+        sid: u64,
+    },
+}
+
+/// How a link is written in HTML.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkTag {
+    /// `<a href>`.
+    A,
+    /// `<area href>`.
+    Area,
+    /// `<iframe src>`.
+    Iframe,
+    /// `<link rel=alternate href>`.
+    Link,
+}
+
+/// A link on an HTML page.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Link {
+    /// What it points at.
+    pub to: PageRef,
+    /// The element.
+    pub tag: LinkTag,
+    /// `rel=nofollow`.
+    pub nofollow: bool,
+    /// Href style (decided when rendering against the page's base).
+    pub style: HrefStyle,
+}
+
+/// How an href is spelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HrefStyle {
+    /// `http://host:port/path`.
+    Absolute,
+    /// `//host:port/path`.
+    SchemeRelative,
+    /// `/path`.
+    RootRelative,
+    /// `../x/y.html` or `y.html`, relative to the base.
+    Relative,
+}
+
+/// Everything about one HTML page besides its text.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PageSpec {
+    /// The page.
+    pub at: PageRef,
+    /// Kind.
+    pub kind: PageKind,
+    /// Body size target in bytes.
+    pub bytes: u32,
+    /// Links in document order (HTML only).
+    pub links: Vec<Link>,
+    /// `<base href>` directory, if the page has one (a path on the same host, ending in `/`).
+    pub base: Option<String>,
+    /// `<link rel=canonical>` target, if any.
+    pub canonical: Option<PageRef>,
+    /// `<meta name=robots content=noindex>`.
+    pub noindex: bool,
+    /// `<meta name=robots content=nofollow>`.
+    pub meta_nofollow: bool,
+    /// `X-Robots-Tag: noindex, nofollow` header.
+    pub x_robots_nofollow: bool,
+    /// `<meta http-equiv=refresh>` target, if any.
+    pub refresh: Option<PageRef>,
+    /// Last-Modified, Unix seconds.
+    pub last_modified: u64,
+}
+
+/// A generated web.
+#[derive(Debug, Clone)]
+pub struct Web {
+    /// Its configuration.
+    pub config: WebConfig,
+    /// Its hosts, by index.
+    pub hosts: Vec<HostSpec>,
+}
+
+const SECTIONS: [&str; 6] = ["news", "docs", "blog", "shop", "about", "archive"];
+const OUTSIDE_HOSTS: u32 = 50;
+
+impl Web {
+    /// Generates the web of `config`.
+    pub fn new(config: WebConfig) -> Web {
+        let hosts = (0..config.hosts).map(|h| gen_host(&config, h)).collect();
+        Web { config, hosts }
+    }
+
+    /// `http://name[:port]`.
+    pub fn origin(&self, host: u32) -> String {
+        self.origin_of(&self.hosts[host as usize].name)
+    }
+
+    fn origin_of(&self, name: &str) -> String {
+        if self.config.port == 80 {
+            format!("http://{name}")
+        } else {
+            format!("http://{name}:{}", self.config.port)
+        }
+    }
+
+    /// The host index for a host name, if it is one of the web's.
+    pub fn host_index(&self, name: &str) -> Option<u32> {
+        let n = name.strip_prefix('h')?.strip_suffix(".websim.test")?;
+        if n.len() != 4 && n.len() != 5 {
+            return None;
+        }
+        let i: u32 = n.parse().ok()?;
+        (i < self.config.hosts && self.hosts[i as usize].name == name).then_some(i)
+    }
+
+    /// Path (and query) of a page.
+    pub fn path(&self, r: PageRef) -> String {
+        match r {
+            PageRef::Page { host, page } => self.page_path(host, page),
+            PageRef::Outside { page, .. } => format!("/ext/page-{page}.html"),
+            PageRef::Calendar { month, .. } => {
+                let y = 2026 + month.div_euclid(12);
+                let m = month.rem_euclid(12) + 1;
+                format!("/calendar/{y}/{m:02}/")
+            }
+            PageRef::Session { item, sid, .. } => format!("/shop/item-{item}?sid={sid:016x}"),
+        }
+    }
+
+    /// Absolute URL of a page.
+    pub fn url(&self, r: PageRef) -> String {
+        let origin = match r {
+            PageRef::Page { host, .. }
+            | PageRef::Calendar { host, .. }
+            | PageRef::Session { host, .. } => self.origin(host),
+            PageRef::Outside { host, .. } => format!("http://x{host:03}.outside.test"),
+        };
+        format!("{origin}{}", self.path(r))
+    }
+
+    fn page_path(&self, host: u32, page: u32) -> String {
+        if page == 0 {
+            return "/".into();
+        }
+        match self.kind(host, page) {
+            PageKind::Html => {
+                let s =
+                    SECTIONS[(Rng::new(self.config.seed, &[T_PAGE, host.into(), page.into(), 1])
+                        .below(6)) as usize];
+                format!("/{s}/page-{page}.html")
+            }
+            PageKind::Pdf => format!("/files/report-{page}.pdf"),
+            PageKind::Image => format!("/img/photo-{page}.png"),
+            PageKind::BinaryMislabeled => format!("/dl/data-{page}.bin"),
+            PageKind::Redirect { .. } => format!("/go/r-{page}"),
+            PageKind::Error { .. } => format!("/old/gone-{page}.html"),
+        }
+    }
+
+    /// The page a path names on `host`, if the web generated that path.
+    pub fn resolve(&self, host: u32, target: &str) -> Option<PageRef> {
+        if target == "/" {
+            return Some(PageRef::Page { host, page: 0 });
+        }
+        let hostile_trap = self.hosts[host as usize].hostile == Some(Hostile::Trap);
+        if hostile_trap {
+            if let Some(rest) = target.strip_prefix("/calendar/") {
+                let mut it = rest.trim_end_matches('/').split('/');
+                let y: i64 = it.next()?.parse().ok()?;
+                let m: i64 = it.next()?.parse().ok()?;
+                if it.next().is_some() || !(1..=12).contains(&m) || !(1..=9999).contains(&y) {
+                    return None;
+                }
+                let r = PageRef::Calendar {
+                    host,
+                    month: (y - 2026) * 12 + m - 1,
+                };
+                return (self.path(r) == target).then_some(r);
+            }
+            if let Some(rest) = target.strip_prefix("/shop/item-") {
+                let (item, sid) = rest.split_once("?sid=")?;
+                let r = PageRef::Session {
+                    host,
+                    item: item.parse().ok()?,
+                    sid: u64::from_str_radix(sid, 16).ok()?,
+                };
+                return (self.path(r) == target).then_some(r);
+            }
+        }
+        let num = target.rsplit_once('-')?.1;
+        let num = num.split('.').next()?;
+        let page: u32 = num.parse().ok()?;
+        if page == 0 || page >= self.config.pages {
+            return None;
+        }
+        (self.page_path(host, page) == target).then_some(PageRef::Page { host, page })
+    }
+
+    /// What page `page` of `host` is.
+    pub fn kind(&self, host: u32, page: u32) -> PageKind {
+        if page == 0 {
+            return PageKind::Html;
+        }
+        let mut r = Rng::new(self.config.seed, &[T_PAGE, host.into(), page.into()]);
+        let x = r.below(100);
+        match x {
+            0..=84 => PageKind::Html,
+            85..=88 => PageKind::Pdf,
+            89..=92 => PageKind::Image,
+            93..=94 => PageKind::BinaryMislabeled,
+            95..=97 => {
+                let status = *r.pick(&[301u16, 302, 307, 308]);
+                let to = match r.below(10) {
+                    // Chains: to the next redirect page, if any, else a plain page.
+                    0 => self
+                        .next_redirect(host, page)
+                        .unwrap_or(PageRef::Page { host, page: 0 }),
+                    // Loop: to itself.
+                    1 => PageRef::Page { host, page },
+                    // Another host's home page.
+                    2 | 3 => PageRef::Page {
+                        host: r.below(self.config.hosts.into()) as u32,
+                        page: 0,
+                    },
+                    _ => PageRef::Page {
+                        host,
+                        page: r.below(self.config.pages.into()) as u32,
+                    },
+                };
+                PageKind::Redirect { status, to }
+            }
+            _ => PageKind::Error {
+                status: *r.pick(&[404u16, 410, 500, 503]),
+            },
+        }
+    }
+
+    /// The next redirect page of `host` after `page`, within a short window (chains).
+    fn next_redirect(&self, host: u32, page: u32) -> Option<PageRef> {
+        ((page + 1)..self.config.pages.min(page + 40)).find_map(|p| {
+            let mut r = Rng::new(self.config.seed, &[T_PAGE, host.into(), p.into()]);
+            (95..=97)
+                .contains(&r.below(100))
+                .then_some(PageRef::Page { host, page: p })
+        })
+    }
+
+    /// The full description of an HTML page (links, meta directives), or of any page's kind.
+    pub fn page(&self, at: PageRef) -> PageSpec {
+        let cfg = &self.config;
+        let (host, key) = match at {
+            PageRef::Page { host, page } => (host, u64::from(page)),
+            PageRef::Calendar { host, month } => (host, (1u64 << 40) ^ month as u64),
+            PageRef::Session { host, item, sid } => {
+                (host, (2u64 << 40) ^ u64::from(item) ^ sid.rotate_left(7))
+            }
+            PageRef::Outside { host, page } => (host, u64::from(page)),
+        };
+        let kind = match at {
+            PageRef::Page { host, page } => self.kind(host, page),
+            _ => PageKind::Html,
+        };
+        let mut r = Rng::new(cfg.seed, &[T_LINKS, host.into(), key]);
+        let bytes = match kind {
+            PageKind::Html => r
+                .lognormal(f64::from(cfg.median_page_bytes), 1.0)
+                .clamp(600.0, 2_000_000.0) as u32,
+            PageKind::Pdf => r.lognormal(120_000.0, 0.8).clamp(2_000.0, 5_000_000.0) as u32,
+            PageKind::Image => r.lognormal(40_000.0, 0.8).clamp(500.0, 3_000_000.0) as u32,
+            PageKind::BinaryMislabeled => r.lognormal(20_000.0, 0.5) as u32,
+            _ => 0,
+        };
+        let last_modified = 1_767_225_600 + r.below(300 * 86_400); // 2026-01-01 + up to 300 days
+        let mut spec = PageSpec {
+            at,
+            kind: kind.clone(),
+            bytes,
+            links: Vec::new(),
+            base: None,
+            canonical: None,
+            noindex: false,
+            meta_nofollow: false,
+            x_robots_nofollow: false,
+            refresh: None,
+            last_modified,
+        };
+        if kind != PageKind::Html {
+            return spec;
+        }
+        match at {
+            PageRef::Calendar { host, month } => {
+                spec.links = [month - 1, month + 1]
+                    .into_iter()
+                    .map(|m| Link {
+                        to: PageRef::Calendar { host, month: m },
+                        tag: LinkTag::A,
+                        nofollow: false,
+                        style: HrefStyle::RootRelative,
+                    })
+                    .chain(std::iter::once(Link {
+                        to: PageRef::Page { host, page: 0 },
+                        tag: LinkTag::A,
+                        nofollow: false,
+                        style: HrefStyle::RootRelative,
+                    }))
+                    .collect();
+                return spec;
+            }
+            PageRef::Session { host, item, sid } => {
+                let mut t = Rng::new(cfg.seed, &[T_TRAP, host.into(), sid]);
+                spec.links = (0..4)
+                    .map(|k| Link {
+                        to: PageRef::Session {
+                            host,
+                            item: item.wrapping_add(k + 1) % 1000,
+                            sid: t.next_u64(),
+                        },
+                        tag: LinkTag::A,
+                        nofollow: false,
+                        style: HrefStyle::RootRelative,
+                    })
+                    .collect();
+                return spec;
+            }
+            _ => {}
+        }
+        // Directives.
+        spec.noindex = r.chance(0.03);
+        spec.meta_nofollow = r.chance(0.03);
+        spec.x_robots_nofollow = r.chance(0.02);
+        if r.chance(0.05) {
+            spec.base = Some(format!("/{}/", r.pick(&SECTIONS)));
+        }
+        if r.chance(0.10) {
+            spec.canonical = Some(if r.chance(0.8) {
+                at
+            } else {
+                self.local_target(&mut r, host)
+            });
+        }
+        if r.chance(0.01) {
+            spec.refresh = Some(self.local_target(&mut r, host));
+        }
+        // Links: count log-normal around 25; 30% repeats; 80% on the host; ~1% leave the web.
+        let n = r.lognormal(25.0, 0.6).clamp(1.0, 300.0) as usize;
+        let mut links: Vec<Link> = Vec::with_capacity(n + 2);
+        if let (Some(Hostile::Trap), PageRef::Page { page: 0, .. }) =
+            (self.hosts[host as usize].hostile, at)
+        {
+            links.push(Link {
+                to: PageRef::Calendar { host, month: 10 },
+                tag: LinkTag::A,
+                nofollow: false,
+                style: HrefStyle::RootRelative,
+            });
+            links.push(Link {
+                to: PageRef::Session {
+                    host,
+                    item: 1,
+                    sid: r.next_u64(),
+                },
+                tag: LinkTag::A,
+                nofollow: false,
+                style: HrefStyle::RootRelative,
+            });
+        }
+        for _ in 0..n {
+            if !links.is_empty() && r.chance(0.30) {
+                let prev = links[r.below(links.len() as u64) as usize].clone();
+                links.push(prev);
+                continue;
+            }
+            let x = r.unit();
+            let to = if x < 0.80 {
+                self.local_target(&mut r, host)
+            } else if x < 0.99 {
+                let h = r.zipf(cfg.hosts.into(), 1.0) as u32;
+                PageRef::Page {
+                    host: h,
+                    page: r.zipf(cfg.pages.into(), 1.0) as u32,
+                }
+            } else {
+                PageRef::Outside {
+                    host: r.below(OUTSIDE_HOSTS.into()) as u32,
+                    page: r.below(100) as u32,
+                }
+            };
+            let tag = match r.below(100) {
+                0..=93 => LinkTag::A,
+                94..=95 => LinkTag::Area,
+                96..=97 => LinkTag::Iframe,
+                _ => LinkTag::Link,
+            };
+            let same_host = matches!(to, PageRef::Page { host: h, .. } if h == host);
+            let style = if !same_host {
+                if r.chance(0.1) {
+                    HrefStyle::SchemeRelative
+                } else {
+                    HrefStyle::Absolute
+                }
+            } else {
+                match r.below(10) {
+                    0 => HrefStyle::Absolute,
+                    1..=4 => HrefStyle::RootRelative,
+                    _ => HrefStyle::Relative,
+                }
+            };
+            let nofollow = r.chance(0.05) && tag != LinkTag::Iframe; // iframes carry no rel
+            links.push(Link {
+                to,
+                tag,
+                nofollow,
+                style,
+            });
+        }
+        spec.links = links;
+        spec
+    }
+
+    fn local_target(&self, r: &mut Rng, host: u32) -> PageRef {
+        PageRef::Page {
+            host,
+            page: r.zipf(self.config.pages.into(), 1.0) as u32,
+        }
+    }
+
+    /// The delay a polite crawler using `agent` must keep between requests to `host`.
+    pub fn delay(&self, host: u32, agent: &str) -> Duration {
+        let h = &self.hosts[host as usize];
+        let crawl_delay = h
+            .robots
+            .crawl_delay(agent)
+            .map(Duration::from_secs_f64)
+            .unwrap_or_default();
+        crawl_delay.max(self.config.default_delay)
+    }
+
+    /// The sitemap URLs listed for `host`, and for each sitemap document path the pages it lists.
+    pub fn sitemap_pages(&self, host: u32) -> Vec<PageRef> {
+        // Every 7th page, which reaches pages no link points at (Zipf rarely picks high numbers).
+        (0..self.config.pages)
+            .step_by(7)
+            .map(|page| PageRef::Page { host, page })
+            .collect()
+    }
+}
+
+fn gen_host(cfg: &WebConfig, h: u32) -> HostSpec {
+    let mut r = Rng::new(cfg.seed, &[T_HOST, h.into()]);
+    let name = format!("h{h:04}.websim.test");
+    let listeners = u32::from(cfg.listeners.max(1));
+    let addr = Ipv4Addr::new(127, 0, 1, (1 + h % listeners) as u8);
+    let hostile = if cfg.hostile_every > 0 && h % cfg.hostile_every == cfg.hostile_every - 1 {
+        Some(Hostile::ALL[((h / cfg.hostile_every) as usize) % Hostile::ALL.len()])
+    } else {
+        None
+    };
+    let origin = if cfg.port == 80 {
+        format!("http://{name}")
+    } else {
+        format!("http://{name}:{}", cfg.port)
+    };
+    let sitemap = match r.below(10) {
+        0 | 1 => Some(SitemapKind::Urlset),
+        2 => Some(SitemapKind::Index),
+        3 => Some(SitemapKind::Gzipped),
+        _ => None,
+    };
+    let sitemaps = match sitemap {
+        Some(SitemapKind::Urlset) => vec![format!("{origin}/sitemap.xml")],
+        Some(SitemapKind::Index) => vec![format!("{origin}/sitemap_index.xml")],
+        Some(SitemapKind::Gzipped) => vec![format!("{origin}/sitemap.xml.gz")],
+        None => vec![],
+    };
+    let max_delay = cfg.max_crawl_delay.as_secs_f64();
+    let delay = |r: &mut Rng| {
+        ((r.unit() * max_delay * 10.0).round() / 10.0)
+            .max(0.1)
+            .min(max_delay.max(0.1))
+    };
+    let star = |rules: Vec<Rule>, crawl_delay| Group {
+        agents: vec!["*".into()],
+        rules,
+        crawl_delay,
+    };
+    let x = r.below(100);
+    let (serve, groups, beyond) = match x {
+        0..=39 => (
+            RobotsServe::Text,
+            vec![star(
+                vec![Rule {
+                    allow: false,
+                    pattern: String::new(),
+                }],
+                None,
+            )],
+            vec![],
+        ),
+        40..=64 => {
+            let rules = [
+                Rule {
+                    allow: false,
+                    pattern: "/shop/".into(),
+                },
+                Rule {
+                    allow: true,
+                    pattern: "/shop/page-".into(),
+                },
+                Rule {
+                    allow: false,
+                    pattern: "/*.pdf$".into(),
+                },
+                Rule {
+                    allow: false,
+                    pattern: "/archive/*page-1".into(),
+                },
+                Rule {
+                    allow: false,
+                    pattern: "/go/".into(),
+                },
+            ];
+            let n = 2 + r.below(4) as usize;
+            (
+                RobotsServe::Text,
+                vec![star(rules[..n].to_vec(), None)],
+                vec![],
+            )
+        }
+        65..=74 => (
+            RobotsServe::Text,
+            vec![
+                star(
+                    vec![Rule {
+                        allow: false,
+                        pattern: "/".into(),
+                    }],
+                    None,
+                ),
+                Group {
+                    agents: vec!["dragnet".into(), "websim-polite".into()],
+                    rules: vec![
+                        Rule {
+                            allow: false,
+                            pattern: "/blog/".into(),
+                        },
+                        Rule {
+                            allow: true,
+                            pattern: "/blog/page-1".into(),
+                        },
+                    ],
+                    crawl_delay: None,
+                },
+            ],
+            vec![],
+        ),
+        75..=82 => (
+            RobotsServe::Text,
+            vec![star(
+                vec![Rule {
+                    allow: false,
+                    pattern: "/about/".into(),
+                }],
+                Some(delay(&mut r)),
+            )],
+            vec![],
+        ),
+        83..=87 => (RobotsServe::NotFound, vec![], vec![]),
+        88..=90 => (RobotsServe::ServerError, vec![], vec![]),
+        91..=92 => (RobotsServe::Timeout, vec![], vec![]),
+        93..=95 => (RobotsServe::Html, vec![], vec![]),
+        _ => (
+            RobotsServe::Huge,
+            vec![star(
+                vec![Rule {
+                    allow: false,
+                    pattern: "/news/".into(),
+                }],
+                None,
+            )],
+            vec![star(
+                vec![Rule {
+                    allow: false,
+                    pattern: "/docs/".into(),
+                }],
+                None,
+            )],
+        ),
+    };
+    let robots = RobotsSpec {
+        serve,
+        groups,
+        beyond_limit: beyond,
+        sitemaps: if serve == RobotsServe::Text || serve == RobotsServe::Huge {
+            sitemaps
+        } else {
+            vec![]
+        },
+    };
+    let sitemap = if robots.sitemaps.is_empty() {
+        None
+    } else {
+        sitemap
+    };
+    let charset = match r.below(10) {
+        0..=6 => Charset::Utf8,
+        7 | 8 => Charset::Windows1252,
+        _ => Charset::Latin1,
+    };
+    let charset_decl = *r.pick(&[CharsetDecl::Header, CharsetDecl::Meta, CharsetDecl::Both]);
+    let coding = match r.below(10) {
+        0 => Some(Coding::Gzip),
+        1 => Some(Coding::Deflate),
+        2 => Some(Coding::Brotli),
+        _ => None,
+    };
+    HostSpec {
+        index: h,
+        name,
+        addr,
+        robots_serve: robots.serve,
+        robots,
+        sitemap,
+        charset,
+        charset_decl,
+        coding,
+        hostile,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn web() -> Web {
+        Web::new(WebConfig {
+            hosts: 200,
+            pages: 300,
+            ..WebConfig::default()
+        })
+    }
+
+    #[test]
+    fn same_seed_same_web() {
+        let a = web();
+        let b = web();
+        assert_eq!(a.hosts, b.hosts);
+        for h in [0u32, 7, 199] {
+            for p in [0u32, 1, 50, 299] {
+                let r = PageRef::Page { host: h, page: p };
+                assert_eq!(a.page(r), b.page(r));
+            }
+        }
+    }
+
+    #[test]
+    fn paths_round_trip() {
+        let w = web();
+        for h in 0..w.config.hosts {
+            for p in 0..w.config.pages {
+                let r = PageRef::Page { host: h, page: p };
+                assert_eq!(w.resolve(h, &w.path(r)), Some(r), "{}", w.path(r));
+            }
+        }
+        assert_eq!(w.resolve(0, "/docs/page-999999.html"), None);
+        assert_eq!(w.resolve(0, "/nope"), None);
+        let trap = w
+            .hosts
+            .iter()
+            .find(|h| h.hostile == Some(Hostile::Trap))
+            .unwrap()
+            .index;
+        for r in [
+            PageRef::Calendar {
+                host: trap,
+                month: -30,
+            },
+            PageRef::Session {
+                host: trap,
+                item: 3,
+                sid: 0xabc,
+            },
+        ] {
+            assert_eq!(w.resolve(trap, &w.path(r)), Some(r));
+        }
+    }
+
+    #[test]
+    fn link_statistics_match_the_paper() {
+        let w = web();
+        let (mut total, mut local, mut repeats, mut outside) = (0usize, 0usize, 0usize, 0usize);
+        for h in 0..50 {
+            for p in 0..100 {
+                let at = PageRef::Page { host: h, page: p };
+                let spec = w.page(at);
+                let mut seen = std::collections::HashSet::new();
+                for l in &spec.links {
+                    total += 1;
+                    if !seen.insert(l.to) {
+                        repeats += 1;
+                    }
+                    match l.to {
+                        PageRef::Page { host, .. } if host == h => local += 1,
+                        PageRef::Outside { .. } => outside += 1,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let f = |n: usize| n as f64 / total as f64;
+        assert!((0.75..0.90).contains(&f(local)), "local {}", f(local));
+        assert!((0.25..0.45).contains(&f(repeats)), "repeats {}", f(repeats));
+        assert!(outside > 0 && f(outside) < 0.03, "outside {}", f(outside));
+    }
+
+    #[test]
+    fn every_hostile_kind_and_robots_kind_occurs() {
+        let w = web();
+        for k in Hostile::ALL {
+            assert!(w.hosts.iter().any(|h| h.hostile == Some(k)), "{k:?}");
+        }
+        for s in [
+            RobotsServe::Text,
+            RobotsServe::NotFound,
+            RobotsServe::ServerError,
+            RobotsServe::Timeout,
+            RobotsServe::Html,
+            RobotsServe::Huge,
+        ] {
+            assert!(w.hosts.iter().any(|h| h.robots_serve == s), "{s:?}");
+        }
+        let addrs: std::collections::HashSet<_> = w.hosts.iter().map(|h| h.addr).collect();
+        assert_eq!(addrs.len(), 4, "hosts share a few loopback addresses");
+    }
+}

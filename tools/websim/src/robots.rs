@@ -1,0 +1,293 @@
+//! robots.txt as websim generates it, and websim's own RFC 9309 matcher.
+//!
+//! websim is the oracle the crawler is judged against, so it does not share the crawler's robots
+//! code: it generates rules from a small structured model ([`RobotsSpec`]) and judges URLs with
+//! the independent matcher below (RFC 9309 §2.2: the group of the longest matching product token,
+//! else `*`; the longest matching rule wins, `Allow` on ties; `*` matches any run of characters
+//! and a final `$` anchors the end).
+
+/// A generated rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    /// `Allow` (true) or `Disallow`.
+    pub allow: bool,
+    /// The path pattern, with `*` and a final `$` as RFC 9309 defines them.
+    pub pattern: String,
+}
+
+/// One group of rules for some user agents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// Product tokens (`*` for everyone).
+    pub agents: Vec<String>,
+    /// Rules, in file order.
+    pub rules: Vec<Rule>,
+    /// `Crawl-delay` in seconds, if any.
+    pub crawl_delay: Option<f64>,
+}
+
+/// How a host serves `/robots.txt`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RobotsServe {
+    /// A plain robots.txt of the groups.
+    Text,
+    /// 404: everything is allowed (RFC 9309 §2.3.1.3).
+    NotFound,
+    /// 500 / 503: the crawler must assume complete disallow (§2.3.1.4).
+    ServerError,
+    /// The server never answers: unreachable, complete disallow.
+    Timeout,
+    /// An HTML page with status 200 instead of a robots.txt: no valid rules, so allow all.
+    Html,
+    /// More than 500 KiB: rules after the first 500 KiB must be ignored (§2.5).
+    Huge,
+}
+
+/// Parser limit of RFC 9309 §2.5.
+pub const PARSE_LIMIT: usize = 500 * 1024;
+
+/// A host's robots.txt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RobotsSpec {
+    /// How it is served.
+    pub serve: RobotsServe,
+    /// Groups in effect (those before the parse limit for `Huge`).
+    pub groups: Vec<Group>,
+    /// Groups written after the 500 KiB limit of a `Huge` file (must not be applied).
+    pub beyond_limit: Vec<Group>,
+    /// `Sitemap:` lines (absolute URLs).
+    pub sitemaps: Vec<String>,
+}
+
+impl RobotsSpec {
+    /// The group that applies to `agent`'s product token, merged as RFC 9309 §2.2.1 says
+    /// (groups naming the same agent are combined), or `*`'s, or none.
+    pub fn rules_for(&self, agent: &str) -> (Vec<&Rule>, Option<f64>) {
+        let token = product_token(agent);
+        let pick = |want: &dyn Fn(&str) -> bool| {
+            let gs: Vec<&Group> = self
+                .groups
+                .iter()
+                .filter(|g| g.agents.iter().any(|a| want(a)))
+                .collect();
+            if gs.is_empty() {
+                return None;
+            }
+            let rules = gs.iter().flat_map(|g| g.rules.iter()).collect();
+            let delay = gs.iter().find_map(|g| g.crawl_delay);
+            Some((rules, delay))
+        };
+        pick(&|a: &str| !token.is_empty() && a.eq_ignore_ascii_case(&token))
+            .or_else(|| pick(&|a: &str| a == "*"))
+            .unwrap_or((Vec::new(), None))
+    }
+
+    /// Whether `agent` may fetch `target` (path and query) under this spec, as a perfect
+    /// RFC 9309 crawler decides.
+    pub fn allowed(&self, agent: &str, target: &str) -> bool {
+        if target == "/robots.txt" {
+            return true;
+        }
+        match self.serve {
+            RobotsServe::NotFound | RobotsServe::Html => true,
+            RobotsServe::ServerError | RobotsServe::Timeout => false,
+            RobotsServe::Text | RobotsServe::Huge => {
+                let (rules, _) = self.rules_for(agent);
+                let mut best: Option<(usize, bool)> = None;
+                for r in rules {
+                    if r.pattern.is_empty() {
+                        continue; // "Disallow:" with no value matches nothing
+                    }
+                    if matches(&r.pattern, target) {
+                        let len = r.pattern.len();
+                        best = match best {
+                            Some((l, a)) if l > len || (l == len && a) => Some((l, a)),
+                            _ => Some((len, r.allow)),
+                        };
+                    }
+                }
+                best.is_none_or(|(_, allow)| allow)
+            }
+        }
+    }
+
+    /// The crawl-delay that applies to `agent`, if the file is read at all.
+    pub fn crawl_delay(&self, agent: &str) -> Option<f64> {
+        match self.serve {
+            RobotsServe::Text | RobotsServe::Huge => self.rules_for(agent).1,
+            _ => None,
+        }
+    }
+
+    /// The robots.txt text (for `Text` and `Huge`; `Huge` pads past the parse limit and writes
+    /// `beyond_limit` after it).
+    pub fn text(&self) -> String {
+        let mut s = String::from("# robots.txt generated by websim\n");
+        let write_groups = |s: &mut String, groups: &[Group]| {
+            for g in groups {
+                for a in &g.agents {
+                    s.push_str(&format!("User-agent: {a}\n"));
+                }
+                for r in &g.rules {
+                    s.push_str(&format!(
+                        "{}: {}\n",
+                        if r.allow { "Allow" } else { "Disallow" },
+                        r.pattern
+                    ));
+                }
+                if let Some(d) = g.crawl_delay {
+                    s.push_str(&format!("Crawl-delay: {d}\n"));
+                }
+                s.push('\n');
+            }
+        };
+        write_groups(&mut s, &self.groups);
+        for m in &self.sitemaps {
+            s.push_str(&format!("Sitemap: {m}\n"));
+        }
+        if self.serve == RobotsServe::Huge {
+            let line =
+                "# padding: a robots.txt this large is cut at 500 KiB by a compliant parser\n";
+            while s.len() <= PARSE_LIMIT + 1024 {
+                s.push_str(line);
+            }
+            write_groups(&mut s, &self.beyond_limit);
+        }
+        s
+    }
+}
+
+/// The product token of a User-Agent string: up to the first `/`, space or `(`.
+pub fn product_token(agent: &str) -> String {
+    agent
+        .split(['/', ' ', '(', ';'])
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+/// RFC 9309 pattern matching: `*` matches any sequence, a trailing `$` anchors at the end;
+/// everything else matches literally from the start of the path.
+pub fn matches(pattern: &str, path: &str) -> bool {
+    let (pat, anchored) = match pattern.strip_suffix('$') {
+        Some(p) => (p, true),
+        None => (pattern, false),
+    };
+    let pieces: Vec<&str> = pat.split('*').collect();
+    let mut pos = 0usize;
+    for (i, piece) in pieces.iter().enumerate() {
+        if i == 0 {
+            if !path.starts_with(piece) {
+                return false;
+            }
+            pos = piece.len();
+            continue;
+        }
+        let last = i == pieces.len() - 1;
+        if last && anchored {
+            // The final piece must sit at the very end, after pos.
+            return path.len() >= pos + piece.len() && path.ends_with(piece);
+        }
+        match path[pos..].find(piece) {
+            Some(at) => pos += at + piece.len(),
+            None => return false,
+        }
+    }
+    !anchored || pos == path.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(groups: Vec<Group>) -> RobotsSpec {
+        RobotsSpec {
+            serve: RobotsServe::Text,
+            groups,
+            beyond_limit: vec![],
+            sitemaps: vec![],
+        }
+    }
+    fn rule(allow: bool, p: &str) -> Rule {
+        Rule {
+            allow,
+            pattern: p.into(),
+        }
+    }
+
+    #[test]
+    fn patterns() {
+        assert!(matches("/private/", "/private/x"));
+        assert!(!matches("/private/", "/privat"));
+        assert!(matches("/*.pdf$", "/a/b.pdf"));
+        assert!(!matches("/*.pdf$", "/a/b.pdf?x=1"));
+        assert!(matches("/shop/*?sid=", "/shop/item-3?sid=ab"));
+        assert!(matches("/a$", "/a"));
+        assert!(!matches("/a$", "/ab"));
+        assert!(matches("*", "/anything"));
+        assert!(matches("/x*y*z", "/x11y22z33"));
+        assert!(!matches("/x*y*z$", "/x11y22z33"));
+        assert!(matches("/x*y*z$", "/x11y22z"));
+    }
+
+    #[test]
+    fn longest_match_and_allow_ties() {
+        let s = spec(vec![Group {
+            agents: vec!["*".into()],
+            rules: vec![
+                rule(false, "/p/"),
+                rule(true, "/p/public"),
+                rule(false, "/q"),
+                rule(true, "/q"),
+            ],
+            crawl_delay: None,
+        }]);
+        assert!(!s.allowed("dragnet", "/p/x"));
+        assert!(s.allowed("dragnet", "/p/public/x"));
+        assert!(s.allowed("dragnet", "/q"), "allow wins a tie");
+        assert!(s.allowed("dragnet", "/robots.txt"));
+    }
+
+    #[test]
+    fn agent_groups() {
+        let s = spec(vec![
+            Group {
+                agents: vec!["*".into()],
+                rules: vec![rule(false, "/")],
+                crawl_delay: Some(5.0),
+            },
+            Group {
+                agents: vec!["Dragnet".into()],
+                rules: vec![rule(false, "/nodragnet")],
+                crawl_delay: Some(0.5),
+            },
+        ]);
+        assert!(s.allowed("dragnet/0.1 (+http://x)", "/page"));
+        assert!(!s.allowed("dragnet/0.1", "/nodragnet/a"));
+        assert!(!s.allowed("otherbot", "/page"));
+        assert_eq!(s.crawl_delay("dragnet/0.1"), Some(0.5));
+        assert_eq!(s.crawl_delay("otherbot"), Some(5.0));
+    }
+
+    #[test]
+    fn huge_file_puts_late_rules_past_the_limit() {
+        let mut s = spec(vec![Group {
+            agents: vec!["*".into()],
+            rules: vec![rule(false, "/a/")],
+            crawl_delay: None,
+        }]);
+        s.serve = RobotsServe::Huge;
+        s.beyond_limit = vec![Group {
+            agents: vec!["*".into()],
+            rules: vec![rule(false, "/b/")],
+            crawl_delay: None,
+        }];
+        let t = s.text();
+        assert!(t.len() > PARSE_LIMIT);
+        assert!(t.find("Disallow: /b/").unwrap() > PARSE_LIMIT);
+        assert!(s.allowed("x", "/b/1"));
+        assert!(!s.allowed("x", "/a/1"));
+    }
+}

@@ -1,0 +1,707 @@
+//! Ground truth: exactly what a perfect, polite crawler with a given [`Policy`] fetches from a
+//! [`Web`], what it must never fetch, how long it must wait between requests to each host, and
+//! which links it must extract from every page it fetched.
+//!
+//! Why a model-side computation and not a reference crawl: the truth has to be *independent* of
+//! the crawler under test and *exact*, so it is computed from the structured model
+//! ([`Web::page`], [`Web::url`], [`Web::resolve`], the robots spec and sitemap lists), never by
+//! parsing what websim serves. A test (`tests/truth.rs`) checks on a sample of pages that the
+//! model's links equal what an independent extraction finds in the rendered HTML, so the model
+//! and the bytes cannot drift apart unnoticed.
+//!
+//! # The contract
+//!
+//! dragnet's stages are tested against these semantics; a crawler that follows them fetches
+//! exactly [`Truth::fetched`].
+//!
+//! **URLs.** Every URL is spelled as websim spells it ([`Web::url`]): `http://host[:port]/path`,
+//! lower-case host, port only when it is not 80, no fragment. A link's URL is its href resolved
+//! against the document URL or the `<base href>` (RFC 3986 reference resolution), fragment dropped.
+//!
+//! **Crawl order.** Breadth-first by depth. Seeds have depth 0 (by default every in-scope host's
+//! `/`). A URL first discovered on a page at depth `d` has depth `d + 1`; a URL is processed once,
+//! at the smallest depth it is discovered at. Within one depth, URLs are processed in byte order
+//! of their URL. Only depths up to [`Policy::max_depth`] are processed: a URL first discovered
+//! deeper is never fetched (`depth`, or `scope` if out of scope), and does not cause a robots.txt
+//! fetch. Processing a URL at depth `d` means, in this order:
+//!
+//! 1. **Scope.** A URL whose host is not in [`Policy::scope`] (hosts under `outside.test`, URLs of
+//!    foreign hosts or ports, web hosts left out of the scope) is never fetched (`scope`).
+//! 2. **robots.txt first.** The first time a host is processed, its `/robots.txt` is fetched (one
+//!    fetch, at the depth of the URL that caused it, not counted in the host's budget) and read
+//!    per RFC 9309 as served: 200 text -> its rules, only the first 500 KiB counting; 404 ->
+//!    allow all; 5xx, or no answer (the server holds the connection silent and closes it) ->
+//!    disallow all; an HTML page served with 200 -> no valid rules -> allow all. The group is that
+//!    of the agent's product token (text before the first `/`, space, `(` or `;`), else `*`;
+//!    the longest matching pattern wins, `Allow` on ties ([`crate::robots`], the same matcher
+//!    [`crate::site::Site::disallowed`] uses). `Sitemap:` lines are links of robots.txt: they are
+//!    discovered at depth `d + 1` and crawled like any URL (scope, robots, depth, budget apply).
+//! 3. **Robots.** A URL robots.txt disallows is never fetched (`robots`). The target matched is
+//!    path plus query.
+//! 4. **Budget.** At most [`Policy::max_pages_per_host`] fetches per host besides robots.txt
+//!    (pages, redirects, errors, sitemap documents all count); URLs of a host whose budget is
+//!    spent are never fetched (`budget`). This is what bounds the trap host.
+//! 5. **Fetch.** The URL is fetched (one request, also for a redirect), and what it yields is
+//!    discovered at depth `d + 1`:
+//!    - an HTML page (200, `text/html`): its links, from `<a href>`, `<area href>`,
+//!      `<iframe src>`, `<link href>` (any rel, including `canonical` and `alternate`) and the
+//!      `<meta http-equiv=refresh>` target, in document order, duplicates kept. A link is
+//!      *followed* (discovered) unless it has `rel` containing `nofollow`, or the page has
+//!      `<meta name=robots content=...nofollow...>` or an `X-Robots-Tag: ...nofollow` header,
+//!      in which case none of its links are followed; with [`Policy::follow_nofollow`] every link
+//!      is followed. Binary bytes served as `text/html` parse to no links;
+//!    - a redirect (301, 302, 307, 308): its `Location`, always followed, never fetched inline;
+//!    - a sitemap document: every `<loc>` (a sitemap index's children, a urlset's pages);
+//!      gzipped sitemaps are gunzipped first;
+//!    - PDF, PNG, error statuses (404, 410, 500, 503), unknown paths (404): nothing.
+//!    - Hostile hosts (all but the trap): robots.txt and sitemaps are served normally, every
+//!      other response is broken (a body dripping slower than any sane timeout, a body that never
+//!      ends, 1 MiB of headers, a gzip bomb, a reset, a short body): the fetch is attempted,
+//!      counts as a fetch with status 0, and yields nothing, not even a redirect's `Location`.
+//!      This assumes the crawler's timeout, header limit and decompression cap are below what
+//!      the web's [`crate::model::WebConfig`] serves (`drip_interval`, `bomb_bytes`).
+//!    - The trap host answers like a normal host, but its infinite calendar and session-id
+//!      pages link onwards endlessly; only [`Policy::max_depth`] and the budget stop it.
+//!
+//! Links seen only as not-followed links are never fetched either (`nofollow`). Every URL the
+//! crawl comes across is therefore in exactly one of [`Truth::fetched`] and [`Truth::never`].
+//! [`Fetched::via`] names the fetched URL each one was first discovered from, so every fetch but
+//! the seeds and robots.txt is explained by a followed link of a fetch one level up.
+//!
+//! **Delays.** Every host whose robots.txt was fetched must see requests at least
+//! [`Web::delay`] apart (crawl-delay of the agent's group, or the web's default), robots.txt
+//! included.
+//!
+//! **Caveat: budget-bound hosts.** Which URLs of a host fit in its budget depends on the crawl
+//! order; the truth uses the order above. A crawler with another order (a priority queue) may
+//! fetch a different subset of a host in [`Truth::hosts_at_budget`] (and so discover a slightly
+//! different set elsewhere); compare such hosts by count. The default budget ([`Policy::new`])
+//! binds on the trap host only.
+//!
+//! # Files ([`Truth::write_files`])
+//!
+//! All sorted by URL (byte order), LF line ends, byte-identical for the same web and policy:
+//! `fetch.txt` (one URL a line), `fetch.tsv` (`url depth status outcome via location`),
+//! `never.txt`, `never.tsv` (`url reason`), `delays.tsv` (`host delay_ms`), `links.jsonl`
+//! (one [`PageLinks`] per fetched HTML page) and `summary.json` (counts and the policy).
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::model::{Hostile, LinkTag, PageKind, PageRef, PageSpec, SitemapKind, Web};
+use crate::robots::{product_token, RobotsServe};
+
+mod files;
+
+/// Which hosts a crawl may fetch from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Every host of the web (never `*.outside.test`).
+    Web,
+    /// These host names of the web only.
+    Hosts(BTreeSet<String>),
+}
+
+/// A crawl policy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Policy {
+    /// The User-Agent (its product token selects the robots.txt group).
+    pub agent: String,
+    /// Seed URLs; `None`: the `/` of every in-scope host.
+    pub seeds: Option<Vec<String>>,
+    /// Hosts that may be fetched.
+    pub scope: Scope,
+    /// Largest depth fetched (seeds are depth 0).
+    pub max_depth: u32,
+    /// Follow `rel=nofollow` links and links of nofollow pages.
+    pub follow_nofollow: bool,
+    /// Fetches per host besides robots.txt (the trap budget).
+    pub max_pages_per_host: u32,
+}
+
+impl Policy {
+    /// The default policy for `web`: agent `dragnet`, every host's `/` as seed, the whole web in
+    /// scope, depth up to 100, nofollow respected, and a budget of pages per host + 100, which no
+    /// normal host can reach (it has `pages` pages and at most 3 sitemap documents).
+    pub fn new(web: &Web) -> Policy {
+        Policy {
+            agent: "dragnet".into(),
+            seeds: None,
+            scope: Scope::Web,
+            max_depth: 100,
+            follow_nofollow: false,
+            max_pages_per_host: web.config.pages.saturating_add(100),
+        }
+    }
+}
+
+/// What fetching a URL gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// `/robots.txt` (any status, or 0: no answer).
+    Robots,
+    /// A sitemap document.
+    Sitemap,
+    /// A 200 `text/html` page (its links are in [`Truth::pages`]).
+    Html,
+    /// Another 200 document (PDF, PNG): no links.
+    Other,
+    /// A redirect: its `Location` was discovered.
+    Redirect,
+    /// An error status (404, 410, 500, 503) or an unknown path.
+    Error,
+    /// A hostile host's broken response (status 0): nothing.
+    Hostile,
+}
+
+impl Outcome {
+    fn name(self) -> &'static str {
+        match self {
+            Outcome::Robots => "robots",
+            Outcome::Sitemap => "sitemap",
+            Outcome::Html => "html",
+            Outcome::Other => "other",
+            Outcome::Redirect => "redirect",
+            Outcome::Error => "error",
+            Outcome::Hostile => "hostile",
+        }
+    }
+}
+
+/// Why a URL the crawl came across is never fetched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// Its host is out of scope.
+    Scope,
+    /// robots.txt disallows it (or robots.txt failed: disallow all).
+    Robots,
+    /// Discovered beyond `max_depth`.
+    Depth,
+    /// Its host's budget was spent.
+    Budget,
+    /// Only ever seen as a link that is not followed.
+    Nofollow,
+}
+
+impl Reason {
+    fn name(self) -> &'static str {
+        match self {
+            Reason::Scope => "scope",
+            Reason::Robots => "robots",
+            Reason::Depth => "depth",
+            Reason::Budget => "budget",
+            Reason::Nofollow => "nofollow",
+        }
+    }
+}
+
+/// One fetch of the perfect crawl.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fetched {
+    /// The URL.
+    pub url: String,
+    /// Its depth (robots.txt: the depth of the URL that needed it).
+    pub depth: u32,
+    /// HTTP status a correct client records (0: no usable response).
+    pub status: u16,
+    /// What it gave.
+    pub outcome: Outcome,
+    /// The fetched URL it was first discovered from (robots.txt: the URL that needed it;
+    /// `None` for seeds).
+    pub via: Option<String>,
+    /// A redirect's target.
+    pub location: Option<String>,
+}
+
+/// A link as an HTML link extractor must find it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExpectedLink {
+    /// Absolute URL (base resolved, no fragment).
+    pub url: String,
+    /// Element: `a`, `area`, `iframe`, `link` or `meta` (refresh).
+    pub tag: &'static str,
+    /// The element's `rel` contains `nofollow`.
+    pub nofollow: bool,
+    /// The crawler follows it under the policy.
+    pub followed: bool,
+}
+
+/// The links of one fetched HTML page (one line of `links.jsonl`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PageLinks {
+    /// The page.
+    pub url: String,
+    /// Its depth.
+    pub depth: u32,
+    /// `<meta name=robots>` says nofollow.
+    pub meta_nofollow: bool,
+    /// `X-Robots-Tag` says nofollow.
+    pub header_nofollow: bool,
+    /// Links in document order, duplicates kept.
+    pub links: Vec<ExpectedLink>,
+}
+
+/// The ground truth of a crawl (see the module doc).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Truth {
+    /// The policy it is the truth for.
+    pub policy: Policy,
+    /// Every fetch, sorted by URL.
+    pub fetched: Vec<Fetched>,
+    /// Every URL come across and not fetched, with why, sorted by URL.
+    pub never: Vec<(String, Reason)>,
+    /// Minimum delay per visited host, sorted by host name.
+    pub delays: Vec<(String, Duration)>,
+    /// Links of every fetched HTML page, sorted by URL.
+    pub pages: Vec<PageLinks>,
+    /// Hosts where the budget refused a URL, sorted.
+    pub hosts_at_budget: Vec<String>,
+}
+
+/// What a discovered URL is.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// A page of the model (including outside and trap pages).
+    Page(PageRef),
+    /// A sitemap document of a web host.
+    Sitemap,
+    /// Another path on a web host (a seed).
+    Path,
+    /// Not a URL of the web.
+    Foreign,
+}
+
+#[derive(Debug, Clone)]
+struct Item {
+    url: String,
+    host: Option<u32>,
+    kind: Kind,
+    via: Option<u32>,
+}
+
+struct Crawl<'a> {
+    web: &'a Web,
+    policy: &'a Policy,
+    token: String,
+    in_scope: Vec<bool>,
+    origin_len: Vec<usize>,
+    seen: HashSet<String>,
+    fetched: Vec<Fetched>,
+    fetched_at: HashSet<String>,
+    never: BTreeMap<String, Reason>,
+    robots_done: Vec<bool>,
+    used: Vec<u32>,
+    pages: Vec<PageLinks>,
+    not_followed: Vec<(String, Option<u32>)>,
+}
+
+/// Computes the truth of `policy` on `web`.
+pub fn truth(web: &Web, policy: &Policy) -> Truth {
+    let n = web.hosts.len();
+    let in_scope = web
+        .hosts
+        .iter()
+        .map(|h| match &policy.scope {
+            Scope::Web => true,
+            Scope::Hosts(set) => set.contains(&h.name),
+        })
+        .collect::<Vec<_>>();
+    let mut c = Crawl {
+        web,
+        policy,
+        token: product_token(&policy.agent),
+        origin_len: (0..n as u32).map(|h| web.origin(h).len()).collect(),
+        in_scope,
+        seen: HashSet::new(),
+        fetched: Vec::new(),
+        fetched_at: HashSet::new(),
+        never: BTreeMap::new(),
+        robots_done: vec![false; n],
+        used: vec![0; n],
+        pages: Vec::new(),
+        not_followed: Vec::new(),
+    };
+    let seeds: Vec<Item> = match &policy.seeds {
+        Some(urls) => urls.iter().map(|u| c.item_of_url(u)).collect(),
+        None => (0..n as u32)
+            .filter(|&h| c.in_scope[h as usize])
+            .map(|h| c.item(PageRef::Page { host: h, page: 0 }, None))
+            .collect(),
+    };
+    let mut level = Vec::new();
+    for s in seeds {
+        if c.seen.insert(s.url.clone()) {
+            level.push(s);
+        }
+    }
+    let mut depth = 0u32;
+    while !level.is_empty() && depth <= policy.max_depth {
+        level.sort_unstable_by(|a, b| a.url.cmp(&b.url));
+        let mut next = Vec::new();
+        for item in level {
+            c.visit(item, depth, &mut next);
+        }
+        level = next;
+        depth += 1;
+    }
+    for item in level {
+        let why = if c.scoped(item.host) {
+            Reason::Depth
+        } else {
+            Reason::Scope
+        };
+        c.never.insert(item.url, why);
+    }
+    for (url, host) in std::mem::take(&mut c.not_followed) {
+        if !c.seen.contains(&url) {
+            let why = if c.scoped(host) {
+                Reason::Nofollow
+            } else {
+                Reason::Scope
+            };
+            c.never.entry(url).or_insert(why);
+        }
+    }
+    c.finish()
+}
+
+impl Crawl<'_> {
+    fn scoped(&self, host: Option<u32>) -> bool {
+        host.is_some_and(|h| self.in_scope[h as usize])
+    }
+
+    fn item(&self, r: PageRef, via: Option<u32>) -> Item {
+        Item {
+            url: self.web.url(r),
+            host: host_of_ref(r),
+            kind: Kind::Page(r),
+            via,
+        }
+    }
+
+    /// Reads a seed URL: a web host's URL (right port), or foreign.
+    fn item_of_url(&self, url: &str) -> Item {
+        let foreign = Item {
+            url: url.to_string(),
+            host: None,
+            kind: Kind::Foreign,
+            via: None,
+        };
+        let Some(rest) = url.strip_prefix("http://") else {
+            return foreign;
+        };
+        let end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (auth, target) = rest.split_at(end);
+        let (name, port) = match auth.rsplit_once(':') {
+            Some((h, p)) => (h, p.parse::<u16>().ok()),
+            None => (auth, Some(80)),
+        };
+        let Some(h) = self.web.host_index(&name.to_ascii_lowercase()) else {
+            return foreign;
+        };
+        if port != Some(self.web.config.port) {
+            return foreign;
+        }
+        let target = if target.is_empty() { "/" } else { target };
+        if let Some(r) = self.web.resolve(h, target) {
+            return self.item(r, None);
+        }
+        let kind = if self.web.sitemap_paths(h).contains(&target) {
+            Kind::Sitemap
+        } else {
+            Kind::Path
+        };
+        Item {
+            url: format!("{}{target}", self.web.origin(h)),
+            host: Some(h),
+            kind,
+            via: None,
+        }
+    }
+
+    fn visit(&mut self, item: Item, depth: u32, next: &mut Vec<Item>) {
+        let Some(h) = item.host.filter(|&h| self.in_scope[h as usize]) else {
+            self.never.insert(item.url, Reason::Scope);
+            return;
+        };
+        self.robots(h, &item.url, depth, next);
+        if self.fetched_at.contains(&item.url) {
+            return; // a seed naming robots.txt, fetched just now
+        }
+        let spec = &self.web.hosts[h as usize].robots;
+        let target = &item.url[self.origin_len[h as usize]..];
+        if !spec.allowed(&self.token, target) {
+            self.never.insert(item.url, Reason::Robots);
+            return;
+        }
+        if self.used[h as usize] >= self.policy.max_pages_per_host {
+            self.never.insert(item.url, Reason::Budget);
+            return;
+        }
+        self.used[h as usize] += 1;
+        let me = self.fetched.len() as u32;
+        let via = item.via.map(|v| self.fetched[v as usize].url.clone());
+        let (status, outcome, location, found) = self.fetch(h, &item, depth, me);
+        self.fetched_at.insert(item.url.clone());
+        self.fetched.push(Fetched {
+            url: item.url,
+            depth,
+            status,
+            outcome,
+            via,
+            location,
+        });
+        for f in found {
+            if self.seen.insert(f.url.clone()) {
+                next.push(f);
+            }
+        }
+    }
+
+    /// Fetches `host`'s robots.txt if this is the host's first URL.
+    fn robots(&mut self, h: u32, trigger: &str, depth: u32, next: &mut Vec<Item>) {
+        if std::mem::replace(&mut self.robots_done[h as usize], true) {
+            return;
+        }
+        let spec = &self.web.hosts[h as usize].robots;
+        let status = match spec.serve {
+            RobotsServe::Text | RobotsServe::Huge | RobotsServe::Html => 200,
+            RobotsServe::NotFound => 404,
+            RobotsServe::ServerError => 503,
+            RobotsServe::Timeout => 0,
+        };
+        let url = format!("{}/robots.txt", self.web.origin(h));
+        let me = self.fetched.len() as u32;
+        self.seen.insert(url.clone());
+        self.fetched_at.insert(url.clone());
+        self.fetched.push(Fetched {
+            url,
+            depth,
+            status,
+            outcome: Outcome::Robots,
+            via: Some(trigger.to_string()),
+            location: None,
+        });
+        if !matches!(spec.serve, RobotsServe::Text | RobotsServe::Huge) {
+            return;
+        }
+        for sm in &spec.sitemaps {
+            let item = Item {
+                via: Some(me),
+                ..self.item_of_url(sm)
+            };
+            if self.seen.insert(item.url.clone()) {
+                next.push(item);
+            }
+        }
+    }
+
+    /// One fetch: status, outcome, redirect target, URLs discovered.
+    fn fetch(
+        &mut self,
+        h: u32,
+        item: &Item,
+        depth: u32,
+        me: u32,
+    ) -> (u16, Outcome, Option<String>, Vec<Item>) {
+        let web = self.web;
+        let r = match item.kind {
+            Kind::Page(r) => r,
+            Kind::Sitemap => {
+                let target = &item.url[self.origin_len[h as usize]..];
+                return match sitemap_locs(web, h, target) {
+                    Some(locs) => {
+                        let found = locs
+                            .into_iter()
+                            .map(|u| Item {
+                                via: Some(me),
+                                ..self.item_of_url(&u)
+                            })
+                            .collect();
+                        (200, Outcome::Sitemap, None, found)
+                    }
+                    None => (404, Outcome::Error, None, vec![]),
+                };
+            }
+            Kind::Path | Kind::Foreign => return (404, Outcome::Error, None, vec![]),
+        };
+        if let PageRef::Calendar { .. } = r {
+            if web.resolve(h, &item.url[self.origin_len[h as usize]..]) != Some(r) {
+                return (404, Outcome::Error, None, vec![]); // beyond year 9999
+            }
+        }
+        let hostile = web.hosts[h as usize]
+            .hostile
+            .is_some_and(|k| k != Hostile::Trap);
+        let spec = web.page(r);
+        if hostile {
+            return (0, Outcome::Hostile, None, vec![]);
+        }
+        match &spec.kind {
+            PageKind::Html | PageKind::BinaryMislabeled => {
+                let links = expected_links(web, &spec, self.policy.follow_nofollow);
+                let mut found = Vec::new();
+                for l in &links {
+                    let to = match l.target {
+                        Some(t) => t,
+                        None => continue,
+                    };
+                    if l.link.followed {
+                        found.push(self.item(to, Some(me)));
+                    } else {
+                        self.not_followed
+                            .push((l.link.url.clone(), host_of_ref(to)));
+                    }
+                }
+                self.pages.push(PageLinks {
+                    url: item.url.clone(),
+                    depth,
+                    meta_nofollow: spec.meta_nofollow,
+                    header_nofollow: spec.x_robots_nofollow,
+                    links: links.into_iter().map(|l| l.link).collect(),
+                });
+                (200, Outcome::Html, None, found)
+            }
+            PageKind::Pdf | PageKind::Image => (200, Outcome::Other, None, vec![]),
+            PageKind::Redirect { status, to } => {
+                let t = self.item(*to, Some(me));
+                (*status, Outcome::Redirect, Some(t.url.clone()), vec![t])
+            }
+            PageKind::Error { status } => (*status, Outcome::Error, None, vec![]),
+        }
+    }
+
+    fn finish(self) -> Truth {
+        let mut fetched = self.fetched;
+        fetched.sort_unstable_by(|a, b| a.url.cmp(&b.url));
+        let mut pages = self.pages;
+        pages.sort_unstable_by(|a, b| a.url.cmp(&b.url));
+        let mut delays: Vec<(String, Duration)> = (0..self.web.hosts.len() as u32)
+            .filter(|&h| self.robots_done[h as usize])
+            .map(|h| {
+                let name = self.web.hosts[h as usize].name.clone();
+                (name, self.web.delay(h, &self.policy.agent))
+            })
+            .collect();
+        delays.sort();
+        let mut at_budget = BTreeSet::new();
+        for (url, why) in &self.never {
+            if *why == Reason::Budget {
+                at_budget.insert(host_of(url).to_string());
+            }
+        }
+        Truth {
+            policy: self.policy.clone(),
+            fetched,
+            never: self.never.into_iter().collect(),
+            delays,
+            pages,
+            hosts_at_budget: at_budget.into_iter().collect(),
+        }
+    }
+}
+
+/// The web host of a page (`None` outside the web).
+fn host_of_ref(r: PageRef) -> Option<u32> {
+    match r {
+        PageRef::Page { host, .. }
+        | PageRef::Calendar { host, .. }
+        | PageRef::Session { host, .. } => Some(host),
+        PageRef::Outside { .. } => None,
+    }
+}
+
+/// The host name of a `http://` URL (without port).
+fn host_of(url: &str) -> &str {
+    let rest = url.strip_prefix("http://").unwrap_or(url);
+    let auth = rest.split(['/', '?']).next().unwrap_or(rest);
+    auth.rsplit_once(':').map_or(auth, |(h, _)| h)
+}
+
+/// A link of the model with the page it points at.
+#[derive(Debug, Clone)]
+pub struct ModelLink {
+    /// The link as the extractor must find it.
+    pub link: ExpectedLink,
+    /// The model page it names (always `Some` for the model's own pages).
+    pub target: Option<PageRef>,
+}
+
+/// The links an HTML link extractor finds on the page `spec` (document order: the canonical
+/// `<link>` and the refresh `<meta>` in the head, then the body's links), with whether a crawler
+/// follows each. Empty for binary bytes served as HTML and for non-HTML pages.
+pub fn expected_links(web: &Web, spec: &PageSpec, follow_nofollow: bool) -> Vec<ModelLink> {
+    if spec.kind != PageKind::Html {
+        return Vec::new();
+    }
+    let page_nofollow = spec.meta_nofollow || spec.x_robots_nofollow;
+    let follows = |nofollow: bool| follow_nofollow || !(page_nofollow || nofollow);
+    let mut out = Vec::with_capacity(spec.links.len() + 2);
+    let mut push = |to: PageRef, tag: &'static str, nofollow: bool| {
+        out.push(ModelLink {
+            link: ExpectedLink {
+                url: web.url(to),
+                tag,
+                nofollow,
+                followed: follows(nofollow),
+            },
+            target: Some(to),
+        })
+    };
+    if let Some(c) = spec.canonical {
+        push(c, "link", false);
+    }
+    if let Some(t) = spec.refresh {
+        push(t, "meta", false);
+    }
+    for l in &spec.links {
+        let tag = match l.tag {
+            LinkTag::A => "a",
+            LinkTag::Area => "area",
+            LinkTag::Iframe => "iframe",
+            LinkTag::Link => "link",
+        };
+        push(l.to, tag, l.nofollow);
+    }
+    out
+}
+
+/// The `<loc>` URLs of sitemap document `path` of host `h`, as rendered by [`Web::sitemap`].
+pub fn sitemap_locs(web: &Web, h: u32, path: &str) -> Option<Vec<String>> {
+    let kind = web.hosts[h as usize].sitemap?;
+    let pages = web.sitemap_pages(h);
+    let half = pages.len() / 2;
+    let urls = |ps: &[PageRef]| ps.iter().map(|&p| web.url(p)).collect::<Vec<_>>();
+    match (kind, path) {
+        (SitemapKind::Urlset, "/sitemap.xml") | (SitemapKind::Gzipped, "/sitemap.xml.gz") => {
+            Some(urls(&pages))
+        }
+        (SitemapKind::Index, "/sitemap_index.xml") => {
+            let o = web.origin(h);
+            Some(vec![
+                format!("{o}/sitemaps/s-0.xml.gz"),
+                format!("{o}/sitemaps/s-1.xml.gz"),
+            ])
+        }
+        (SitemapKind::Index, "/sitemaps/s-0.xml.gz") => Some(urls(&pages[..half])),
+        (SitemapKind::Index, "/sitemaps/s-1.xml.gz") => Some(urls(&pages[half..])),
+        _ => None,
+    }
+}
+
+impl Truth {
+    /// The fetched URLs.
+    pub fn fetch_set(&self) -> BTreeSet<&str> {
+        self.fetched.iter().map(|f| f.url.as_str()).collect()
+    }
+
+    /// The never-fetched URLs.
+    pub fn never_set(&self) -> BTreeSet<&str> {
+        self.never.iter().map(|(u, _)| u.as_str()).collect()
+    }
+}
