@@ -10,6 +10,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, IoContext, Result};
+use crate::fetch::FetchSection;
 use crate::keys::CanonConfig;
 use crate::resolve::{ResolveConfig, Resolver};
 
@@ -32,6 +33,9 @@ pub struct Config {
     /// `[resolve]`: host name overrides (hosts files, `HOST:PORT:ADDR` entries).
     #[serde(default)]
     pub resolve: ResolveConfig,
+    /// `[fetch]`: politeness, limits, the SSRF guard, WARC output.
+    #[serde(default)]
+    pub fetch: FetchSection,
 }
 
 /// `[crawl]`.
@@ -174,6 +178,7 @@ impl Config {
                 Error::config(path, format!("resolve.entries[{i}] = {e:?}: {why}; write HOST:PORT:ADDR, e.g. \"a.test:80:127.0.0.1\""))
             })?;
         }
+        self.fetch.validate(path)?;
         if self.canon.max_url_len < 16 {
             return Err(Error::config(
                 path,
@@ -216,6 +221,12 @@ mod tests {
         );
         let err = Config::parse("[crawl]\npartitions = 0\n", Path::new("crawl.toml")).unwrap_err();
         assert!(err.to_string().contains("between 1 and"), "{err}");
+        let err =
+            Config::parse("[fetch]\nmax_redirects = 2\n", Path::new("crawl.toml")).unwrap_err();
+        assert!(err.to_string().contains("fetch.max_redirects"), "{err}");
+        let err =
+            Config::parse("[fetch]\nuser_agent = \"\"\n", Path::new("crawl.toml")).unwrap_err();
+        assert!(err.to_string().contains("fetch.user_agent"), "{err}");
         let c = Config::parse("[sort]\nmemory_budget = \"64 MiB\"\n", Path::new("c.toml")).unwrap();
         assert_eq!(c.sort.memory_budget, ByteSize(64 << 20));
     }

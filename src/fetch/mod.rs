@@ -5,5 +5,12 @@
 //! - [`robots`]: robots.txt (RFC 9309) parsing and matching, with Google's parser as the
 //!   reference, and the policy for robots.txt fetch outcomes (4xx allows all, 5xx and network
 //!   errors disallow all).
+//! - [`config`]: the `[fetch]` section of `crawl.toml`: politeness, limits against hostile
+//!   servers, WARC output settings.
+//! - [`guard`]: the SSRF guard on resolved addresses.
 
+pub mod config;
+pub mod guard;
 pub mod robots;
+
+pub use config::FetchSection;

@@ -1,0 +1,186 @@
+//! `[fetch]` in `crawl.toml`: politeness, the limits that bound every server, and the SSRF guard.
+//!
+//! Every limit has a default a production crawl can keep; each one exists because some server
+//! out there (and one of websim's hostile hosts) behaves that way: a slow drip is ended by
+//! `min_rate`, an endless body by `max_body` (the record is kept, marked truncated), a gzip bomb by
+//! `max_decoded`, huge headers by `max_header_bytes`, a stall by the timeouts, and a host that
+//! keeps the whole partition waiting by `deadline_secs` (its unfinished URLs are deferred, not
+//! lost). Redirects are never followed inline: their targets are recorded and re-enter the crawl
+//! as links, so `max_redirects` only bounds robots.txt (RFC 9309 §2.3.1.2: at least five hops).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::crawl::ByteSize;
+use crate::error::{Error, Result};
+
+/// `[fetch]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FetchSection {
+    /// The User-Agent sent; its product token (before `/`) selects robots.txt groups.
+    pub user_agent: String,
+    /// Fetch worker threads per partition.
+    pub threads: u32,
+    /// Back queues (hosts in rotation) per worker thread; Mercator suggests about 3.
+    pub queues_per_thread: u32,
+    /// Least delay between two requests to one host, in seconds.
+    pub default_delay_secs: f64,
+    /// robots.txt crawl-delay is honoured up to this many seconds (a larger one is capped, and
+    /// the host's fetches spread over later cycles).
+    pub max_crawl_delay_secs: f64,
+    /// Delay after a response = at least this multiple of its duration (Heritrix's delay
+    /// factor): slow hosts are hit less often.
+    pub delay_factor: f64,
+    /// Connections open at once to one IP address, over all its virtual hosts.
+    pub per_ip_connections: u32,
+    /// Connection set-up timeout, in seconds.
+    pub connect_timeout_secs: f64,
+    /// Longest silence while reading a response, in seconds.
+    pub read_timeout_secs: f64,
+    /// Longest time for one whole response, in seconds.
+    pub total_timeout_secs: f64,
+    /// Slowest transfer accepted, bytes per second, averaged after `min_rate_grace_secs`.
+    pub min_rate: u64,
+    /// Seconds before `min_rate` applies.
+    pub min_rate_grace_secs: f64,
+    /// Body bytes kept per response (as sent, before decoding); longer bodies are truncated
+    /// and recorded with `WARC-Truncated: length`.
+    pub max_body: ByteSize,
+    /// Decoded bytes a Content-Encoding may expand to (gzip bombs).
+    pub max_decoded: ByteSize,
+    /// Total size of a response's status line and headers.
+    pub max_header_bytes: ByteSize,
+    /// Redirect hops followed for robots.txt (page redirects are recorded, not followed).
+    pub max_redirects: u32,
+    /// Media types whose bodies are kept (prefixes such as `text/` allowed); others are recorded
+    /// with their headers only. Empty keeps everything.
+    pub content_types: Vec<String>,
+    /// Allow loopback, private, link-local and other non-public addresses (tests and the demo
+    /// crawl loopback webs; a production crawl must not).
+    pub allow_private_addresses: bool,
+    /// The fetch stage of one partition ends after this many seconds; URLs not fetched by then
+    /// are recorded as deferred.
+    pub deadline_secs: f64,
+    /// How long a fetched robots.txt stays valid, in seconds (RFC 9309: at most 24 hours
+    /// is recommended).
+    pub robots_ttl_secs: f64,
+    /// WARC compression: `"zstd"` (`.warc.zst`, one frame per record), `"gzip"` (`.warc.gz`)
+    /// or `"none"`.
+    pub warc_compression: String,
+    /// Start a new WARC file after this many bytes.
+    pub warc_rotate: ByteSize,
+}
+
+impl Default for FetchSection {
+    fn default() -> Self {
+        FetchSection {
+            user_agent: concat!("dragnet/", env!("CARGO_PKG_VERSION")).into(),
+            threads: 16,
+            queues_per_thread: 3,
+            default_delay_secs: 1.0,
+            max_crawl_delay_secs: 30.0,
+            delay_factor: 2.0,
+            per_ip_connections: 2,
+            connect_timeout_secs: 10.0,
+            read_timeout_secs: 20.0,
+            total_timeout_secs: 60.0,
+            min_rate: 1024,
+            min_rate_grace_secs: 10.0,
+            max_body: ByteSize(10 << 20),
+            max_decoded: ByteSize(50 << 20),
+            max_header_bytes: ByteSize(64 << 10),
+            max_redirects: 5,
+            content_types: Vec::new(),
+            allow_private_addresses: false,
+            deadline_secs: 3600.0,
+            robots_ttl_secs: 86_400.0,
+            warc_compression: "zstd".into(),
+            warc_rotate: ByteSize(1 << 30),
+        }
+    }
+}
+
+impl FetchSection {
+    /// Checks values; errors name the key, the file and what is allowed.
+    pub fn validate(&self, path: &Path) -> Result<()> {
+        let bad = |key: &str, why: String| Error::config(path, format!("fetch.{key}: {why}"));
+        let token = crate::fetch::robots::agent_token(&self.user_agent);
+        if !crate::fetch::robots::is_valid_agent_token(token) {
+            return Err(bad(
+                "user_agent",
+                format!(
+                    "{:?} must start with a product token of letters, '-' and '_' \
+                     (RFC 9309), e.g. \"dragnet/0.1 (+https://example.org/bot)\"",
+                    self.user_agent
+                ),
+            ));
+        }
+        for (key, v, min) in [
+            ("threads", self.threads, 1),
+            ("queues_per_thread", self.queues_per_thread, 1),
+            ("per_ip_connections", self.per_ip_connections, 1),
+        ] {
+            if v < min || v > 4096 {
+                return Err(bad(key, format!("{v} must be between {min} and 4096")));
+            }
+        }
+        for (key, v, positive) in [
+            ("default_delay_secs", self.default_delay_secs, false),
+            ("max_crawl_delay_secs", self.max_crawl_delay_secs, false),
+            ("delay_factor", self.delay_factor, false),
+            ("connect_timeout_secs", self.connect_timeout_secs, true),
+            ("read_timeout_secs", self.read_timeout_secs, true),
+            ("total_timeout_secs", self.total_timeout_secs, true),
+            ("min_rate_grace_secs", self.min_rate_grace_secs, false),
+            ("deadline_secs", self.deadline_secs, true),
+            ("robots_ttl_secs", self.robots_ttl_secs, false),
+        ] {
+            if !v.is_finite() || v < 0.0 || (positive && v == 0.0) || v > 1e9 {
+                let want = if positive { "> 0" } else { ">= 0" };
+                return Err(bad(key, format!("{v} must be a number of seconds {want}")));
+            }
+        }
+        if self.max_body.0 < 1024 || self.max_decoded.0 < self.max_body.0 {
+            return Err(bad(
+                "max_body",
+                format!(
+                    "{} must be at least 1 KiB and at most max_decoded ({})",
+                    self.max_body, self.max_decoded
+                ),
+            ));
+        }
+        if self.max_header_bytes.0 < 1024 {
+            return Err(bad(
+                "max_header_bytes",
+                format!("{} must be at least 1 KiB", self.max_header_bytes),
+            ));
+        }
+        if self.max_redirects < 5 {
+            return Err(bad(
+                "max_redirects",
+                format!(
+                    "{} must be at least 5 (RFC 9309 asks crawlers to follow five hops for robots.txt)",
+                    self.max_redirects
+                ),
+            ));
+        }
+        if !matches!(self.warc_compression.as_str(), "zstd" | "gzip" | "none") {
+            return Err(bad(
+                "warc_compression",
+                format!(
+                    "{:?} must be \"zstd\", \"gzip\" or \"none\"",
+                    self.warc_compression
+                ),
+            ));
+        }
+        if self.warc_rotate.0 < 1 << 20 {
+            return Err(bad(
+                "warc_rotate",
+                format!("{} must be at least 1 MiB", self.warc_rotate),
+            ));
+        }
+        Ok(())
+    }
+}
