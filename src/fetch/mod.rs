@@ -8,9 +8,12 @@
 //! - [`config`]: the `[fetch]` section of `crawl.toml`: politeness, limits against hostile
 //!   servers, WARC output settings.
 //! - [`guard`]: the SSRF guard on resolved addresses.
+//! - [`schedule`]: Mercator back queues, the heap of next-allowed times, the per-IP limit and
+//!   the deadline, as a data structure driven with explicit times.
 
 pub mod config;
 pub mod guard;
 pub mod robots;
+pub mod schedule;
 
 pub use config::FetchSection;
