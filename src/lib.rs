@@ -12,6 +12,8 @@
 //! - [`resolve`]: the crawl's own hosts table (`[resolve]` in crawl.toml), like curl's `--resolve`.
 //! - [`crawl`]: the crawl directory, `crawl.toml`, `dragnet init`, `.done` markers and the lock.
 //! - [`fetch`]: the fetch stage; today robots.txt parsing and matching ([`fetch::robots`]).
+//! - [`warc`]: WARC 1.1 files: the writer the fetch stage uses, the streaming reader the parse
+//!   stage and offline reprocessing use, and the HTTP helpers for record blocks.
 
 #![deny(missing_docs)]
 
@@ -23,5 +25,6 @@ pub mod resolve;
 pub mod run;
 pub mod storage;
 pub mod util;
+pub mod warc;
 
 pub use error::{Error, Result};

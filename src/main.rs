@@ -12,7 +12,7 @@ use dragnet::crawl::{self, Config, InitOptions};
 use dragnet::error::{EXIT_IO, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE};
 use dragnet::fetch::robots::Robots;
 use dragnet::keys::{self, Canonicalizer};
-use dragnet::{run, Error};
+use dragnet::{run, warc, Error};
 
 #[derive(Parser)]
 #[command(name = "dragnet", version, about = "An out-of-core, batch web-crawl pipeline", long_about = None)]
@@ -93,6 +93,17 @@ enum Check {
         #[arg(long)]
         json: bool,
         /// Run files to check.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Validate WARC files (.warc, .warc.gz, .warc.zst; WARC 1.0 and 1.1) and list their
+    /// records: offset, length, type, HTTP status, block/payload digest checks (ok, bad, absent,
+    /// unchecked) and URI. Exit 3 with the offset on corruption or a digest mismatch.
+    Warc {
+        /// Print one JSON object per record (with its file) instead of text.
+        #[arg(long)]
+        json: bool,
+        /// WARC files to check.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -192,6 +203,7 @@ fn execute(cmd: Command) -> Result<i32, Error> {
         }) => check_url(partitions, config, &urls),
         Command::Check(Check::Run { json, files }) => check_run(json, &files),
         Command::Check(Check::Robots) => check_robots(),
+        Command::Check(Check::Warc { json, files }) => check_warc(json, &files),
         Command::Websim { args } => {
             let argv = std::iter::once(std::ffi::OsString::from("dragnet websim")).chain(args);
             // websim's exit codes follow the same convention (0 / 2 usage / 3 I/O).
@@ -354,6 +366,82 @@ fn check_run(json: bool, files: &[PathBuf]) -> Result<i32, Error> {
                     _ => EXIT_IO,
                 });
             }
+        }
+    }
+    Ok(worst)
+}
+
+fn check_warc(json: bool, files: &[PathBuf]) -> Result<i32, Error> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut worst = EXIT_OK;
+    for f in files {
+        let mut broken_pipe = false;
+        if !json {
+            let _ = writeln!(out, "{}:", f.display());
+        }
+        let mut each = |r: &warc::check::RecordReport| {
+            let line = if json {
+                let mut v = serde_json::to_value(r).expect("report serializes");
+                v["file"] = f.display().to_string().into();
+                v.to_string()
+            } else {
+                format!(
+                    "  {:>10} {:>8}  {:<9} {:>3}  block={:<9} payload={:<9} {}{}",
+                    r.offset,
+                    r.length,
+                    r.warc_type,
+                    r.status.map_or("-".to_owned(), |s| s.to_string()),
+                    r.block_digest,
+                    r.payload_digest,
+                    r.uri.as_deref().unwrap_or("-"),
+                    r.truncated
+                        .as_deref()
+                        .map_or(String::new(), |t| format!("  (truncated: {t})")),
+                )
+            };
+            broken_pipe |= writeln!(out, "{line}").is_err();
+            for m in &r.mismatches {
+                eprintln!(
+                    "dragnet: {}: record at offset {}: {m}",
+                    f.display(),
+                    r.offset
+                );
+            }
+        };
+        match warc::check::check_file(f, &mut each) {
+            Ok(rep) => {
+                if !json {
+                    let _ = writeln!(
+                        out,
+                        "{}: {} ({}{}), {} records, {} verified, {} with bad digests",
+                        f.display(),
+                        if rep.bad_digests == 0 {
+                            "ok"
+                        } else {
+                            "DIGEST MISMATCH"
+                        },
+                        rep.compression,
+                        if rep.dictionary { ", dictionary" } else { "" },
+                        rep.records,
+                        rep.verified,
+                        rep.bad_digests
+                    );
+                }
+                if rep.bad_digests > 0 {
+                    worst = EXIT_IO;
+                }
+            }
+            Err(e) => {
+                let _ = out.flush();
+                report(&e);
+                worst = worst.max(match e.exit_code() {
+                    EXIT_USAGE => EXIT_USAGE,
+                    _ => EXIT_IO,
+                });
+            }
+        }
+        if broken_pipe || out.flush().is_err() {
+            return Ok(worst); // the reader has what it wanted
         }
     }
     Ok(worst)

@@ -1,0 +1,167 @@
+//! The byte framing under WARC records: a buffered reader that knows file offsets and can look
+//! ahead for magic numbers, the zstd frame decoder driven one frame at a time, and the warc-zstd
+//! dictionary frame. Split from `reader.rs`, which deals in records.
+//!
+//! Why drive the decoders by hand: the offset and compressed length of every record are only
+//! known if each decoder consumes exactly its own gzip member or zstd frame and not one byte of
+//! the next. flate2's `bufread::GzDecoder` already does (it is what `MultiGzDecoder` is built
+//! on); for zstd, `zstd_read` feeds the raw streaming decoder from the buffer and stops when it
+//! reports the end of the frame.
+
+use std::io::{self, BufRead, Read};
+use std::path::Path;
+
+use crate::error::{Error, IoContext, Result};
+
+pub(super) const BUF: usize = 64 << 10;
+pub(super) const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+pub(super) const DICT_MAGIC: u32 = 0x184D_2A5D;
+pub(super) const MAX_DICT: usize = 64 << 20;
+
+/// Whether `head` starts with a zstd skippable frame magic (`0x184D2A50..=0x184D2A5F`, LE).
+pub(super) fn is_skippable(head: &[u8]) -> bool {
+    head.len() >= 4 && head[0] & 0xf0 == 0x50 && head[1..4] == [0x2a, 0x4d, 0x18]
+}
+
+/// A `BufRead` over the file that knows the file offset of the next byte, and can look ahead a
+/// few bytes across refills (for magic numbers).
+pub(super) struct Counted<R> {
+    inner: R,
+    buf: Box<[u8]>,
+    pos: usize,
+    len: usize,
+    /// File offset of the next byte `BufRead` hands out.
+    pub(super) offset: u64,
+}
+
+impl<R: Read> Counted<R> {
+    pub(super) fn new(inner: R) -> Counted<R> {
+        Counted {
+            inner,
+            buf: vec![0; BUF].into_boxed_slice(),
+            pos: 0,
+            len: 0,
+            offset: 0,
+        }
+    }
+
+    /// Up to `n` (<= 64 KiB) bytes ahead without consuming them; fewer only at end of input.
+    pub(super) fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
+        while self.len - self.pos < n {
+            if self.pos > 0 {
+                self.buf.copy_within(self.pos..self.len, 0);
+                self.len -= self.pos;
+                self.pos = 0;
+            }
+            match self.inner.read(&mut self.buf[self.len..]) {
+                Ok(0) => break,
+                Ok(k) => self.len += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(&self.buf[self.pos..self.len.min(self.pos + n)])
+    }
+
+    pub(super) fn buffered(&self) -> &[u8] {
+        &self.buf[self.pos..self.len]
+    }
+}
+
+impl<R: Read> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos == self.len {
+            self.pos = 0;
+            self.len = 0;
+            loop {
+                match self.inner.read(&mut self.buf) {
+                    Ok(k) => {
+                        self.len = k;
+                        break;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(&self.buf[self.pos..self.len])
+    }
+
+    fn consume(&mut self, n: usize) {
+        let n = n.min(self.len - self.pos);
+        self.pos += n;
+        self.offset += n as u64;
+    }
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let buf = self.fill_buf()?;
+        let n = buf.len().min(out.len());
+        out[..n].copy_from_slice(&buf[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+/// Decodes from the current zstd frame into `out`; 0 once the frame has ended.
+pub(super) fn zstd_read<R: Read>(
+    c: &mut Counted<R>,
+    dec: &mut zstd::stream::raw::Decoder<'static>,
+    done: &mut bool,
+    out: &mut [u8],
+) -> io::Result<usize> {
+    use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
+    let mut idle = 0;
+    while !*done {
+        let input = c.fill_buf()?;
+        if input.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "zstd frame is truncated",
+            ));
+        }
+        let mut inb = InBuffer::around(input);
+        let mut outb = OutBuffer::around(out);
+        let hint = dec.run(&mut inb, &mut outb)?;
+        let (used, made) = (inb.pos(), outb.pos());
+        c.consume(used);
+        if hint == 0 {
+            *done = true;
+        }
+        if made > 0 {
+            return Ok(made);
+        }
+        idle = if used == 0 { idle + 1 } else { 0 };
+        if idle > 2 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "zstd decoder makes no progress",
+            ));
+        }
+    }
+    Ok(0)
+}
+
+/// Reads the warc-zstd dictionary frame at the start of a file (the caller has seen its magic):
+/// the dictionary itself, decompressed if it was stored as a zstd frame.
+pub(super) fn read_dictionary<R: Read>(c: &mut Counted<R>, path: &Path) -> Result<Vec<u8>> {
+    let head = c.peek(8).ctx("read", path)?;
+    let size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+    if size > MAX_DICT {
+        return Err(Error::corrupt(
+            path,
+            4,
+            format!("zstd dictionary frame of {size} bytes"),
+        ));
+    }
+    c.consume(8);
+    let mut data = vec![0; size];
+    c.read_exact(&mut data)
+        .map_err(|_| Error::corrupt(path, 0, "zstd dictionary frame is truncated"))?;
+    if data.starts_with(&ZSTD_MAGIC) {
+        data = zstd::bulk::decompress(&data, MAX_DICT)
+            .map_err(|e| Error::corrupt(path, 8, format!("compressed zstd dictionary: {e}")))?;
+    }
+    Ok(data)
+}

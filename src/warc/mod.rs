@@ -1,0 +1,470 @@
+//! WARC files: what the fetch stage writes and the parse stage (and offline reprocessing) reads.
+//!
+//! WARC (ISO 28500; we write version 1.1, read 1.0 and 1.1) is the archive format every web
+//! archive tool understands, so a crawl's raw fetches stay useful outside dragnet: pywb replays
+//! them, warcio checks them, and an analyst can re-parse last month's files with a new filter
+//! without fetching anything again (DESIGN §7). That is also why we keep to what warcio and
+//! Common Crawl do where the standard leaves a choice (digests as `sha1:` + base32 over the bytes
+//! after the HTTP header block, request before response, one compressed member per record).
+//!
+//! - [`writer`]: [`WarcWriter`] appends records (warcinfo, request, response, revisit, metadata),
+//!   compresses each record on its own (one zstd frame or gzip member, so any record can be read
+//!   from its offset alone), rotates files at a size and publishes each finished file atomically
+//!   through [`crate::storage`]. It returns every record's file, offset and compressed length: the
+//!   fetch-results run and CDXJ indexes store them.
+//! - [`reader`]: [`WarcReader`] streams records one at a time with bounded memory, detects
+//!   gzip / zstd (with the warc-zstd dictionary frame) / plain, reports each record's offset and
+//!   length in the compressed file, verifies digests on request, and turns every malformed byte
+//!   into [`Error::Corrupt`](crate::Error::Corrupt) naming the file and offset.
+//! - [`http`]: the HTTP message inside a request/response block: status line, headers,
+//!   de-chunking and Content-Encoding decoding with a decompression cap.
+//! - [`digest`]: `sha1:` base32 digests as warcio computes and compares them.
+//! - [`check`]: `dragnet check warc`, a verifying listing of a file's records.
+//!
+//! The byte-level description (header list, framing, naming, offsets) is in `docs/formats.md`.
+
+pub mod check;
+pub mod digest;
+mod frame;
+pub mod http;
+pub mod reader;
+pub mod writer;
+
+use std::fmt;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub use digest::{DigestCheck, Sha1Digest};
+pub use reader::{ReaderOptions, Record, RecordEnd, WarcReader};
+pub use writer::{
+    Exchange, ExchangeLocations, RecordLocation, ResponseKind, Revisit, WarcWriter, WriterConfig,
+    WriterSummary,
+};
+
+/// The WARC version line we write.
+pub const WARC_VERSION: &str = "WARC/1.1";
+
+/// `WARC-Profile` of a revisit record written for an HTTP 304 Not Modified answer to a
+/// conditional GET.
+pub const PROFILE_SERVER_NOT_MODIFIED: &str =
+    "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
+
+/// `WARC-Profile` of a revisit record whose payload equals an earlier capture's.
+pub const PROFILE_IDENTICAL_PAYLOAD_DIGEST: &str =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+/// How records are compressed in a file; each record is compressed on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// Uncompressed `.warc`.
+    None,
+    /// `.warc.gz`: one gzip member per record (WARC 1.1 Annex D).
+    Gzip,
+    /// `.warc.zst`: one zstd frame per record (IIPC warc-zstd proposal).
+    Zstd,
+}
+
+impl Compression {
+    /// The file name suffix: `.warc`, `.warc.gz` or `.warc.zst`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Compression::None => ".warc",
+            Compression::Gzip => ".warc.gz",
+            Compression::Zstd => ".warc.zst",
+        }
+    }
+
+    /// The compression a file name implies by its suffix, if it is a WARC name.
+    pub fn from_name(name: &str) -> Option<Compression> {
+        [Compression::Zstd, Compression::Gzip, Compression::None]
+            .into_iter()
+            .find(|c| name.ends_with(c.suffix()))
+    }
+
+    /// Parses the names [`Compression::name`] gives (as `warc_compression` in crawl.toml's
+    /// `[fetch]` section spells them).
+    pub fn parse(name: &str) -> Option<Compression> {
+        match name {
+            "none" => Some(Compression::None),
+            "gzip" => Some(Compression::Gzip),
+            "zstd" => Some(Compression::Zstd),
+            _ => None,
+        }
+    }
+
+    /// A short name for listings and configuration: `none`, `gzip`, `zstd`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+        }
+    }
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The file name of the `serial`-th WARC file of a writer: `p0007-000001.warc.zst`.
+pub fn file_name(prefix: &str, serial: u32, compression: Compression) -> String {
+    format!("{prefix}-{serial:06}{}", compression.suffix())
+}
+
+/// `WARC-Type` of a record.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RecordType {
+    /// `warcinfo`: describes the records that follow it in the file.
+    Warcinfo,
+    /// `response`: a full response from the server (for HTTP: status line, headers, body).
+    Response,
+    /// `resource`: a resource without protocol headers.
+    Resource,
+    /// `request`: the request as sent.
+    Request,
+    /// `metadata`: content about another record.
+    Metadata,
+    /// `revisit`: a revisit of content already archived (or, with the server-not-modified
+    /// profile, a 304 answer to a conditional request).
+    Revisit,
+    /// `conversion`: an alternative version of another record's content.
+    Conversion,
+    /// `continuation`: a segment of a record split across records.
+    Continuation,
+    /// Any other value, kept as written.
+    Other(String),
+}
+
+impl RecordType {
+    /// Parses a `WARC-Type` value (case-insensitively, as warcio does).
+    pub fn parse(s: &str) -> RecordType {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "warcinfo" => RecordType::Warcinfo,
+            "response" => RecordType::Response,
+            "resource" => RecordType::Resource,
+            "request" => RecordType::Request,
+            "metadata" => RecordType::Metadata,
+            "revisit" => RecordType::Revisit,
+            "conversion" => RecordType::Conversion,
+            "continuation" => RecordType::Continuation,
+            _ => RecordType::Other(s.trim().to_owned()),
+        }
+    }
+
+    /// The `WARC-Type` value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            RecordType::Warcinfo => "warcinfo",
+            RecordType::Response => "response",
+            RecordType::Resource => "resource",
+            RecordType::Request => "request",
+            RecordType::Metadata => "metadata",
+            RecordType::Revisit => "revisit",
+            RecordType::Conversion => "conversion",
+            RecordType::Continuation => "continuation",
+            RecordType::Other(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for RecordType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a response block holds less than the server sent (`WARC-Truncated`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Truncated {
+    /// The body exceeded the configured size cap.
+    Length,
+    /// The fetch exceeded its time limit.
+    Time,
+    /// The connection was lost.
+    Disconnect,
+    /// Another reason.
+    Unspecified,
+}
+
+impl Truncated {
+    /// The `WARC-Truncated` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Truncated::Length => "length",
+            Truncated::Time => "time",
+            Truncated::Disconnect => "disconnect",
+            Truncated::Unspecified => "unspecified",
+        }
+    }
+}
+
+/// The header of one WARC record: the version line and the named fields in file order.
+///
+/// Values are kept as text; bytes that are not UTF-8 (seen in old files) are replaced by U+FFFD.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WarcHeader {
+    /// The version line without its line end, e.g. `WARC/1.1`.
+    pub version: String,
+    /// Fields in file order, names as written.
+    pub fields: Vec<(String, String)>,
+}
+
+impl WarcHeader {
+    /// The first value of a field, names compared case-insensitively.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `WARC-Type` (an empty `Other` if it is missing).
+    pub fn record_type(&self) -> RecordType {
+        RecordType::parse(self.get("WARC-Type").unwrap_or(""))
+    }
+
+    /// `WARC-Target-URI`, without the angle brackets some WARC 1.1 writers put around it.
+    pub fn target_uri(&self) -> Option<&str> {
+        self.get("WARC-Target-URI").map(|u| {
+            let u = u.trim();
+            u.strip_prefix('<')
+                .and_then(|u| u.strip_suffix('>'))
+                .unwrap_or(u)
+        })
+    }
+
+    /// `WARC-Record-ID`, with its angle brackets.
+    pub fn record_id(&self) -> Option<&str> {
+        self.get("WARC-Record-ID")
+    }
+
+    /// `WARC-Date`.
+    pub fn date(&self) -> Option<&str> {
+        self.get("WARC-Date")
+    }
+
+    /// `Content-Type`.
+    pub fn content_type(&self) -> Option<&str> {
+        self.get("Content-Type")
+    }
+
+    /// `Content-Length`, if present and a number.
+    pub fn content_length(&self) -> Option<u64> {
+        self.get("Content-Length")?.trim().parse().ok()
+    }
+
+    /// Whether the block is an HTTP message whose headers warcio parses before the payload: a
+    /// request, response or revisit record with an `http:`/`https:` target URI.
+    pub fn is_http(&self) -> bool {
+        let typed = matches!(
+            self.record_type(),
+            RecordType::Request | RecordType::Response | RecordType::Revisit
+        );
+        let uri = self.target_uri().unwrap_or("").to_ascii_lowercase();
+        typed && (uri.starts_with("http:") || uri.starts_with("https:"))
+    }
+
+    /// The serialized header, version line through the empty line.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 * (self.fields.len() + 1));
+        out.extend_from_slice(self.version.as_bytes());
+        out.extend_from_slice(b"\r\n");
+        for (n, v) in &self.fields {
+            out.extend_from_slice(n.as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(v.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+        out
+    }
+}
+
+/// Formats a time as a `WARC-Date`: RFC 3339 in UTC, with microseconds when `micros` is set
+/// (WARC 1.1 allows fractions of a second; WARC 1.0 readers expect whole seconds).
+pub fn warc_date(t: SystemTime, micros: bool) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = crate::util::rfc3339(d.as_secs());
+    if !micros {
+        return secs;
+    }
+    let base = secs.strip_suffix('Z').unwrap_or(&secs);
+    format!("{base}.{:06}Z", d.subsec_micros())
+}
+
+/// Parses a `WARC-Date` (`YYYY-MM-DDThh:mm:ss[.fraction]Z`, the shorter forms W3C-DTF allows are
+/// not accepted) into seconds and nanoseconds since the Unix epoch.
+pub fn parse_warc_date(s: &str) -> Option<(u64, u32)> {
+    let b = s.trim().as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+        return None;
+    }
+    if b[16] != b':' || *b.last()? != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = std::str::from_utf8(&b[r]).ok()?;
+        t.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| t.parse().ok())?
+    };
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let mut nanos = 0u32;
+    let rest = &b[19..b.len() - 1];
+    if !rest.is_empty() {
+        let frac = rest.strip_prefix(b".")?;
+        if frac.is_empty() || frac.len() > 9 || !frac.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let digits: u32 = std::str::from_utf8(frac).ok()?.parse().ok()?;
+        nanos = digits * 10u32.pow(9 - frac.len() as u32);
+    }
+    // Days-from-civil (H. Hinnant's algorithm), the inverse of `util::rfc3339`.
+    let yy = if mo <= 2 { y - 1 } else { y };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + h * 3600 + mi * 60 + sec;
+    Some((u64::try_from(secs).ok()?, nanos))
+}
+
+/// Where record IDs come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdSource {
+    /// Fresh 128-bit values seeded from the OS's randomness (through std's hasher keys), the time
+    /// and the process id: unique across machines and runs.
+    Random,
+    /// A deterministic sequence from a seed: the same seed gives the same IDs (tests, golden
+    /// files).
+    Seeded(u64),
+}
+
+/// Generates `<urn:uuid:...>` record IDs in the version-4 layout (RFC 9562: random bits with the
+/// version and variant fields set) from xxh3-128 of a 128-bit key and a counter. Not a CSPRNG,
+/// and it need not be: IDs must be unique, not unguessable, and this needs no extra dependency.
+#[derive(Clone, Debug)]
+pub struct IdGen {
+    key: [u8; 16],
+    counter: u64,
+}
+
+impl IdGen {
+    /// A generator for `source`.
+    pub fn new(source: IdSource) -> IdGen {
+        let mut key = [0u8; 16];
+        match source {
+            IdSource::Seeded(seed) => {
+                key[..8].copy_from_slice(&seed.to_le_bytes());
+                key[8..].copy_from_slice(b"dragnet\0");
+            }
+            IdSource::Random => {
+                use std::hash::{BuildHasher, Hasher};
+                let now = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_nanos();
+                for (i, half) in key.chunks_mut(8).enumerate() {
+                    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+                    h.write_u128(now);
+                    h.write_u32(std::process::id());
+                    h.write_usize(i);
+                    half.copy_from_slice(&h.finish().to_le_bytes());
+                }
+            }
+        }
+        IdGen { key, counter: 0 }
+    }
+
+    /// The next ID, e.g. `<urn:uuid:0f8fad5b-d9cb-469f-a165-70867728950e>`.
+    pub fn next_id(&mut self) -> String {
+        self.counter += 1;
+        let mut input = [0u8; 24];
+        input[..16].copy_from_slice(&self.key);
+        input[16..].copy_from_slice(&self.counter.to_le_bytes());
+        let mut b = xxhash_rust::xxh3::xxh3_128(&input).to_le_bytes();
+        b[6] = (b[6] & 0x0f) | 0x40; // version 4
+        b[8] = (b[8] & 0x3f) | 0x80; // variant 10
+        let hex = |r: std::ops::Range<usize>| -> String {
+            b[r].iter().map(|x| format!("{x:02x}")).collect()
+        };
+        format!(
+            "<urn:uuid:{}-{}-{}-{}-{}>",
+            hex(0..4),
+            hex(4..6),
+            hex(6..8),
+            hex(8..10),
+            hex(10..16)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn dates_round_trip() {
+        let t = UNIX_EPOCH + Duration::new(1_795_424_040, 123_456_789);
+        assert_eq!(warc_date(t, false), "2026-11-23T08:54:00Z");
+        assert_eq!(warc_date(t, true), "2026-11-23T08:54:00.123456Z");
+        assert_eq!(
+            parse_warc_date("2026-11-23T08:54:00.123456Z"),
+            Some((1_795_424_040, 123_456_000))
+        );
+        assert_eq!(
+            parse_warc_date("2000-02-29T00:00:00Z"),
+            Some((951_782_400, 0))
+        );
+        assert_eq!(parse_warc_date("1970-01-01T00:00:00Z"), Some((0, 0)));
+        for bad in [
+            "",
+            "2000-02-29",
+            "2000-13-01T00:00:00Z",
+            "2000-02-29T00:00:00.Z",
+            "x",
+        ] {
+            assert_eq!(parse_warc_date(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn ids_are_v4_unique_and_seedable() {
+        let mut a = IdGen::new(IdSource::Seeded(7));
+        let mut b = IdGen::new(IdSource::Seeded(7));
+        let ids: Vec<String> = (0..1000).map(|_| a.next_id()).collect();
+        assert_eq!(ids[0], b.next_id());
+        let set: std::collections::HashSet<_> = ids.iter().collect();
+        assert_eq!(set.len(), ids.len());
+        let id = &ids[0];
+        assert_eq!(id.len(), "<urn:uuid:>".len() + 36);
+        assert_eq!(&id[24..25], "4", "{id}");
+        assert!(matches!(&id[29..30], "8" | "9" | "a" | "b"), "{id}");
+        let mut r1 = IdGen::new(IdSource::Random);
+        let mut r2 = IdGen::new(IdSource::Random);
+        assert_ne!(r1.next_id(), r2.next_id());
+    }
+
+    #[test]
+    fn names_and_suffixes() {
+        assert_eq!(
+            file_name("p0007", 1, Compression::Zstd),
+            "p0007-000001.warc.zst"
+        );
+        assert_eq!(Compression::from_name("a.warc.gz"), Some(Compression::Gzip));
+        assert_eq!(Compression::from_name("a.warc"), Some(Compression::None));
+        assert_eq!(Compression::from_name("a.txt"), None);
+        for c in [Compression::None, Compression::Gzip, Compression::Zstd] {
+            assert_eq!(Compression::parse(c.name()), Some(c));
+        }
+        assert_eq!(RecordType::parse("Response"), RecordType::Response);
+    }
+}

@@ -1,0 +1,535 @@
+//! Writing WARC 1.1 files: what the fetch stage produces for every URL it fetched.
+//!
+//! Each record is compressed on its own (one zstd frame with content size and checksum, or one
+//! gzip member), so a record can be read from its offset without the rest of the file: that is
+//! what CDXJ indexes and the fetch-results run point into. We do not write a zstd dictionary frame
+//! (the warc-zstd proposal allows one): a dictionary must be trained and kept with the file, and
+//! per-record frames at level 3 are already far smaller than gzip; the reader accepts files that
+//! have one.
+//!
+//! A record is built in memory before it is written, because its digests come before its block
+//! in the header: the fetch stage holds a body in memory anyway (threads x max body size,
+//! DESIGN §1), so the cost is one more copy of the largest record per writer.
+//!
+//! Files are named `<prefix>-<serial>.warc[.gz|.zst]` (`p0007-000001.warc.zst`), start with a
+//! warcinfo record, and rotate once they reach the configured size; a request and its response are
+//! never split across files. Each file is written under a temporary name and published with
+//! [`AtomicFile`] (fsync, rename, fsync-dir) when it is complete, so a reader never sees a file
+//! that is still being written and a killed fetch leaves no partial WARC behind.
+
+use std::io::Write;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::digest;
+use super::{
+    file_name, warc_date, Compression, IdGen, IdSource, RecordType, Truncated, WarcHeader,
+    PROFILE_SERVER_NOT_MODIFIED, WARC_VERSION,
+};
+use crate::error::{Error, IoContext, Result};
+use crate::storage::{self, AtomicFile};
+
+/// Default rotation size: 1 GB, the customary WARC file size.
+pub const DEFAULT_ROTATE_BYTES: u64 = 1_000_000_000;
+
+/// How a [`WarcWriter`] names, compresses and rotates its files.
+#[derive(Clone, Debug)]
+pub struct WriterConfig {
+    /// Directory the files are published in (created if missing).
+    pub dir: PathBuf,
+    /// File name prefix, e.g. `p0007` for partition 7.
+    pub prefix: String,
+    /// Record compression; also decides the file suffix.
+    pub compression: Compression,
+    /// Compression level; `None` for the codec's default (zstd 3, gzip 6).
+    pub level: Option<i32>,
+    /// A file is finished and published once it holds at least this many bytes.
+    pub rotate_bytes: u64,
+    /// Serial number of the first file (default 1).
+    pub first_serial: u32,
+    /// Where record IDs come from.
+    pub ids: IdSource,
+    /// Write `WARC-Date` with microseconds (WARC 1.1) instead of whole seconds.
+    pub subsecond_dates: bool,
+    /// Extra `name: value` fields for each file's warcinfo record (operator, isPartOf, robots,
+    /// http-header-user-agent, ...), after `software`, `format` and `conformsTo`.
+    pub warcinfo: Vec<(String, String)>,
+}
+
+impl WriterConfig {
+    /// A configuration with the defaults: random IDs, 1 GB files, microsecond dates, serial 1.
+    pub fn new(
+        dir: impl Into<PathBuf>,
+        prefix: impl Into<String>,
+        compression: Compression,
+    ) -> Self {
+        WriterConfig {
+            dir: dir.into(),
+            prefix: prefix.into(),
+            compression,
+            level: None,
+            rotate_bytes: DEFAULT_ROTATE_BYTES,
+            first_serial: 1,
+            ids: IdSource::Random,
+            subsecond_dates: true,
+            warcinfo: Vec::new(),
+        }
+    }
+}
+
+/// Where a record was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordLocation {
+    /// The file's name (no directory), e.g. `p0007-000001.warc.zst`.
+    pub file: String,
+    /// Byte offset of the record's compressed member in the file.
+    pub offset: u64,
+    /// Length of the compressed member in bytes.
+    pub length: u64,
+    /// `WARC-Record-ID`, angle brackets included.
+    pub record_id: String,
+    /// `WARC-Payload-Digest`, if the record has one.
+    pub payload_digest: Option<String>,
+}
+
+/// What the server answered, and so which record holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResponseKind<'a> {
+    /// A `response` record; `truncated` says why the block is shorter than what was sent.
+    Response {
+        /// `WARC-Truncated`, if the fetcher cut the body.
+        truncated: Option<Truncated>,
+    },
+    /// A 304 Not Modified answer to a conditional GET: a `revisit` record with the
+    /// server-not-modified profile whose block is the 304's status line and headers.
+    NotModified(Revisit<'a>),
+}
+
+/// What a server-not-modified revisit refers to (all optional: the urldb may know them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Revisit<'a> {
+    /// `WARC-Refers-To-Target-URI`: the earlier capture's URI, when it differs.
+    pub refers_to_uri: Option<&'a str>,
+    /// `WARC-Refers-To-Date`: when the earlier capture was made.
+    pub refers_to_date: Option<SystemTime>,
+    /// `WARC-Refers-To`: the earlier response record's ID.
+    pub refers_to: Option<&'a str>,
+    /// `WARC-Payload-Digest` of the earlier capture's payload.
+    pub payload_digest: Option<&'a str>,
+}
+
+/// One fetch: the request as sent and the response as received.
+#[derive(Clone, Debug)]
+pub struct Exchange<'a> {
+    /// The URL fetched (`WARC-Target-URI`).
+    pub target_uri: &'a str,
+    /// When the fetch started (`WARC-Date` of both records).
+    pub date: SystemTime,
+    /// The server's address (`WARC-IP-Address`).
+    pub ip: Option<IpAddr>,
+    /// The HTTP request as sent: request line, headers, blank line, body. `None` writes no
+    /// request record.
+    pub request: Option<&'a [u8]>,
+    /// The HTTP response as received: status line, headers, blank line, body (chunked and
+    /// content-encoded as sent, possibly cut short: see `kind`).
+    pub response: &'a [u8],
+    /// Response or not-modified revisit.
+    pub kind: ResponseKind<'a>,
+}
+
+/// Where an exchange's records were written (always the same file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExchangeLocations {
+    /// The request record, if one was written.
+    pub request: Option<RecordLocation>,
+    /// The response or revisit record.
+    pub response: RecordLocation,
+}
+
+/// What a writer produced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WriterSummary {
+    /// Published files, in order.
+    pub files: Vec<PathBuf>,
+    /// Records written, warcinfo included.
+    pub records: u64,
+    /// Bytes written over all files.
+    pub bytes: u64,
+}
+
+struct OpenFile {
+    file: AtomicFile,
+    name: String,
+    warcinfo_id: String,
+}
+
+/// Appends records to a sequence of WARC files; see the module docs.
+pub struct WarcWriter {
+    cfg: WriterConfig,
+    ids: IdGen,
+    serial: u32,
+    open: Option<OpenFile>,
+    summary: WriterSummary,
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+    raw: Vec<u8>,
+    packed: Vec<u8>,
+}
+
+/// One record to write.
+struct Rec<'a> {
+    kind: RecordType,
+    id: String,
+    date: SystemTime,
+    target: Option<&'a str>,
+    extra: Vec<(&'static str, String)>,
+    content_type: &'a str,
+    block: &'a [u8],
+    payload: Payload,
+}
+
+enum Payload {
+    /// No payload digest.
+    None,
+    /// The block is an HTTP message: digest the bytes after its header block.
+    Http,
+    /// The payload is the whole block.
+    Block,
+    /// A digest given by the caller (a revisit's earlier payload).
+    Given(String),
+}
+
+impl WarcWriter {
+    /// Starts a writer; no file is created before the first record.
+    pub fn new(cfg: WriterConfig) -> Result<WarcWriter> {
+        let where_ = Path::new("<warc writer>");
+        if cfg.prefix.is_empty() || cfg.prefix.contains(['/', '\\']) || cfg.prefix.starts_with('.')
+        {
+            return Err(Error::config(
+                where_,
+                format!(
+                    "bad WARC file prefix {:?}: use a plain name such as p0007",
+                    cfg.prefix
+                ),
+            ));
+        }
+        if cfg.rotate_bytes == 0 {
+            return Err(Error::config(where_, "WARC rotation size must be positive"));
+        }
+        storage::create_dir_all(&cfg.dir)?;
+        let zstd = match cfg.compression {
+            Compression::Zstd => {
+                let mut c = zstd::bulk::Compressor::new(cfg.level.unwrap_or(3))
+                    .map_err(|e| Error::config(where_, format!("zstd level: {e}")))?;
+                for p in [
+                    zstd::zstd_safe::CParameter::ChecksumFlag(true),
+                    zstd::zstd_safe::CParameter::ContentSizeFlag(true),
+                ] {
+                    c.set_parameter(p).ctx("configure zstd for", &cfg.dir)?;
+                }
+                Some(c)
+            }
+            _ => None,
+        };
+        if let (Compression::Gzip, Some(l)) = (cfg.compression, cfg.level) {
+            if !(0..=9).contains(&l) {
+                return Err(Error::config(
+                    where_,
+                    format!("gzip level {l} is not in 0..=9"),
+                ));
+            }
+        }
+        Ok(WarcWriter {
+            ids: IdGen::new(cfg.ids),
+            serial: cfg.first_serial,
+            open: None,
+            summary: WriterSummary::default(),
+            zstd,
+            raw: Vec::new(),
+            packed: Vec::new(),
+            cfg,
+        })
+    }
+
+    /// The directory files are published in.
+    pub fn dir(&self) -> &Path {
+        &self.cfg.dir
+    }
+
+    /// The file currently being written (published only when finished), if any.
+    pub fn current_file(&self) -> Option<&str> {
+        self.open.as_ref().map(|o| o.name.as_str())
+    }
+
+    /// Files published so far.
+    pub fn published(&self) -> &[PathBuf] {
+        &self.summary.files
+    }
+
+    /// Writes the request record (if any) and the response or revisit record of one fetch, in
+    /// that order and in the same file, each pointing at the other with `WARC-Concurrent-To`.
+    pub fn write_exchange(&mut self, ex: &Exchange<'_>) -> Result<ExchangeLocations> {
+        self.ensure_open(ex.date)?;
+        let req_id = ex.request.map(|_| self.ids.next_id());
+        let resp_id = self.ids.next_id();
+        let ip = ex.ip.map(|ip| ("WARC-IP-Address", ip.to_string()));
+        let request = match ex.request {
+            Some(block) => {
+                let mut extra: Vec<_> = ip.clone().into_iter().collect();
+                extra.push(("WARC-Concurrent-To", resp_id.clone()));
+                Some(self.write(Rec {
+                    kind: RecordType::Request,
+                    id: req_id.clone().unwrap_or_default(),
+                    date: ex.date,
+                    target: Some(ex.target_uri),
+                    extra,
+                    content_type: "application/http;msgtype=request",
+                    block,
+                    payload: Payload::Http,
+                })?)
+            }
+            None => None,
+        };
+        let mut extra: Vec<_> = ip.into_iter().collect();
+        if let Some(id) = req_id {
+            extra.push(("WARC-Concurrent-To", id));
+        }
+        let (kind, payload) = match &ex.kind {
+            ResponseKind::Response { truncated } => {
+                if let Some(t) = truncated {
+                    extra.push(("WARC-Truncated", t.as_str().to_owned()));
+                }
+                (RecordType::Response, Payload::Http)
+            }
+            ResponseKind::NotModified(r) => {
+                extra.push(("WARC-Profile", PROFILE_SERVER_NOT_MODIFIED.to_owned()));
+                if let Some(u) = r.refers_to_uri {
+                    extra.push(("WARC-Refers-To-Target-URI", u.to_owned()));
+                }
+                if let Some(d) = r.refers_to_date {
+                    extra.push((
+                        "WARC-Refers-To-Date",
+                        warc_date(d, self.cfg.subsecond_dates),
+                    ));
+                }
+                if let Some(id) = r.refers_to {
+                    extra.push(("WARC-Refers-To", id.to_owned()));
+                }
+                let payload = r
+                    .payload_digest
+                    .map_or(Payload::None, |d| Payload::Given(d.to_owned()));
+                (RecordType::Revisit, payload)
+            }
+        };
+        let response = self.write(Rec {
+            kind,
+            id: resp_id,
+            date: ex.date,
+            target: Some(ex.target_uri),
+            extra,
+            content_type: "application/http;msgtype=response",
+            block: ex.response,
+            payload,
+        })?;
+        self.maybe_rotate()?;
+        Ok(ExchangeLocations { request, response })
+    }
+
+    /// Writes a `metadata` record about `target_uri` (`application/warc-fields`: one
+    /// `name: value` line per field), pointing at `concurrent_to` (usually the response's ID).
+    pub fn write_metadata(
+        &mut self,
+        target_uri: &str,
+        date: SystemTime,
+        concurrent_to: Option<&str>,
+        fields: &[(&str, &str)],
+    ) -> Result<RecordLocation> {
+        self.ensure_open(date)?;
+        let block = warc_fields(fields.iter().map(|(n, v)| (*n, *v)));
+        let id = self.ids.next_id();
+        let loc = self.write(Rec {
+            kind: RecordType::Metadata,
+            id,
+            date,
+            target: Some(target_uri),
+            extra: concurrent_to
+                .map(|c| ("WARC-Concurrent-To", c.to_owned()))
+                .into_iter()
+                .collect(),
+            content_type: "application/warc-fields",
+            block: &block,
+            payload: Payload::Block,
+        })?;
+        self.maybe_rotate()?;
+        Ok(loc)
+    }
+
+    /// Publishes the file being written (if any) and returns what was written.
+    pub fn finish(mut self) -> Result<WriterSummary> {
+        self.close()?;
+        Ok(std::mem::take(&mut self.summary))
+    }
+
+    fn ensure_open(&mut self, date: SystemTime) -> Result<()> {
+        if self.open.is_some() {
+            return Ok(());
+        }
+        let name = file_name(&self.cfg.prefix, self.serial, self.cfg.compression);
+        let file = AtomicFile::create(&self.cfg.dir.join(&name))?;
+        self.serial += 1;
+        let warcinfo_id = self.ids.next_id();
+        self.open = Some(OpenFile {
+            file,
+            name: name.clone(),
+            warcinfo_id: warcinfo_id.clone(),
+        });
+        let version = concat!("dragnet/", env!("CARGO_PKG_VERSION"));
+        let mut fields = vec![
+            ("software", version),
+            ("format", "WARC File Format 1.1"),
+            (
+                "conformsTo",
+                "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+            ),
+        ];
+        fields.extend(
+            self.cfg
+                .warcinfo
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str())),
+        );
+        let block = warc_fields(fields.into_iter());
+        self.write(Rec {
+            kind: RecordType::Warcinfo,
+            id: warcinfo_id,
+            date,
+            target: None,
+            extra: vec![("WARC-Filename", name)],
+            content_type: "application/warc-fields",
+            block: &block,
+            payload: Payload::None,
+        })?;
+        Ok(())
+    }
+
+    fn maybe_rotate(&mut self) -> Result<()> {
+        match &self.open {
+            Some(o) if o.file.written() >= self.cfg.rotate_bytes => self.close(),
+            _ => Ok(()),
+        }
+    }
+
+    fn close(&mut self) -> Result<()> {
+        if let Some(o) = self.open.take() {
+            let path = o.file.path().to_path_buf();
+            o.file.commit()?;
+            self.summary.files.push(path);
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, rec: Rec<'_>) -> Result<RecordLocation> {
+        let Some(open) = self.open.as_mut() else {
+            return Err(Error::Usage("WARC writer has no open file".into()));
+        };
+        let mut h = WarcHeader {
+            version: WARC_VERSION.to_owned(),
+            fields: Vec::with_capacity(12),
+        };
+        let mut put = |n: &str, v: String| h.fields.push((n.to_owned(), clean(v)));
+        put("WARC-Type", rec.kind.as_str().to_owned());
+        put("WARC-Record-ID", rec.id.clone());
+        put("WARC-Date", warc_date(rec.date, self.cfg.subsecond_dates));
+        if let Some(t) = rec.target {
+            put("WARC-Target-URI", t.to_owned());
+        }
+        for (n, v) in rec.extra {
+            put(n, v);
+        }
+        if rec.kind != RecordType::Warcinfo {
+            put("WARC-Warcinfo-ID", open.warcinfo_id.clone());
+        }
+        let (block_digest, computed) = match rec.payload {
+            Payload::Http => digest::block_and_payload(rec.block, true),
+            _ => digest::block_and_payload(rec.block, false),
+        };
+        let payload_digest = match rec.payload {
+            Payload::None => None,
+            Payload::Http | Payload::Block => computed,
+            Payload::Given(d) => Some(d),
+        };
+        if let Some(d) = &payload_digest {
+            put("WARC-Payload-Digest", d.clone());
+        }
+        put("WARC-Block-Digest", block_digest);
+        put("Content-Type", rec.content_type.to_owned());
+        put("Content-Length", rec.block.len().to_string());
+        let head = h.to_bytes();
+
+        self.packed.clear();
+        match self.cfg.compression {
+            Compression::None => {
+                self.packed.extend_from_slice(&head);
+                self.packed.extend_from_slice(rec.block);
+                self.packed.extend_from_slice(b"\r\n\r\n");
+            }
+            Compression::Gzip => {
+                let level = flate2::Compression::new(self.cfg.level.unwrap_or(6) as u32);
+                let mut gz = flate2::GzBuilder::new().write(&mut self.packed, level);
+                let r = gz
+                    .write_all(&head)
+                    .and_then(|_| gz.write_all(rec.block))
+                    .and_then(|_| gz.write_all(b"\r\n\r\n"))
+                    .and_then(|_| gz.finish().map(drop));
+                r.ctx("gzip a record for", open.file.path())?;
+            }
+            Compression::Zstd => {
+                self.raw.clear();
+                self.raw.extend_from_slice(&head);
+                self.raw.extend_from_slice(rec.block);
+                self.raw.extend_from_slice(b"\r\n\r\n");
+                self.packed
+                    .reserve(zstd::zstd_safe::compress_bound(self.raw.len()));
+                let z = self
+                    .zstd
+                    .as_mut()
+                    .expect("zstd compressor exists for zstd files");
+                z.compress_to_buffer(&self.raw[..], &mut self.packed)
+                    .ctx("zstd-compress a record for", open.file.path())?;
+            }
+        }
+        let offset = open.file.written();
+        open.file.write_all_bytes(&self.packed)?;
+        self.summary.records += 1;
+        self.summary.bytes += self.packed.len() as u64;
+        Ok(RecordLocation {
+            file: open.name.clone(),
+            offset,
+            length: self.packed.len() as u64,
+            record_id: rec.id,
+            payload_digest,
+        })
+    }
+}
+
+/// An `application/warc-fields` block.
+fn warc_fields<'a>(fields: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (n, v) in fields {
+        out.extend_from_slice(clean(n.to_owned()).as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(clean(v.to_owned()).as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// A header value on one line: CR and LF would end the field early and let the value forge
+/// headers, so they become spaces.
+fn clean(v: String) -> String {
+    if v.contains(['\r', '\n']) {
+        v.replace(['\r', '\n'], " ")
+    } else {
+        v
+    }
+}
