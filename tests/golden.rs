@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dragnet::crawl::{FetchItem, UrlRecord, UrlState};
+use dragnet::crawl::{FetchItem, FetchResult, UrlRecord, UrlState};
 use dragnet::run::{self, Cursor, RunReader, RunWriter, Schema, WriterOptions};
 
 fn golden_dir() -> PathBuf {
@@ -69,6 +69,45 @@ fn urldb_records() -> Records {
         .collect()
 }
 
+fn fetched_records() -> Records {
+    let mut v: Records = (0u64..150)
+        .map(|i| {
+            let url = format!("https://golden.test/f/{i}?q=\u{e9}");
+            let mut r = FetchResult {
+                url: url.clone(),
+                fetched_at_ms: 1_795_000_000_000 + i * 17,
+                duration_ms: (i * 13 % 900) as u32,
+                ..FetchResult::default()
+            };
+            match i % 5 {
+                0 => r.error = "timeout".into(),
+                1 => {
+                    r.status = 301;
+                    r.redirect = format!("https://golden.test/moved/{i}");
+                }
+                _ => {
+                    r.status = 200;
+                    r.content_type = "text/html".into();
+                    r.length = 1000 + i * 37;
+                    r.truncated = i % 7 == 0;
+                    r.digest = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    r.warc_file = "p0003-000001.warc.zst".into();
+                    r.warc_offset = i * 4096;
+                    r.warc_length = 900 + i;
+                    r.etag = format!("\"g{i}\"");
+                    r.last_modified = "Mon, 23 Nov 2026 09:00:00 GMT".into();
+                }
+            }
+            (
+                run::fp_key(dragnet::keys::fingerprint(&url)).to_vec(),
+                r.encode(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 struct Golden {
     file: &'static str,
     schema: Schema,
@@ -93,6 +132,12 @@ const GOLDEN: &[Golden] = &[
         file: "urldb-v1.run",
         schema: Schema::URLDB,
         records: urldb_records,
+        block_size: 4096,
+    },
+    Golden {
+        file: "fetched-v1.run",
+        schema: Schema::FETCHED,
+        records: fetched_records,
         block_size: 4096,
     },
     Golden {
@@ -147,6 +192,7 @@ fn golden_files_read_back() {
             match g.schema.id {
                 id if id == Schema::FETCHLIST.id => drop(FetchItem::decode(p).unwrap()),
                 id if id == Schema::URLDB.id => drop(UrlRecord::decode(p).unwrap()),
+                id if id == Schema::FETCHED.id => drop(FetchResult::decode(p).unwrap()),
                 _ => assert!(p.is_empty()),
             }
         }

@@ -18,5 +18,5 @@ pub use done::{DoneMarker, FileDigest};
 pub use init::{init, BadSeed, InitOptions, InitReport};
 pub use layout::{CrawlDir, Stage};
 pub use lock::{read_lock, unlock, CrawlLock, Holder, LockInfo};
-pub use records::{DecodeError, FetchItem, UrlRecord, UrlState};
+pub use records::{DecodeError, FetchItem, FetchResult, UrlRecord, UrlState};
 pub use status::{status, CycleStatus, StageStatus, Status};

@@ -310,3 +310,128 @@ mod tests {
         assert!(UrlRecord::decode(&extra).is_err());
     }
 }
+
+/// What became of one URL of a fetch list: the payload of a fetch-results run
+/// ([`crate::run::Schema::FETCHED`]), keyed by URL fingerprint. Parse finds the page in the WARC
+/// through `warc_file` and `warc_offset`; merge folds the rest into the URL db.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FetchResult {
+    /// Canonical URL.
+    pub url: String,
+    /// HTTP status (0: no answer; see `error`).
+    pub status: u16,
+    /// When the request started, Unix milliseconds.
+    pub fetched_at_ms: u64,
+    /// How long the response took, milliseconds.
+    pub duration_ms: u32,
+    /// Media type of the response, without parameters (`text/html`).
+    pub content_type: String,
+    /// Body bytes received (as sent, before decoding).
+    pub length: u64,
+    /// The body was cut at the size cap or by a timeout (`WARC-Truncated`).
+    pub truncated: bool,
+    /// xxh3-64 of the decoded payload (0: none), for change detection.
+    pub digest: u64,
+    /// WARC file name (in the cycle's `warc/` directory) of the response record; empty if none.
+    pub warc_file: String,
+    /// Offset of the response record in that file.
+    pub warc_offset: u64,
+    /// Compressed length of the response record.
+    pub warc_length: u64,
+    /// `ETag` validator, for the next conditional GET.
+    pub etag: String,
+    /// `Last-Modified` validator.
+    pub last_modified: String,
+    /// `Location` of a redirect, resolved against the URL (it re-enters the crawl as a link).
+    pub redirect: String,
+    /// Why there is no usable answer: empty, or a short kind such as `timeout`, `connect`,
+    /// `robots` (disallowed), `ssrf` (address refused), `too_slow`, `headers_too_large`,
+    /// `deferred` (deadline reached), `dns`.
+    pub error: String,
+}
+
+impl FetchResult {
+    const VERSION: u8 = 1;
+
+    /// Encodes the payload.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut e = Enc::default();
+        e.u8(FetchResult::VERSION)
+            .str(&self.url)
+            .u64(u64::from(self.status))
+            .u64(self.fetched_at_ms)
+            .u64(u64::from(self.duration_ms))
+            .str(&self.content_type)
+            .u64(self.length)
+            .u8(u8::from(self.truncated))
+            .u64(self.digest)
+            .str(&self.warc_file)
+            .u64(self.warc_offset)
+            .u64(self.warc_length)
+            .str(&self.etag)
+            .str(&self.last_modified)
+            .str(&self.redirect)
+            .str(&self.error);
+        e.0
+    }
+
+    /// Decodes a payload.
+    pub fn decode(b: &[u8]) -> Result<FetchResult, DecodeError> {
+        let mut d = Dec(b);
+        check_version(&mut d, "fetch result", FetchResult::VERSION)?;
+        let range = |what: &str| DecodeError(format!("{what} out of range"));
+        let r = FetchResult {
+            url: d.str("url")?.to_string(),
+            status: u16::try_from(d.u64("status")?).map_err(|_| range("status"))?,
+            fetched_at_ms: d.u64("fetched_at_ms")?,
+            duration_ms: u32::try_from(d.u64("duration_ms")?).map_err(|_| range("duration"))?,
+            content_type: d.str("content_type")?.to_string(),
+            length: d.u64("length")?,
+            truncated: match d.u8("truncated")? {
+                0 => false,
+                1 => true,
+                v => return Err(DecodeError(format!("truncated flag {v} is not 0 or 1"))),
+            },
+            digest: d.u64("digest")?,
+            warc_file: d.str("warc_file")?.to_string(),
+            warc_offset: d.u64("warc_offset")?,
+            warc_length: d.u64("warc_length")?,
+            etag: d.str("etag")?.to_string(),
+            last_modified: d.str("last_modified")?.to_string(),
+            redirect: d.str("redirect")?.to_string(),
+            error: d.str("error")?.to_string(),
+        };
+        d.end()?;
+        Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod fetch_result_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Every fetch result survives a round trip, and every proper prefix of its encoding is
+        /// refused rather than misread.
+        #[test]
+        fn round_trips_and_refuses_prefixes(
+            url in ".{0,40}", status in any::<u16>(), at in any::<u64>(), dur in any::<u32>(),
+            ct in "[a-z/]{0,12}", len in any::<u64>(), truncated in any::<bool>(),
+            digest in any::<u64>(), file in "[a-z0-9.-]{0,20}", off in any::<u64>(),
+            wlen in any::<u64>(), etag in ".{0,10}", lm in ".{0,10}", redirect in ".{0,20}",
+            error in "[a-z_]{0,10}",
+        ) {
+            let r = FetchResult {
+                url, status, fetched_at_ms: at, duration_ms: dur, content_type: ct, length: len,
+                truncated, digest, warc_file: file, warc_offset: off, warc_length: wlen, etag,
+                last_modified: lm, redirect, error,
+            };
+            let b = r.encode();
+            prop_assert_eq!(FetchResult::decode(&b).unwrap(), r);
+            for cut in 0..b.len() {
+                prop_assert!(FetchResult::decode(&b[..cut]).is_err());
+            }
+        }
+    }
+}

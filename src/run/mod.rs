@@ -91,12 +91,24 @@ impl Schema {
         sort_key: "fp64",
     };
 
+    /// The fetch results of a partition: key = URL fingerprint, payload =
+    /// [`crate::crawl::FetchResult`] (one per URL of the fetch list: fetched, failed or deferred).
+    pub const FETCHED: Schema = Schema {
+        id: 5,
+        name: "fetched",
+        key_len: 8,
+        payload: true,
+        unique: true,
+        sort_key: "fp64",
+    };
+
     /// Every schema this build knows, for `dragnet check run`.
     pub const KNOWN: &'static [Schema] = &[
         Schema::SEEN,
         Schema::FETCHLIST,
         Schema::URLDB,
         Schema::FINGERPRINTS,
+        Schema::FETCHED,
     ];
 }
 
