@@ -7,6 +7,8 @@
 //! Test data lives outside the repository: `../shared/testdata` next to it, or the directory
 //! named by `DRAGNET_TESTDATA` (see its README, section robots/). Robots files are read raw.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -16,17 +18,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 
 fn testdata_dir() -> PathBuf {
-    let dir = match std::env::var_os("DRAGNET_TESTDATA") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata"),
-    };
-    assert!(
-        dir.join("robots").is_dir(),
-        "robots test data not found: {} has no robots/ directory. Set DRAGNET_TESTDATA to the \
-         testdata directory (the one containing robots/google_cases.jsonl and robots/real/).",
-        dir.display()
-    );
-    dir
+    common::testdata_dir("robots", "robots/google_cases.jsonl and robots/real/")
 }
 
 fn read_jsonl(rel: &str) -> Vec<Value> {

@@ -8,6 +8,8 @@
 //! (each character U+0000..U+00FF is one byte), as urlcanon's own loader reads them; the SURT
 //! tests decode them the same way.
 
+mod common;
+
 use std::path::PathBuf;
 
 use dragnet::keys::surt::{self, HandyUrl};
@@ -17,17 +19,7 @@ use serde_json::Value;
 use url::Url;
 
 fn testdata_dir() -> PathBuf {
-    let dir = match std::env::var_os("DRAGNET_TESTDATA") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata"),
-    };
-    assert!(
-        dir.join("urls").is_dir(),
-        "URL test data not found: {} has no urls/ directory. Set DRAGNET_TESTDATA to the \
-         testdata directory (the one containing urls/urltestdata.json and urls/urlcanon/).",
-        dir.display()
-    );
-    dir
+    common::testdata_dir("urls", "urls/urltestdata.json and urls/urlcanon/")
 }
 
 fn read_text(rel: &str) -> String {

@@ -7,6 +7,8 @@
 //! Test data lives outside the repository: `../shared/testdata` next to it, or the directory
 //! named by `DRAGNET_TESTDATA`.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -22,17 +24,7 @@ use dragnet::Error;
 use serde_json::Value;
 
 fn testdata_dir() -> PathBuf {
-    let dir = match std::env::var_os("DRAGNET_TESTDATA") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata"),
-    };
-    assert!(
-        dir.join("warc").is_dir(),
-        "WARC test data not found: {} has no warc/ directory. Set DRAGNET_TESTDATA to the \
-         testdata directory (the one containing warc/*.warc.gz and their manifests).",
-        dir.display()
-    );
-    dir
+    common::testdata_dir("warc", "warc/*.warc.gz and their manifests")
 }
 
 fn verify() -> ReaderOptions {
