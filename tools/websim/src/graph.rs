@@ -439,15 +439,10 @@ impl Site for GraphWeb {
     fn respond(&self, req: &Request) -> Response {
         let host = req.host.trim_end_matches('.');
         let Some(&h) = self.by_name.get(host) else {
-            return Response::new(
-                404,
-                "text/plain",
-                format!("websim: unknown host '{}'\n", req.host).into_bytes(),
-            );
+            return Response::unknown_host(req);
         };
         if req.method != "GET" && req.method != "HEAD" {
-            return Response::new(405, "text/plain", b"method not allowed\n".to_vec())
-                .with("Allow", "GET, HEAD");
+            return Response::method_not_allowed();
         }
         if req.target == "/robots.txt" {
             return Response::new(200, "text/plain", ALLOW_ALL.as_bytes().to_vec());

@@ -380,15 +380,10 @@ impl Web {
 impl Site for Web {
     fn respond(&self, req: &Request) -> Response {
         let Some(host) = self.host_index(&req.host) else {
-            return Response::new(
-                404,
-                "text/plain",
-                format!("websim: unknown host '{}'\n", req.host).into_bytes(),
-            );
+            return Response::unknown_host(req);
         };
         if req.method != "GET" && req.method != "HEAD" {
-            return Response::new(405, "text/plain", b"method not allowed\n".to_vec())
-                .with("Allow", "GET, HEAD");
+            return Response::method_not_allowed();
         }
         let target = req.target.as_str();
         if target == "/robots.txt" {

@@ -105,6 +105,21 @@ impl Response {
         }
     }
 
+    /// The answer to a request for a host the site does not serve.
+    pub fn unknown_host(req: &Request) -> Response {
+        Response::new(
+            404,
+            "text/plain",
+            format!("websim: unknown host '{}'\n", req.host).into_bytes(),
+        )
+    }
+
+    /// The answer to a method other than GET and HEAD.
+    pub fn method_not_allowed() -> Response {
+        Response::new(405, "text/plain", b"method not allowed\n".to_vec())
+            .with("Allow", "GET, HEAD")
+    }
+
     /// Adds a header.
     pub fn with(mut self, name: &str, value: impl Into<String>) -> Response {
         self.headers.push((name.to_string(), value.into()));
