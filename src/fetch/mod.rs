@@ -8,9 +8,11 @@
 //! - [`config`]: the `[fetch]` section of `crawl.toml`: politeness, limits against hostile
 //!   servers, WARC output settings.
 //! - [`guard`]: the SSRF guard on resolved addresses.
+//! - [`client`]: fetching one URL (ureq) with every limit, SSRF guard and pinned resolution.
 //! - [`schedule`]: Mercator back queues, the heap of next-allowed times, the per-IP limit and
 //!   the deadline, as a data structure driven with explicit times.
 
+pub mod client;
 pub mod config;
 pub mod guard;
 pub mod robots;

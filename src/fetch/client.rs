@@ -1,0 +1,582 @@
+//! Fetching one URL with every limit enforced: the HTTP client of the fetch stage (DESIGN §7).
+//!
+//! A crawler talks to servers written by strangers, some broken and some hostile, so nothing a
+//! server does may hold a worker thread or memory without bound:
+//!
+//! - **Timeouts** (`connect_timeout_secs`, `read_timeout_secs`, `total_timeout_secs`): a server
+//!   that accepts and then says nothing, or stalls half-way, costs at most these. The total
+//!   timeout ends a response that is still arriving; what was received is kept, marked
+//!   `WARC-Truncated: time`.
+//! - **Minimum rate** (`min_rate` after `min_rate_grace_secs`): a slow drip (one byte a second)
+//!   never trips a read timeout, yet would hold a worker for hours; once the grace period is
+//!   over the average rate since the request started must stay above `min_rate`, or the
+//!   response is cut (`time`, error kind `too_slow`).
+//! - **Body cap** (`max_body`): an endless body is read up to the cap and kept, marked
+//!   `WARC-Truncated: length`. The cap applies to the bytes as sent (still content-encoded): a
+//!   gzip bomb is stored compressed and small; decoding it later is bounded by `max_decoded`
+//!   (`crate::warc::http`).
+//! - **Header cap** (`max_header_bytes`, and ureq's fixed limit of 128 header fields): a
+//!   megabyte of headers is refused (`headers_too_large`) without being kept.
+//! - **Content types** (`content_types`): a body of a type the crawl does not keep is not read;
+//!   the head is recorded and the record marked `WARC-Truncated: unspecified`.
+//!
+//! **Redirects are not followed.** A 3xx is the answer for its URL: it is recorded as is, and its
+//! `Location` (resolved against the URL, [`Fetched::location`]) re-enters the crawl as a link.
+//! Following it inline would fetch a URL the scheduler never saw: no robots.txt check, no
+//! politeness delay for the target host, no dedup against the seen set, and redirect loops
+//! would be the client's problem. (robots.txt fetches, which must follow up to five hops,
+//! loop over [`Fetcher::fetch`] themselves.)
+//!
+//! **Name resolution and SSRF.** A host name is looked up in the crawl's own table
+//! ([`Resolver::lookup`], `[resolve]` in `crawl.toml`) first, then in system DNS; the SSRF guard
+//! ([`guard::check`]) runs on every address found, and the first address it allows is pinned:
+//! ureq's resolver ([`PinnedResolver`]) only ever returns a pinned address and never asks DNS
+//! itself, so the connection goes to the address that was checked and a name cannot resolve to a
+//! public address for the check and to 127.0.0.1 for the connection (DNS rebinding). ureq's proxy
+//! support is switched off for the same reason (a proxy would resolve the name itself). Only the
+//! first allowed address is tried, so [`Fetched::ip`] is the address actually used.
+//!
+//! **Raw bytes.** ureq parses the response and removes chunked framing, so the exact bytes on
+//! the wire are not available. As many crawlers built on high-level clients do, the response
+//! block for the WARC is reconstructed: the status line (`HTTP/1.1`, the status, its canonical
+//! reason phrase), the headers as received in their order (names lower-cased by the `http`
+//! crate) minus `Transfer-Encoding`, a blank line, then the body de-chunked but still
+//! content-encoded (ureq's decompression is compiled out: the crate is built without its `gzip`
+//! and `brotli` features, and `Accept-Encoding: gzip, deflate, br` is sent by us), possibly cut
+//! short ([`Fetched::cut`]). `crate::warc::http` decodes such a block like any other. The request
+//! block is rebuilt the same way from the headers this module sets (all of them: ureq adds none
+//! when they are present).
+//!
+//! **Connections.** A [`Fetcher`] owns one ureq `Agent` and its connection pool (keep-alive, one
+//! idle connection per host); create one per worker thread, so connection reuse follows the
+//! worker's back queues and no lock is shared between workers. (A `Fetcher` is `Sync`, but two
+//! threads fetching from the same host through one `Fetcher` at once could drop each other's
+//! pinned address, a spurious `dns` error.) TLS is rustls with the webpki root certificates (no
+//! system certificate store needed).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{self, Read};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use ureq::http::{self, Uri};
+use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver as UreqResolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
+use url::Url;
+
+use crate::fetch::config::FetchSection;
+use crate::fetch::guard;
+use crate::resolve::Resolver;
+use crate::warc::Truncated;
+
+/// Validators from an earlier fetch, for a conditional GET.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Validators<'a> {
+    /// Sent as `If-None-Match`.
+    pub etag: Option<&'a str>,
+    /// Sent as `If-Modified-Since`.
+    pub last_modified: Option<&'a str>,
+}
+
+/// Why a response body was not read to its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// The body reached `max_body`.
+    Length,
+    /// The transfer fell below `min_rate` after the grace period.
+    TooSlow,
+    /// The total or read timeout ended the transfer.
+    Timeout,
+    /// The connection was closed or reset before the body ended.
+    Disconnect,
+    /// The media type is not one the crawl keeps: the body was not read.
+    ContentType,
+}
+
+impl Cut {
+    /// The `WARC-Truncated` value.
+    pub fn truncated(self) -> Truncated {
+        match self {
+            Cut::Length => Truncated::Length,
+            Cut::TooSlow | Cut::Timeout => Truncated::Time,
+            Cut::Disconnect => Truncated::Disconnect,
+            Cut::ContentType => Truncated::Unspecified,
+        }
+    }
+
+    /// The error kind for the fetch result (`FetchResult::error`), if the cut makes the
+    /// response unusable: `too_slow`, `timeout`, `disconnect`; `None` for the size cap and the
+    /// content-type filter (the record is still what the crawl wants).
+    pub fn error_kind(self) -> Option<&'static str> {
+        match self {
+            Cut::TooSlow => Some("too_slow"),
+            Cut::Timeout => Some("timeout"),
+            Cut::Disconnect => Some("disconnect"),
+            Cut::Length | Cut::ContentType => None,
+        }
+    }
+}
+
+/// One answered fetch.
+#[derive(Clone, Debug)]
+pub struct Fetched {
+    /// HTTP status.
+    pub status: u16,
+    /// The request as sent (reconstructed; see the module doc).
+    pub raw_request: Vec<u8>,
+    /// Status line and headers of the response, ending with the blank line.
+    pub raw_response_head: Vec<u8>,
+    /// The body as received: de-chunked, still content-encoded, at most `max_body` bytes.
+    pub body: Vec<u8>,
+    /// Why the body is incomplete, if it is.
+    pub cut: Option<Cut>,
+    /// The address connected to.
+    pub ip: IpAddr,
+    /// When the fetch started.
+    pub started: SystemTime,
+    /// How long it took, up to the last body byte kept.
+    pub duration: Duration,
+    /// Media type without parameters, lower-case (`text/html`); empty if none.
+    pub content_type: String,
+    /// `ETag`, if sent.
+    pub etag: Option<String>,
+    /// `Last-Modified`, if sent.
+    pub last_modified: Option<String>,
+    /// `Location` of a 3xx, resolved against the URL.
+    pub location: Option<String>,
+}
+
+impl Fetched {
+    /// `WARC-Truncated`, if the body is incomplete.
+    pub fn truncated(&self) -> Option<Truncated> {
+        self.cut.map(Cut::truncated)
+    }
+
+    /// The error kind for `FetchResult::error`, if the answer is not usable.
+    pub fn error_kind(&self) -> Option<&'static str> {
+        self.cut.and_then(Cut::error_kind)
+    }
+
+    /// The WARC response block: head then body.
+    pub fn response_block(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(self.raw_response_head.len() + self.body.len());
+        b.extend_from_slice(&self.raw_response_head);
+        b.extend_from_slice(&self.body);
+        b
+    }
+}
+
+/// Why a fetch produced no answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The URL cannot be fetched (not http/https, no host, unparsable).
+    Url,
+    /// The name did not resolve.
+    Dns,
+    /// Every address was refused by the SSRF guard.
+    Ssrf,
+    /// The connection could not be made or was lost before the response head.
+    Connect,
+    /// A timeout before the response head was complete.
+    Timeout,
+    /// The response head exceeded `max_header_bytes`.
+    HeadersTooLarge,
+    /// TLS handshake or certificate failure.
+    Tls,
+    /// The server did not speak HTTP/1.x correctly.
+    Protocol,
+}
+
+impl ErrorKind {
+    /// The short kind recorded in `FetchResult::error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Url => "url",
+            ErrorKind::Dns => "dns",
+            ErrorKind::Ssrf => "ssrf",
+            ErrorKind::Connect => "connect",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::HeadersTooLarge => "headers_too_large",
+            ErrorKind::Tls => "tls",
+            ErrorKind::Protocol => "protocol",
+        }
+    }
+}
+
+/// A failed fetch: a kind for the fetch result and a detail for logs.
+#[derive(Clone, Debug)]
+pub struct FetchError {
+    /// What went wrong.
+    pub kind: ErrorKind,
+    /// The address tried, if one was chosen.
+    pub ip: Option<IpAddr>,
+    /// A human-readable detail.
+    pub detail: String,
+}
+
+impl FetchError {
+    fn new(kind: ErrorKind, ip: Option<IpAddr>, detail: impl Into<String>) -> FetchError {
+        FetchError {
+            kind,
+            ip,
+            detail: detail.into(),
+        }
+    }
+
+    /// The short kind recorded in `FetchResult::error` (`dns`, `ssrf`, `timeout`, ...).
+    pub fn kind(&self) -> &'static str {
+        self.kind.as_str()
+    }
+}
+
+impl fmt::Display for FetchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind(), self.detail)
+    }
+}
+
+impl std::error::Error for FetchError {}
+
+/// ureq's resolver: answers only with addresses [`Fetcher`] checked and pinned, never with DNS.
+#[derive(Debug, Default, Clone)]
+pub struct PinnedResolver {
+    pins: Arc<Mutex<HashMap<String, SocketAddr>>>,
+}
+
+impl PinnedResolver {
+    fn pin(&self, key: String, addr: SocketAddr) {
+        self.pins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, addr);
+    }
+
+    fn unpin(&self, key: &str) {
+        self.pins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(key);
+    }
+}
+
+/// `host:port` of a URI, the key of a pin (`None` without a host).
+fn pin_key(uri: &Uri) -> Option<String> {
+    let host = uri.host()?.to_ascii_lowercase();
+    let port = uri
+        .port_u16()
+        .unwrap_or(if uri.scheme_str() == Some("https") {
+            443
+        } else {
+            80
+        });
+    Some(format!("{host}:{port}"))
+}
+
+impl UreqResolver for PinnedResolver {
+    fn resolve(
+        &self,
+        uri: &Uri,
+        _config: &ureq::config::Config,
+        _timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let key = pin_key(uri).ok_or(ureq::Error::HostNotFound)?;
+        let pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
+        let addr = *pins.get(&key).ok_or(ureq::Error::HostNotFound)?;
+        let mut v = self.empty();
+        v.push(addr);
+        Ok(v)
+    }
+}
+
+/// Fetches URLs one at a time with the limits of a [`FetchSection`]; one per worker thread.
+pub struct Fetcher {
+    agent: ureq::Agent,
+    pins: PinnedResolver,
+    resolver: Arc<Resolver>,
+    cfg: FetchSection,
+}
+
+fn secs(s: f64) -> Duration {
+    Duration::from_secs_f64(s.max(0.001))
+}
+
+impl Fetcher {
+    /// A fetcher with `cfg`'s limits, resolving through `resolver` before DNS.
+    pub fn new(cfg: &FetchSection, resolver: Arc<Resolver>) -> Fetcher {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .proxy(None)
+            .user_agent(ureq::config::AutoHeaderValue::None)
+            .accept(ureq::config::AutoHeaderValue::None)
+            .accept_encoding(ureq::config::AutoHeaderValue::None)
+            .max_response_header_size(usize::try_from(cfg.max_header_bytes.0).unwrap_or(usize::MAX))
+            .timeout_connect(Some(secs(cfg.connect_timeout_secs)))
+            .timeout_per_read(Some(secs(cfg.read_timeout_secs)))
+            .timeout_global(Some(secs(cfg.total_timeout_secs)))
+            .max_idle_connections(64)
+            .max_idle_connections_per_host(1)
+            .max_idle_age(Duration::from_secs(30))
+            .build();
+        let pins = PinnedResolver::default();
+        let agent = ureq::Agent::with_parts(config, DefaultConnector::default(), pins.clone());
+        Fetcher {
+            agent,
+            pins,
+            resolver,
+            cfg: cfg.clone(),
+        }
+    }
+
+    /// Resolves `host` (the crawl's table, then DNS) and returns the first address the SSRF
+    /// guard allows.
+    fn resolve(&self, host: &url::Host<&str>, port: u16) -> Result<IpAddr, FetchError> {
+        let addrs: Vec<IpAddr> = match host {
+            url::Host::Ipv4(a) => vec![IpAddr::V4(*a)],
+            url::Host::Ipv6(a) => vec![IpAddr::V6(*a)],
+            url::Host::Domain(name) => match self.resolver.lookup(name, port) {
+                Some(a) => a.to_vec(),
+                None => (*name, port)
+                    .to_socket_addrs()
+                    .map_err(|e| FetchError::new(ErrorKind::Dns, None, format!("{name}: {e}")))?
+                    .map(|s| s.ip())
+                    .collect(),
+            },
+        };
+        let mut refused = None;
+        for a in &addrs {
+            match guard::check(*a, self.cfg.allow_private_addresses) {
+                Ok(()) => return Ok(*a),
+                Err(r) => refused = Some((*a, r)),
+            }
+        }
+        Err(match refused {
+            Some((a, r)) => FetchError::new(
+                ErrorKind::Ssrf,
+                Some(a),
+                format!("{host} resolves to {a}, a {}", r.describe()),
+            ),
+            None => FetchError::new(ErrorKind::Dns, None, format!("{host}: no address")),
+        })
+    }
+
+    /// Fetches `url` once (GET, redirects not followed), with `validators` for a conditional
+    /// GET. An answer with an incomplete body is still `Ok` (see [`Fetched::cut`]).
+    pub fn fetch(&self, url: &Url, validators: Validators<'_>) -> Result<Fetched, FetchError> {
+        let url_err = |why: &str| FetchError::new(ErrorKind::Url, None, format!("{url}: {why}"));
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(url_err("not an http or https URL"));
+        }
+        let host = url.host().ok_or_else(|| url_err("no host"))?;
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| url_err("no port"))?;
+        let host_str = url.host_str().unwrap_or_default();
+        let host_header = match url.port() {
+            Some(p) => format!("{host_str}:{p}"),
+            None => host_str.to_string(),
+        };
+        let mut target = url.path().to_string();
+        if let Some(q) = url.query() {
+            target.push('?');
+            target.push_str(q);
+        }
+        // No user info and no fragment on the wire.
+        let uri: Uri = format!("{}://{host_header}{target}", url.scheme())
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| url_err(&e.to_string()))?;
+
+        let start = Instant::now();
+        let started = SystemTime::now();
+        let ip = self.resolve(&host, port)?;
+        let key = pin_key(&uri).ok_or_else(|| url_err("no host"))?;
+        self.pins.pin(key.clone(), SocketAddr::new(ip, port));
+
+        let mut headers: Vec<(&str, &str)> = vec![
+            ("Host", &host_header),
+            ("User-Agent", &self.cfg.user_agent),
+            ("Accept", "*/*"),
+            ("Accept-Encoding", "gzip, deflate, br"),
+        ];
+        if let Some(e) = validators.etag {
+            headers.push(("If-None-Match", e));
+        }
+        if let Some(lm) = validators.last_modified {
+            headers.push(("If-Modified-Since", lm));
+        }
+        let mut raw_request = format!("GET {target} HTTP/1.1\r\n").into_bytes();
+        let mut req = self.agent.get(uri);
+        for (n, v) in &headers {
+            raw_request.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
+            req = req.header(*n, *v);
+        }
+        raw_request.extend_from_slice(b"\r\n");
+
+        let response = req.call();
+        // The resolver is only asked while connecting: drop the pin so the table stays as small
+        // as the number of fetches in flight.
+        self.pins.unpin(&key);
+        let response = response.map_err(|e| classify(e, ip))?;
+        let (parts, body) = response.into_parts();
+        let status = parts.status.as_u16();
+        let raw_response_head = head_bytes(&parts);
+        let header = |name: &str| {
+            parts
+                .headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(|v| v.trim().to_string())
+        };
+        let content_type = header("content-type")
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .unwrap_or_default();
+        let location = if (300..400).contains(&status) {
+            header("location").and_then(|l| url.join(&l).ok().map(String::from))
+        } else {
+            None
+        };
+        let mut fetched = Fetched {
+            status,
+            raw_request,
+            raw_response_head,
+            body: Vec::new(),
+            cut: None,
+            ip,
+            started,
+            duration: Duration::ZERO,
+            content_type,
+            etag: header("etag"),
+            last_modified: header("last-modified"),
+            location,
+        };
+        if self.wants(&fetched.content_type) {
+            let (bytes, cut) = self.read_body(body.into_reader(), start);
+            fetched.body = bytes;
+            fetched.cut = cut;
+        } else {
+            fetched.cut = Some(Cut::ContentType);
+        }
+        fetched.duration = start.elapsed();
+        Ok(fetched)
+    }
+
+    /// Whether bodies of `media_type` are kept (`content_types`; empty keeps all).
+    fn wants(&self, media_type: &str) -> bool {
+        self.cfg.content_types.is_empty()
+            || self.cfg.content_types.iter().any(|t| {
+                let t = t.to_ascii_lowercase();
+                if t.ends_with('/') {
+                    media_type.starts_with(&t)
+                } else {
+                    media_type == t
+                }
+            })
+    }
+
+    /// Reads a body up to `max_body`, checking the rate and the total time after each read.
+    fn read_body(&self, mut r: impl Read, start: Instant) -> (Vec<u8>, Option<Cut>) {
+        let max = usize::try_from(self.cfg.max_body.0).unwrap_or(usize::MAX);
+        let grace = secs(self.cfg.min_rate_grace_secs);
+        let total = secs(self.cfg.total_timeout_secs);
+        let mut body = Vec::new();
+        let mut buf = vec![0u8; 16 << 10];
+        loop {
+            let room = (max - body.len()).min(buf.len());
+            // At the cap, one more byte tells a body of exactly `max` from a longer one.
+            let want = room.max(1);
+            match r.read(&mut buf[..want]) {
+                Ok(0) => return (body, None),
+                Ok(_) if room == 0 => return (body, Some(Cut::Length)),
+                Ok(n) => body.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return (body, Some(read_error_cut(&e)));
+                }
+            }
+            let elapsed = start.elapsed();
+            if elapsed >= total {
+                return (body, Some(Cut::Timeout));
+            }
+            if elapsed > grace
+                && (body.len() as f64) < self.cfg.min_rate as f64 * elapsed.as_secs_f64()
+            {
+                return (body, Some(Cut::TooSlow));
+            }
+        }
+    }
+}
+
+/// How a read error mid-body ends the body.
+fn read_error_cut(e: &io::Error) -> Cut {
+    if e.kind() == io::ErrorKind::TimedOut {
+        return Cut::Timeout;
+    }
+    if let Some(inner) = e.get_ref().and_then(|i| i.downcast_ref::<ureq::Error>()) {
+        if matches!(inner, ureq::Error::Timeout(_)) {
+            return Cut::Timeout;
+        }
+        if let ureq::Error::Io(io) = inner {
+            if io.kind() == io::ErrorKind::TimedOut {
+                return Cut::Timeout;
+            }
+        }
+    }
+    Cut::Disconnect
+}
+
+/// Maps a ureq error before the response head to a fetch error.
+fn classify(e: ureq::Error, ip: IpAddr) -> FetchError {
+    use ureq::Error as E;
+    let kind = match &e {
+        E::Timeout(_) => ErrorKind::Timeout,
+        E::HostNotFound => ErrorKind::Dns,
+        E::LargeResponseHeader(..) => ErrorKind::HeadersTooLarge,
+        // ureq-proto parses at most 128 response headers; more is a head too large too (the
+        // error type is ureq-proto's, not re-exported, hence the message).
+        E::Protocol(p) if p.to_string().contains("too many headers") => ErrorKind::HeadersTooLarge,
+        E::Tls(_) | E::Rustls(_) | E::Pem(_) | E::TlsRequired => ErrorKind::Tls,
+        E::Io(io) => match io.kind() {
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ErrorKind::Timeout,
+            io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => ErrorKind::Protocol,
+            _ => ErrorKind::Connect,
+        },
+        E::ConnectionFailed => ErrorKind::Connect,
+        E::BadUri(_) | E::Http(_) => ErrorKind::Url,
+        _ => ErrorKind::Protocol,
+    };
+    FetchError::new(kind, Some(ip), e.to_string())
+}
+
+/// The response head as a WARC block starts: status line, headers but `Transfer-Encoding`
+/// (the body is stored de-chunked), blank line.
+fn head_bytes(parts: &http::response::Parts) -> Vec<u8> {
+    let version = match parts.version {
+        http::Version::HTTP_10 => "HTTP/1.0",
+        _ => "HTTP/1.1",
+    };
+    let mut h = format!(
+        "{version} {} {}\r\n",
+        parts.status.as_u16(),
+        parts.status.canonical_reason().unwrap_or("")
+    )
+    .into_bytes();
+    for (name, value) in &parts.headers {
+        if name == http::header::TRANSFER_ENCODING {
+            continue;
+        }
+        h.extend_from_slice(name.as_str().as_bytes());
+        h.extend_from_slice(b": ");
+        h.extend_from_slice(value.as_bytes());
+        h.extend_from_slice(b"\r\n");
+    }
+    h.extend_from_slice(b"\r\n");
+    h
+}
