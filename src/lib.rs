@@ -11,6 +11,7 @@
 //! - [`storage`]: the one place files are published atomically (write-temp, fsync, rename, fsync-dir).
 //! - [`resolve`]: the crawl's own hosts table (`[resolve]` in crawl.toml), like curl's `--resolve`.
 //! - [`crawl`]: the crawl directory, `crawl.toml`, `dragnet init`, `.done` markers and the lock.
+//! - [`parse`]: the parse stage; today HTML link extraction and charset detection.
 //! - [`fetch`]: the fetch stage; today robots.txt parsing and matching ([`fetch::robots`]).
 //! - [`warc`]: WARC 1.1 files: the writer the fetch stage uses, the streaming reader the parse
 //!   stage and offline reprocessing use, and the HTTP helpers for record blocks.
@@ -21,6 +22,7 @@ pub mod crawl;
 pub mod error;
 pub mod fetch;
 pub mod keys;
+pub mod parse;
 pub mod resolve;
 pub mod run;
 pub mod storage;

@@ -80,6 +80,15 @@ enum Check {
         #[arg(required = true)]
         urls: Vec<String>,
     },
+    /// Extract the links of an HTML file (plain or gzip) as one JSON object: `base`,
+    /// `canonical`, `meta_robots` and `links` (`url`, `tag`, `nofollow`, `rel`).
+    Links {
+        /// The URL the document was fetched from (the base for relative links).
+        #[arg(long)]
+        url: String,
+        /// The HTML file.
+        file: PathBuf,
+    },
     /// Check URLs against robots.txt files. Reads JSON lines on stdin, each with `agent`, `url`
     /// and the file as `robots` (its text) or `robots_file` (a path, read as raw bytes), and
     /// writes each line back with `"allowed": true|false` added. A line that cannot be checked
@@ -203,6 +212,7 @@ fn execute(cmd: Command) -> Result<i32, Error> {
         }) => check_url(partitions, config, &urls),
         Command::Check(Check::Run { json, files }) => check_run(json, &files),
         Command::Check(Check::Robots) => check_robots(),
+        Command::Check(Check::Links { url, file }) => check_links(&url, &file),
         Command::Check(Check::Warc { json, files }) => check_warc(json, &files),
         Command::Websim { args } => {
             let argv = std::iter::once(std::ffi::OsString::from("dragnet websim")).chain(args);
@@ -210,6 +220,39 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             Ok(i32::from(websim::cli::run(argv)))
         }
     }
+}
+
+fn check_links(url: &str, file: &std::path::Path) -> Result<i32, Error> {
+    use std::io::Read;
+    let doc_url = url::Url::parse(url)
+        .map_err(|e| Error::Usage(format!("--url {url:?} does not parse: {e}")))?;
+    let raw = std::fs::read(file).map_err(|e| Error::io("read", file, e))?;
+    let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .map_err(|e| Error::io("gunzip", file, e))?;
+        out
+    } else {
+        raw
+    };
+    let page = dragnet::parse::html::extract_links(&bytes, &doc_url, None);
+    let links: Vec<serde_json::Value> = page
+        .links
+        .iter()
+        .map(|l| serde_json::json!({"url": l.url, "tag": l.tag, "nofollow": l.nofollow, "rel": l.rel}))
+        .collect();
+    let obj = serde_json::json!({
+        "url": url,
+        "encoding": page.charset.to_ascii_lowercase(),
+        "base": page.base,
+        "canonical": page.canonical,
+        "meta_robots": page.meta_robots,
+        "links": links,
+        "skipped": {"invalid": page.skipped_invalid, "other_scheme": page.skipped_schemes},
+    });
+    println!("{obj}");
+    Ok(EXIT_OK)
 }
 
 fn check_url(
