@@ -125,9 +125,14 @@ impl Conn {
         const LINGER: Duration = Duration::from_millis(500);
         const LINGER_BYTES: usize = 1 << 20;
         let _ = self.stream.shutdown(Shutdown::Write);
-        let end = Instant::now() + LINGER;
+        self.discard_input(Instant::now() + LINGER, LINGER_BYTES);
+    }
+
+    /// Reads and drops what the client sends until `end`, `max_bytes`, the client hanging up or
+    /// the server stopping (reads wake every poll interval, so the time bound holds).
+    fn discard_input(&mut self, end: Instant, max_bytes: usize) {
         let mut drained = 0;
-        while drained < LINGER_BYTES && Instant::now() < end && !self.stopping() {
+        while drained < max_bytes && Instant::now() < end && !self.stopping() {
             match self.stream.read(&mut self.buf) {
                 Ok(0) => return,
                 Ok(n) => drained += n,
@@ -519,22 +524,7 @@ impl Conn {
     /// Holds the connection without a word for `hold`, or until the client hangs up or the server
     /// stops; bytes the client sends meanwhile are read and dropped.
     fn stall(&mut self, hold: Duration) {
-        let end = Instant::now() + hold;
-        let mut sink = [0u8; 1024];
-        while Instant::now() < end && !self.stopping() {
-            match self.stream.read(&mut sink) {
-                Ok(0) => return,
-                Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) => {}
-                Err(_) => return,
-            }
-        }
+        self.discard_input(Instant::now() + hold, usize::MAX);
     }
 
     /// Resets the connection: waits (briefly) until the bytes written so far have left, then
