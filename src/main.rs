@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 use dragnet::crawl::{self, Config, InitOptions};
 use dragnet::error::{EXIT_IO, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE};
 use dragnet::fetch::robots::Robots;
+use dragnet::fetch::{FetchOptions, ProgressMode};
 use dragnet::keys::{self, Canonicalizer};
 use dragnet::{run, warc, Error};
 
@@ -53,6 +54,26 @@ enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
+    /// Run the fetch stage of one partition: fetch its fetch list politely (robots.txt first,
+    /// per-host delays, every limit of [fetch] in crawl.toml) into WARC files and a
+    /// fetch-results run. Does nothing if the stage is already done. Exit 1 if the deadline
+    /// deferred URLs.
+    Fetch {
+        /// Cycle number.
+        #[arg(long)]
+        cycle: u32,
+        /// Partition number.
+        #[arg(long)]
+        partition: u32,
+        /// Progress display: a bar on a terminal and log lines otherwise (auto), or force one.
+        #[arg(long, value_enum, default_value = "auto")]
+        progress: ProgressArg,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
     /// Inspection tools for operators.
     #[command(subcommand)]
     Check(Check),
@@ -64,6 +85,25 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<std::ffi::OsString>,
     },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ProgressArg {
+    Auto,
+    Bar,
+    Log,
+    Quiet,
+}
+
+impl From<ProgressArg> for ProgressMode {
+    fn from(p: ProgressArg) -> ProgressMode {
+        match p {
+            ProgressArg::Auto => ProgressMode::Auto,
+            ProgressArg::Bar => ProgressMode::Bar,
+            ProgressArg::Log => ProgressMode::Log,
+            ProgressArg::Quiet => ProgressMode::Quiet,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -205,6 +245,13 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             }
             Ok(EXIT_OK)
         }
+        Command::Fetch {
+            cycle,
+            partition,
+            progress,
+            json,
+            dir,
+        } => fetch(cycle, partition, progress.into(), json, &dir),
         Command::Check(Check::Url {
             partitions,
             config,
@@ -220,6 +267,55 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             Ok(i32::from(websim::cli::run(argv)))
         }
     }
+}
+
+fn fetch(
+    cycle: u32,
+    partition: u32,
+    progress: ProgressMode,
+    json: bool,
+    dir: &std::path::Path,
+) -> Result<i32, Error> {
+    let crawl = crawl::CrawlDir::new(dir);
+    let cfg = Config::load(&crawl.config_path())?;
+    let opts = FetchOptions {
+        progress,
+        ..FetchOptions::default()
+    };
+    let r = dragnet::fetch::fetch_partition(&crawl, &cfg, cycle, partition, &opts)?;
+    if json {
+        println!("{}", serde_json::to_string(&r).expect("report serializes"));
+    }
+    let c = |k: &str| r.count(k);
+    if r.skipped {
+        eprintln!("fetch: cycle {cycle} partition {partition} is already done (its .done marker exists); nothing to do");
+    } else {
+        let errors: Vec<String> = r
+            .counts
+            .iter()
+            .filter_map(|(k, v)| k.strip_prefix("error_").map(|k| format!("{k} {v}")))
+            .collect();
+        eprintln!(
+            "fetch: cycle {cycle} partition {partition}: {} URLs, {} requests ({} robots.txt), {} 2xx, {} 3xx, {} 4xx, {} 5xx, {:.1} MiB in {:.1}s ({:.0} requests/s); {}; {} WARC files",
+            c("urls"),
+            c("requests"),
+            c("robots_requests"),
+            c("status_2xx"),
+            c("status_3xx"),
+            c("status_4xx"),
+            c("status_5xx"),
+            c("bytes") as f64 / (1 << 20) as f64,
+            r.seconds,
+            c("requests") as f64 / r.seconds.max(1e-9),
+            if errors.is_empty() { "no errors".to_owned() } else { errors.join(", ") },
+            c("warc_files"),
+        );
+    }
+    Ok(if c("error_deferred") > 0 {
+        EXIT_PARTIAL
+    } else {
+        EXIT_OK
+    })
 }
 
 fn check_links(url: &str, file: &std::path::Path) -> Result<i32, Error> {

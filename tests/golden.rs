@@ -34,6 +34,7 @@ fn fetchlist_records() -> Records {
                 url: format!("http://h{}.golden.test/p/{i}?q=ü", i % 17),
                 depth: (i % 5) as u32,
                 priority: 1.0 / (i + 1) as f64,
+                ..FetchItem::default()
             };
             (
                 run::host_fp_key(i % 17 * 0x1111_1111_1111, i * 7919).to_vec(),

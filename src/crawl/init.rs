@@ -148,6 +148,7 @@ pub fn init(
                     url: key.url,
                     depth: 0,
                     priority: 1.0,
+                    ..FetchItem::default()
                 };
                 sorter.push(
                     &run::host_fp_key(key.host_key, key.fingerprint),

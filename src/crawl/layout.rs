@@ -6,7 +6,10 @@
 //!   lock                                held by the process running a cycle (pid, host)
 //!   state/pNNNN/seen.CCCCCC.run         sorted fingerprints of every URL ever discovered
 //!   state/pNNNN/urldb.CCCCCC.run        URL records sorted by fingerprint
+//!   state/pNNNN/hosts.CCCCCC.run        host table (robots.txt per origin, counters)
 //!   cycles/CCCCCC/fetchlist/pNNNN.run   what cycle C fetches in partition N
+//!   cycles/CCCCCC/warc/pNNNN-SSSSSS.warc.zst   what the fetch of partition N received
+//!   cycles/CCCCCC/fetched/pNNNN.run     what became of each URL of the fetch list
 //!   cycles/CCCCCC/<stage>/pNNNN.done    commit marker of one stage for one partition
 //! ```
 //!
@@ -149,6 +152,19 @@ impl CrawlDir {
     pub fn fetchlist(&self, cycle: u32, p: u32) -> PathBuf {
         self.cycle_dir(cycle)
             .join("fetchlist")
+            .join(format!("{}.run", CrawlDir::partition_name(p)))
+    }
+
+    /// `cycles/CCCCCC/warc/`: the WARC files of every partition's fetch
+    /// (`pNNNN-SSSSSS.warc.zst`).
+    pub fn warc_dir(&self, cycle: u32) -> PathBuf {
+        self.cycle_dir(cycle).join("warc")
+    }
+
+    /// `cycles/CCCCCC/fetched/pNNNN.run`: what became of each URL of the fetch list.
+    pub fn fetched(&self, cycle: u32, p: u32) -> PathBuf {
+        self.cycle_dir(cycle)
+            .join("fetched")
             .join(format!("{}.run", CrawlDir::partition_name(p)))
     }
 

@@ -10,7 +10,7 @@ mod done;
 mod init;
 mod layout;
 mod lock;
-mod records;
+pub(crate) mod records;
 mod status;
 
 pub use config::{ByteSize, Config, CrawlSection, SortSection, MAX_PARTITIONS};

@@ -39,6 +39,12 @@ impl Enc {
         self.0.extend_from_slice(s.as_bytes());
         self
     }
+    /// Length-prefixed bytes.
+    pub fn bytes(&mut self, b: &[u8]) -> &mut Enc {
+        put_varint(&mut self.0, b.len() as u64);
+        self.0.extend_from_slice(b);
+        self
+    }
     /// One byte.
     pub fn u8(&mut self, v: u8) -> &mut Enc {
         self.0.push(v);
@@ -77,6 +83,13 @@ impl<'a> Dec<'a> {
         self.0 = &self.0[n..];
         std::str::from_utf8(b).map_err(|_| DecodeError(format!("{what} is not UTF-8")))
     }
+    /// Length-prefixed bytes.
+    pub fn bytes(&mut self, what: &str) -> Result<&'a [u8], DecodeError> {
+        let n = self.u64(what)? as usize;
+        let b = self.0.get(..n).ok_or_else(|| Dec::err(what))?;
+        self.0 = &self.0[n..];
+        Ok(b)
+    }
     /// One byte.
     pub fn u8(&mut self, what: &str) -> Result<u8, DecodeError> {
         let (&b, rest) = self.0.split_first().ok_or_else(|| Dec::err(what))?;
@@ -96,7 +109,7 @@ impl<'a> Dec<'a> {
     }
 }
 
-fn check_version(d: &mut Dec<'_>, what: &str, known: u8) -> Result<(), DecodeError> {
+pub(crate) fn check_version(d: &mut Dec<'_>, what: &str, known: u8) -> Result<(), DecodeError> {
     let v = d.u8("record version")?;
     if v == known {
         Ok(())
@@ -109,7 +122,7 @@ fn check_version(d: &mut Dec<'_>, what: &str, known: u8) -> Result<(), DecodeErr
 
 /// One URL to fetch: the payload of a fetch list ([`crate::run::Schema::FETCHLIST`]), keyed by
 /// host key and URL fingerprint.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FetchItem {
     /// Canonical URL.
     pub url: String,
@@ -117,31 +130,53 @@ pub struct FetchItem {
     pub depth: u32,
     /// Priority the URL was scheduled with (OPIC cash).
     pub priority: f64,
+    /// `ETag` of the last fetch, sent as `If-None-Match` (recrawls; empty: none).
+    pub etag: String,
+    /// `Last-Modified` of the last fetch, sent as `If-Modified-Since` (empty: none).
+    pub last_modified: String,
 }
 
 impl FetchItem {
-    const VERSION: u8 = 1;
+    /// Version 1: url, depth, priority. Version 2 adds the validators of a recrawl; an item
+    /// without validators is still written as version 1, so first fetches stay byte-identical to
+    /// what earlier builds wrote.
+    const VERSION: u8 = 2;
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
+        let v2 = !self.etag.is_empty() || !self.last_modified.is_empty();
         let mut e = Enc::default();
-        e.u8(FetchItem::VERSION)
+        e.u8(if v2 { 2 } else { 1 })
             .str(&self.url)
             .u64(u64::from(self.depth))
             .f64(self.priority);
+        if v2 {
+            e.str(&self.etag).str(&self.last_modified);
+        }
         e.0
     }
 
-    /// Decodes a payload.
+    /// Decodes a payload (version 1 or 2).
     pub fn decode(b: &[u8]) -> Result<FetchItem, DecodeError> {
         let mut d = Dec(b);
-        check_version(&mut d, "fetch list", FetchItem::VERSION)?;
-        let item = FetchItem {
+        let v = d.u8("record version")?;
+        if v == 0 || v > FetchItem::VERSION {
+            return Err(DecodeError(format!(
+                "fetch list record version {v} is not supported (this build reads 1 to {})",
+                FetchItem::VERSION
+            )));
+        }
+        let mut item = FetchItem {
             url: d.str("url")?.to_string(),
             depth: u32::try_from(d.u64("depth")?)
                 .map_err(|_| DecodeError("depth out of range".into()))?,
             priority: d.f64("priority")?,
+            ..FetchItem::default()
         };
+        if v >= 2 {
+            item.etag = d.str("etag")?.to_string();
+            item.last_modified = d.str("last_modified")?.to_string();
+        }
         d.end()?;
         Ok(item)
     }
@@ -286,15 +321,28 @@ mod tests {
             url: "http://example.com/".into(),
             depth: 3,
             priority: 0.25,
+            ..FetchItem::default()
         };
         let b = f.encode();
+        assert_eq!(b[0], 1, "no validators: written as version 1");
         assert_eq!(FetchItem::decode(&b).unwrap(), f);
         for n in 0..b.len() {
             assert!(FetchItem::decode(&b[..n]).is_err(), "truncated to {n}");
         }
-        let mut v2 = b.clone();
-        v2[0] = 2;
-        assert!(FetchItem::decode(&v2).unwrap_err().0.contains("version 2"));
+        let mut v3 = b.clone();
+        v3[0] = 3;
+        assert!(FetchItem::decode(&v3).unwrap_err().0.contains("version 3"));
+        let recrawl = FetchItem {
+            etag: "\"e1\"".into(),
+            last_modified: "Tue, 01 Dec 2026 10:00:00 GMT".into(),
+            ..f
+        };
+        let b = recrawl.encode();
+        assert_eq!(b[0], 2, "validators need version 2");
+        assert_eq!(FetchItem::decode(&b).unwrap(), recrawl);
+        for n in 0..b.len() {
+            assert!(FetchItem::decode(&b[..n]).is_err(), "truncated to {n}");
+        }
     }
 
     #[test]

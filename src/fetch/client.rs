@@ -48,10 +48,11 @@
 //! when they are present).
 //!
 //! **Connections.** A [`Fetcher`] owns one ureq `Agent` and its connection pool (keep-alive, one
-//! idle connection per host); create one per worker thread, so connection reuse follows the
-//! worker's back queues and no lock is shared between workers. (A `Fetcher` is `Sync`, but two
-//! threads fetching from the same host through one `Fetcher` at once could drop each other's
-//! pinned address, a spurious `dns` error.) TLS is rustls with the webpki root certificates (no
+//! idle connection per host, room for every host the stage keeps in rotation). The fetch stage
+//! shares one `Fetcher` among all its workers: its scheduler never has two requests to one host
+//! in flight, so whichever worker takes a host next reuses the host's open connection. (Two
+//! fetches of one `host:port` at once are still safe, since pins are counted, but they would
+//! open two connections.) TLS is rustls with the webpki root certificates (no
 //! system certificate store needed).
 
 use std::collections::HashMap;
@@ -240,24 +241,31 @@ impl fmt::Display for FetchError {
 impl std::error::Error for FetchError {}
 
 /// ureq's resolver: answers only with addresses [`Fetcher`] checked and pinned, never with DNS.
+///
+/// Pins are counted: two fetches of one `host:port` in flight at once (a robots.txt redirect to
+/// a host another worker is fetching from) each hold the pin until they are done.
 #[derive(Debug, Default, Clone)]
 pub struct PinnedResolver {
-    pins: Arc<Mutex<HashMap<String, SocketAddr>>>,
+    pins: Arc<Mutex<HashMap<String, (SocketAddr, u32)>>>,
 }
 
 impl PinnedResolver {
     fn pin(&self, key: String, addr: SocketAddr) {
-        self.pins
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, addr);
+        let mut pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
+        let e = pins.entry(key).or_insert((addr, 0));
+        // The latest check wins; both came from the same table or DNS answer.
+        e.0 = addr;
+        e.1 += 1;
     }
 
     fn unpin(&self, key: &str) {
-        self.pins
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(key);
+        let mut pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = pins.get_mut(key) {
+            e.1 -= 1;
+            if e.1 == 0 {
+                pins.remove(key);
+            }
+        }
     }
 }
 
@@ -283,14 +291,14 @@ impl UreqResolver for PinnedResolver {
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
         let key = pin_key(uri).ok_or(ureq::Error::HostNotFound)?;
         let pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
-        let addr = *pins.get(&key).ok_or(ureq::Error::HostNotFound)?;
+        let (addr, _) = *pins.get(&key).ok_or(ureq::Error::HostNotFound)?;
         let mut v = self.empty();
         v.push(addr);
         Ok(v)
     }
 }
 
-/// Fetches URLs one at a time with the limits of a [`FetchSection`]; one per worker thread.
+/// Fetches URLs with the limits of a [`FetchSection`]; shared by the workers of a fetch stage.
 pub struct Fetcher {
     agent: ureq::Agent,
     pins: PinnedResolver,
@@ -316,7 +324,9 @@ impl Fetcher {
             .timeout_connect(Some(secs(cfg.connect_timeout_secs)))
             .timeout_per_read(Some(secs(cfg.read_timeout_secs)))
             .timeout_global(Some(secs(cfg.total_timeout_secs)))
-            .max_idle_connections(64)
+            .max_idle_connections(
+                (cfg.threads as usize * cfg.queues_per_thread as usize * 2).max(64),
+            )
             .max_idle_connections_per_host(1)
             .max_idle_age(Duration::from_secs(30))
             .build();
@@ -328,6 +338,18 @@ impl Fetcher {
             resolver,
             cfg: cfg.clone(),
         }
+    }
+
+    /// The address a fetch of `url` would connect to (the crawl's table, then DNS, then the SSRF
+    /// guard), or why there is none. The fetch stage asks once per host, for the per-IP limit.
+    pub fn address_of(&self, url: &Url) -> Result<IpAddr, FetchError> {
+        let host = url
+            .host()
+            .ok_or_else(|| FetchError::new(ErrorKind::Url, None, format!("{url}: no host")))?;
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| FetchError::new(ErrorKind::Url, None, format!("{url}: no port")))?;
+        self.resolve(&host, port)
     }
 
     /// Resolves `host` (the crawl's table, then DNS) and returns the first address the SSRF
@@ -365,6 +387,23 @@ impl Fetcher {
     /// Fetches `url` once (GET, redirects not followed), with `validators` for a conditional
     /// GET. An answer with an incomplete body is still `Ok` (see [`Fetched::cut`]).
     pub fn fetch(&self, url: &Url, validators: Validators<'_>) -> Result<Fetched, FetchError> {
+        self.get(url, validators, false)
+    }
+
+    /// Fetches a `/robots.txt` once (redirects not followed: the caller follows up to
+    /// [`crate::fetch::robots::MAX_REDIRECTS`]): like [`Fetcher::fetch`], but whatever the
+    /// `content_types` filter says the body is read, and only up to
+    /// [`crate::fetch::robots::MAX_ROBOTS_BYTES`] (RFC 9309 §2.5), or `max_body` if smaller.
+    pub fn fetch_robots(&self, url: &Url) -> Result<Fetched, FetchError> {
+        self.get(url, Validators::default(), true)
+    }
+
+    fn get(
+        &self,
+        url: &Url,
+        validators: Validators<'_>,
+        robots: bool,
+    ) -> Result<Fetched, FetchError> {
         let url_err = |why: &str| FetchError::new(ErrorKind::Url, None, format!("{url}: {why}"));
         if !matches!(url.scheme(), "http" | "https") {
             return Err(url_err("not an http or https URL"));
@@ -457,8 +496,14 @@ impl Fetcher {
             last_modified: header("last-modified"),
             location,
         };
-        if self.wants(&fetched.content_type) {
-            let (bytes, cut) = self.read_body(body.into_reader(), start);
+        if robots || self.wants(&fetched.content_type) {
+            let max = usize::try_from(self.cfg.max_body.0).unwrap_or(usize::MAX);
+            let max = if robots {
+                max.min(crate::fetch::robots::MAX_ROBOTS_BYTES)
+            } else {
+                max
+            };
+            let (bytes, cut) = self.read_body(body.into_reader(), start, max);
             fetched.body = bytes;
             fetched.cut = cut;
         } else {
@@ -482,8 +527,7 @@ impl Fetcher {
     }
 
     /// Reads a body up to `max_body`, checking the rate and the total time after each read.
-    fn read_body(&self, mut r: impl Read, start: Instant) -> (Vec<u8>, Option<Cut>) {
-        let max = usize::try_from(self.cfg.max_body.0).unwrap_or(usize::MAX);
+    fn read_body(&self, mut r: impl Read, start: Instant, max: usize) -> (Vec<u8>, Option<Cut>) {
         let grace = secs(self.cfg.min_rate_grace_secs);
         let total = secs(self.cfg.total_timeout_secs);
         let mut body = Vec::new();

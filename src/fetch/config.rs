@@ -63,6 +63,10 @@ pub struct FetchSection {
     /// The fetch stage of one partition ends after this many seconds; URLs not fetched by then
     /// are recorded as deferred.
     pub deadline_secs: f64,
+    /// A host whose requests fail this many times in a row (no answer, timeout, slow drip, cut
+    /// body) is given up for the run: its remaining URLs are recorded as `host_failing` and
+    /// retried in a later cycle. 0 never gives up (only the deadline ends such a host).
+    pub max_host_failures: u32,
     /// How long a fetched robots.txt stays valid, in seconds (RFC 9309: at most 24 hours
     /// is recommended).
     pub robots_ttl_secs: f64,
@@ -95,6 +99,7 @@ impl Default for FetchSection {
             content_types: Vec::new(),
             allow_private_addresses: false,
             deadline_secs: 3600.0,
+            max_host_failures: 3,
             robots_ttl_secs: 86_400.0,
             warc_compression: "zstd".into(),
             warc_rotate: ByteSize(1 << 30),

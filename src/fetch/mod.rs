@@ -1,7 +1,9 @@
-//! The fetch stage (DESIGN §7) lives here: per-host back queues, the worker pool, politeness,
-//! WARC output and the fetch-results run.
+//! The fetch stage (DESIGN §7): per-host back queues, the worker pool, politeness, WARC output
+//! and the fetch-results run.
 //!
-//! What exists today:
+//! - [`stage`]: `dragnet fetch` itself, joining the pieces below ([`fetch_partition`]).
+//! - [`hosts`]: the host table (robots.txt per origin with its fetch time, counters).
+//! - [`progress`]: a progress bar on a terminal, log lines otherwise.
 //! - [`robots`]: robots.txt (RFC 9309) parsing and matching, with Google's parser as the
 //!   reference, and the policy for robots.txt fetch outcomes (4xx allows all, 5xx and network
 //!   errors disallow all).
@@ -15,7 +17,12 @@
 pub mod client;
 pub mod config;
 pub mod guard;
+pub mod hosts;
+pub mod progress;
 pub mod robots;
 pub mod schedule;
+pub mod stage;
 
 pub use config::FetchSection;
+pub use progress::ProgressMode;
+pub use stage::{fetch_partition, FetchOptions, FetchReport};

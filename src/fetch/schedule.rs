@@ -208,6 +208,16 @@ impl<T> Scheduler<T> {
         self.activate(now);
     }
 
+    /// Puts `item` back at the front of a leased host's queue, to be handed out first when the
+    /// host is completed and its delay has passed (the fetch stage does this with a URL whose
+    /// origin needed its robots.txt fetched first). Call it before [`Scheduler::complete`].
+    pub fn push_front(&mut self, host_slot: usize, item: T) {
+        let host = self.hosts[host_slot].as_mut().expect("leased host is live");
+        assert!(host.in_flight, "push_front() without a lease");
+        host.urls.push_front(item);
+        self.queued_items += 1;
+    }
+
     /// Ends the schedule: every URL not handed out, by host name, in fetch order (the stage
     /// records them as deferred). Leases in flight stay valid and can still be completed.
     pub fn defer_all(&mut self) -> Vec<(String, Vec<T>)> {

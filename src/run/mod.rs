@@ -102,6 +102,17 @@ impl Schema {
         sort_key: "fp64",
     };
 
+    /// The host table of a partition: key = host key, payload =
+    /// [`crate::fetch::hosts::HostRecord`] (robots.txt per origin with its fetch time, counters).
+    pub const HOSTS: Schema = Schema {
+        id: 6,
+        name: "hosts",
+        key_len: 8,
+        payload: true,
+        unique: true,
+        sort_key: "host64",
+    };
+
     /// Every schema this build knows, for `dragnet check run`.
     pub const KNOWN: &'static [Schema] = &[
         Schema::SEEN,
@@ -109,6 +120,7 @@ impl Schema {
         Schema::URLDB,
         Schema::FINGERPRINTS,
         Schema::FETCHED,
+        Schema::HOSTS,
     ];
 }
 

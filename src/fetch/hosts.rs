@@ -1,0 +1,252 @@
+//! The host table of a partition (`state/pNNNN/hosts.CCCCCC.run`, DESIGN §2): what the crawl
+//! remembers about each host between cycles.
+//!
+//! Above all that is robots.txt. RFC 9309 §2.4 lets a crawler cache the file for up to 24 hours
+//! (`robots_ttl_secs`), and refetching it every cycle would double the requests of a host that
+//! gets a handful of URLs per cycle. Each [`HostRecord`] keeps, per origin (`scheme://host:port`:
+//! robots.txt belongs to an origin, not to a host name), the final status of the last robots.txt
+//! fetch, its time and, for a 2xx, the body (at most 500 KiB, RFC 9309 §2.5). The body is kept
+//! rather than the parsed rules so that a later release with a better parser reads old tables
+//! correctly and operators can see exactly what a host said.
+//!
+//! An *unreachable* robots.txt (5xx, 429, network error) disallows the whole origin (§2.3.1.4),
+//! but only for the fetch run that saw it: the next run asks again, so a host that was down for
+//! a minute is not shut out for a day.
+//!
+//! The table is keyed by host key and sorted, like the fetch list, so the fetch stage reads it
+//! in one merge-join pass alongside the fetch list and writes the next version through an
+//! external sort: its memory does not grow with the number of hosts.
+
+use std::time::Duration;
+
+use crate::crawl::records::{check_version, Dec, Enc};
+use crate::crawl::DecodeError;
+use crate::fetch::robots::{AgentRules, RobotsStatus};
+
+/// The last robots.txt fetch of one origin.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OriginRobots {
+    /// `scheme://host[:port]` (the port only when not the scheme's default).
+    pub origin: String,
+    /// When it was fetched, Unix milliseconds.
+    pub fetched_at_ms: u64,
+    /// Final HTTP status after redirects; 0 when no answer came (network error, timeout).
+    pub status: u16,
+    /// The file as decoded (Content-Encoding undone), 2xx only, at most 500 KiB.
+    pub body: Vec<u8>,
+}
+
+impl OriginRobots {
+    /// The policy this fetch outcome sets (RFC 9309 §2.3.1): rules, allow all or disallow all.
+    pub fn status(&self) -> RobotsStatus {
+        if self.status == 0 {
+            RobotsStatus::Unreachable
+        } else {
+            RobotsStatus::from_response(self.status, &self.body)
+        }
+    }
+
+    /// Whether this outcome may still be used at `now_ms`: a file (or a 4xx) for `ttl`, an
+    /// unreachable outcome only within the fetch run that saw it (started at `run_ms`).
+    pub fn fresh(&self, now_ms: u64, ttl: Duration, run_ms: u64) -> bool {
+        if matches!(self.status(), RobotsStatus::Unreachable) {
+            return self.fetched_at_ms >= run_ms;
+        }
+        now_ms.saturating_sub(self.fetched_at_ms) < ttl.as_millis() as u64
+    }
+}
+
+/// What the crawl remembers about one host ([`crate::run::Schema::HOSTS`], keyed by host key).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HostRecord {
+    /// The host name.
+    pub host: String,
+    /// robots.txt per origin, sorted by origin.
+    pub robots: Vec<OriginRobots>,
+    /// Requests made to the host over the whole crawl (pages and robots.txt).
+    pub requests: u64,
+    /// Requests that got no usable answer (network errors, timeouts, cut bodies).
+    pub failures: u64,
+    /// Failures in a row since the last answer; the fetch stage stops a host at
+    /// `max_host_failures` and defers the rest of its URLs.
+    pub consecutive_failures: u32,
+    /// Last request, Unix milliseconds (0: never).
+    pub last_request_ms: u64,
+}
+
+impl HostRecord {
+    const VERSION: u8 = 1;
+
+    /// A host not seen before.
+    pub fn new(host: &str) -> HostRecord {
+        HostRecord {
+            host: host.to_owned(),
+            ..HostRecord::default()
+        }
+    }
+
+    /// The robots.txt outcome for `origin`, if one was recorded.
+    pub fn robots_for(&self, origin: &str) -> Option<&OriginRobots> {
+        self.robots.iter().find(|r| r.origin == origin)
+    }
+
+    /// Records a robots.txt outcome, replacing the origin's previous one.
+    pub fn set_robots(&mut self, r: OriginRobots) {
+        match self.robots.binary_search_by(|x| x.origin.cmp(&r.origin)) {
+            Ok(i) => self.robots[i] = r,
+            Err(i) => self.robots.insert(i, r),
+        }
+    }
+
+    /// Encodes the payload.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut e = Enc::default();
+        e.u8(HostRecord::VERSION)
+            .str(&self.host)
+            .u64(self.robots.len() as u64);
+        for r in &self.robots {
+            e.str(&r.origin)
+                .u64(r.fetched_at_ms)
+                .u64(u64::from(r.status))
+                .bytes(&r.body);
+        }
+        e.u64(self.requests)
+            .u64(self.failures)
+            .u64(u64::from(self.consecutive_failures))
+            .u64(self.last_request_ms);
+        e.0
+    }
+
+    /// Decodes a payload.
+    pub fn decode(b: &[u8]) -> Result<HostRecord, DecodeError> {
+        let mut d = Dec(b);
+        check_version(&mut d, "host", HostRecord::VERSION)?;
+        let host = d.str("host")?.to_owned();
+        let n = d.u64("robots count")?;
+        let mut robots = Vec::with_capacity(n.min(16) as usize);
+        for _ in 0..n {
+            robots.push(OriginRobots {
+                origin: d.str("origin")?.to_owned(),
+                fetched_at_ms: d.u64("robots fetched_at_ms")?,
+                status: u16::try_from(d.u64("robots status")?)
+                    .map_err(|_| DecodeError("robots status out of range".into()))?,
+                body: d.bytes("robots body")?.to_vec(),
+            });
+        }
+        let r = HostRecord {
+            host,
+            robots,
+            requests: d.u64("requests")?,
+            failures: d.u64("failures")?,
+            consecutive_failures: u32::try_from(d.u64("consecutive_failures")?)
+                .map_err(|_| DecodeError("consecutive_failures out of range".into()))?,
+            last_request_ms: d.u64("last_request_ms")?,
+        };
+        d.end()?;
+        Ok(r)
+    }
+}
+
+/// The robots.txt policy of one origin for the crawl's agent, ready to check URLs with.
+#[derive(Debug, Clone)]
+pub enum Policy {
+    /// The agent's rules from a fetched file.
+    Rules(AgentRules),
+    /// robots.txt unavailable (4xx): everything is allowed.
+    AllowAll,
+    /// robots.txt unreachable (5xx, 429, no answer): nothing is allowed this run.
+    Unreachable,
+}
+
+impl Policy {
+    /// The policy of `status` for the agent with product token `agent`.
+    pub fn new(status: &RobotsStatus, agent: &str) -> Policy {
+        match status {
+            RobotsStatus::Rules(r) => Policy::Rules(r.for_agent(agent)),
+            RobotsStatus::Unavailable => Policy::AllowAll,
+            RobotsStatus::Unreachable => Policy::Unreachable,
+        }
+    }
+
+    /// `None` if the agent may fetch `url`; otherwise the error kind recorded for it:
+    /// `robots` (disallowed) or `robots_unreachable` (retried in a later run).
+    pub fn refusal(&self, url: &str) -> Option<&'static str> {
+        match self {
+            Policy::Rules(r) => (!r.allowed(url)).then_some("robots"),
+            Policy::AllowAll => None,
+            Policy::Unreachable => Some("robots_unreachable"),
+        }
+    }
+
+    /// The agent's crawl-delay, if the file gives one.
+    pub fn crawl_delay(&self) -> Option<Duration> {
+        match self {
+            Policy::Rules(r) => r.crawl_delay(),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> HostRecord {
+        let mut h = HostRecord::new("a.test");
+        h.set_robots(OriginRobots {
+            origin: "https://a.test".into(),
+            fetched_at_ms: 5_000,
+            status: 200,
+            body: b"User-agent: *\nDisallow: /private\nCrawl-delay: 2\n\xff".to_vec(),
+        });
+        h.set_robots(OriginRobots {
+            origin: "http://a.test".into(),
+            fetched_at_ms: 6_000,
+            status: 503,
+            body: Vec::new(),
+        });
+        h.requests = 12;
+        h.failures = 2;
+        h.consecutive_failures = 1;
+        h.last_request_ms = 7_000;
+        h
+    }
+
+    #[test]
+    fn round_trip_refuses_prefixes_and_keeps_origins_sorted() {
+        let h = sample();
+        assert_eq!(h.robots[0].origin, "http://a.test");
+        let b = h.encode();
+        assert_eq!(HostRecord::decode(&b).unwrap(), h);
+        for n in 0..b.len() {
+            assert!(HostRecord::decode(&b[..n]).is_err(), "prefix {n}");
+        }
+    }
+
+    #[test]
+    fn policies_and_freshness() {
+        let h = sample();
+        let ttl = Duration::from_secs(10);
+        let rules = h.robots_for("https://a.test").unwrap();
+        let p = Policy::new(&rules.status(), "dragnet");
+        assert_eq!(p.refusal("https://a.test/private/x"), Some("robots"));
+        assert_eq!(p.refusal("https://a.test/public"), None);
+        assert_eq!(p.crawl_delay(), Some(Duration::from_secs(2)));
+        assert!(rules.fresh(14_999, ttl, 0));
+        assert!(!rules.fresh(15_000, ttl, 0));
+        // 503: unreachable, disallow all, and only trusted within the run that saw it.
+        let down = h.robots_for("http://a.test").unwrap();
+        let p = Policy::new(&down.status(), "dragnet");
+        assert_eq!(p.refusal("http://a.test/"), Some("robots_unreachable"));
+        assert!(down.fresh(6_500, ttl, 6_000));
+        assert!(!down.fresh(6_500, ttl, 6_001));
+        let gone = OriginRobots {
+            status: 404,
+            ..OriginRobots::default()
+        };
+        assert!(matches!(
+            Policy::new(&gone.status(), "dragnet"),
+            Policy::AllowAll
+        ));
+    }
+}

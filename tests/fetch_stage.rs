@@ -1,0 +1,454 @@
+//! `dragnet fetch` (the fetch stage of one partition) against websim on loopback: every URL gets
+//! exactly one result, the politeness audit finds nothing, disallowed URLs are never requested,
+//! hostile hosts are bounded, the SSRF guard holds by default, the deadline defers rather than
+//! loses, robots.txt is cached across cycles, and the WARC files check (ours, and warcio's when
+//! it is installed).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use dragnet::crawl::{self, ByteSize, Config, CrawlDir, FetchResult, InitOptions, Stage};
+use dragnet::fetch::hosts::HostRecord;
+use dragnet::fetch::{fetch_partition, FetchOptions, FetchReport, ProgressMode};
+use dragnet::run::{Cursor, RunReader, Schema};
+use websim::model::{Hostile, PageRef, Web, WebConfig};
+use websim::server::{Server, ServerOptions};
+use websim::truth::{truth, Outcome, Policy, Reason};
+
+struct Crawl {
+    _tmp: tempfile::TempDir,
+    dir: CrawlDir,
+    cfg: Config,
+}
+
+fn start(config: WebConfig) -> (std::sync::Arc<Web>, Server) {
+    Server::start_web(
+        WebConfig {
+            port: 0,
+            listeners: 2,
+            ..config
+        },
+        ServerOptions::default(),
+    )
+    .expect("websim starts")
+}
+
+/// Limits small enough that every hostile host ends within seconds.
+fn test_config() -> Config {
+    let mut cfg = Config::default();
+    cfg.crawl.partitions = 2;
+    let f = &mut cfg.fetch;
+    f.allow_private_addresses = true;
+    f.threads = 6;
+    f.default_delay_secs = 0.0;
+    f.delay_factor = 0.0;
+    f.connect_timeout_secs = 2.0;
+    f.read_timeout_secs = 1.0;
+    f.total_timeout_secs = 3.0;
+    f.min_rate = 4096;
+    f.min_rate_grace_secs = 0.5;
+    f.max_body = ByteSize(256 << 10);
+    f.max_decoded = ByteSize(1 << 20);
+    f.deadline_secs = 60.0;
+    cfg
+}
+
+/// A crawl of `urls` on `web`, resolving its hosts through websim's hosts file.
+fn crawl_of(web: &Web, urls: &[String], cfg: Config) -> Crawl {
+    let tmp = tempfile::tempdir().unwrap();
+    let hosts = tmp.path().join("websim.hosts");
+    std::fs::write(&hosts, websim::cli::hosts_file(web)).unwrap();
+    let mut cfg = cfg;
+    cfg.resolve.hosts_files = vec![hosts];
+    let config_path = tmp.path().join("config.toml");
+    std::fs::write(&config_path, cfg.to_toml()).unwrap();
+    let seeds = tmp.path().join("seeds.txt");
+    std::fs::write(&seeds, urls.join("\n")).unwrap();
+    let root = tmp.path().join("crawl");
+    let opts = InitOptions {
+        seeds,
+        config: Some(config_path),
+        partitions: None,
+    };
+    crawl::init(&root, &opts, &mut |b| panic!("bad seed {b:?}")).unwrap();
+    let dir = CrawlDir::new(&root);
+    let cfg = Config::load(&dir.config_path()).unwrap();
+    Crawl {
+        _tmp: tmp,
+        dir,
+        cfg,
+    }
+}
+
+fn quiet() -> FetchOptions {
+    FetchOptions {
+        progress: ProgressMode::Quiet,
+        ..FetchOptions::default()
+    }
+}
+
+fn fetch_all(c: &Crawl, cycle: u32) -> Vec<FetchReport> {
+    (0..c.cfg.crawl.partitions)
+        .map(|p| fetch_partition(&c.dir, &c.cfg, cycle, p, &quiet()).unwrap())
+        .collect()
+}
+
+/// Every fetch result of a cycle, by URL; panics if a URL has two.
+fn results(c: &Crawl, cycle: u32) -> BTreeMap<String, FetchResult> {
+    let mut out = BTreeMap::new();
+    for p in 0..c.cfg.crawl.partitions {
+        let mut r = RunReader::open_expect(&c.dir.fetched(cycle, p), Schema::FETCHED).unwrap();
+        while r.advance().unwrap() {
+            let fr = FetchResult::decode(r.payload()).unwrap();
+            assert_eq!(
+                r.key(),
+                dragnet::run::fp_key(dragnet::keys::fingerprint(&fr.url)),
+                "keyed by fingerprint"
+            );
+            assert!(
+                out.insert(fr.url.clone(), fr).is_none(),
+                "one result per URL"
+            );
+        }
+    }
+    out
+}
+
+fn warc_files(c: &Crawl, cycle: u32) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(c.dir.warc_dir(cycle))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Checks every record of every WARC file of the cycle; returns the response/revisit records
+/// by URI (robots.txt included).
+fn check_warcs(c: &Crawl, cycle: u32) -> BTreeMap<String, u64> {
+    let mut by_uri = BTreeMap::new();
+    for f in warc_files(c, cycle) {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!name.starts_with('.'), "no temporary file left: {name}");
+        let rep = dragnet::warc::check::check_file(&f, &mut |r| {
+            if r.warc_type == "response" || r.warc_type == "revisit" {
+                *by_uri.entry(r.uri.clone().unwrap()).or_default() += 1;
+            }
+        })
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(rep.bad_digests, 0, "{name}");
+    }
+    by_uri
+}
+
+/// The first `pages` page URLs of every host.
+fn page_urls(web: &Web, pages: u32) -> Vec<String> {
+    web.hosts
+        .iter()
+        .flat_map(|h| {
+            (0..pages).map(move |page| {
+                web.url(PageRef::Page {
+                    host: h.index,
+                    page,
+                })
+            })
+        })
+        .collect()
+}
+
+fn is_seedable(url: &str) -> bool {
+    !url.ends_with("/robots.txt") && !url.contains(".outside.test")
+}
+
+#[test]
+fn fetches_every_url_once_politely_and_caches_robots_across_cycles() {
+    let (web, server) = start(WebConfig {
+        seed: 7,
+        hosts: 16,
+        pages: 8,
+        hostile_every: 0,
+        max_crawl_delay: Duration::from_millis(300),
+        ..WebConfig::default()
+    });
+    let t = truth(&web, &Policy::new(&web));
+    let fetch: Vec<&websim::truth::Fetched> =
+        t.fetched.iter().filter(|f| is_seedable(&f.url)).collect();
+    let refused: Vec<&str> = t
+        .never
+        .iter()
+        .filter(|(u, r)| *r == Reason::Robots && is_seedable(u))
+        .map(|(u, _)| u.as_str())
+        .collect();
+    assert!(!refused.is_empty(), "the web has robots-disallowed URLs");
+    let mut seeds: Vec<String> = fetch.iter().map(|f| f.url.clone()).collect();
+    seeds.extend(refused.iter().map(|u| u.to_string()));
+    let c = crawl_of(&web, &seeds, test_config());
+
+    let reports = fetch_all(&c, 0);
+    let got = results(&c, 0);
+    assert_eq!(got.len(), seeds.len(), "every seed has exactly one result");
+    let total: u64 = reports.iter().map(|r| r.count("urls")).sum();
+    assert_eq!(total as usize, seeds.len());
+
+    // Statuses are what the model says; disallowed URLs were refused without a request.
+    for f in &fetch {
+        let r = &got[&f.url];
+        assert_eq!(r.status, f.status, "{}: {r:?}", f.url);
+        if f.outcome == Outcome::Redirect {
+            assert_eq!(Some(&r.redirect), f.location.as_ref(), "{}", f.url);
+        }
+        if r.status == 200 {
+            assert!(r.error.is_empty() && r.digest != 0, "{}: {r:?}", f.url);
+            assert!(!r.warc_file.is_empty());
+        }
+    }
+    for u in &refused {
+        let r = &got[*u];
+        assert!(r.error.starts_with("robots"), "{u}: {r:?}");
+        assert_eq!(r.status, 0);
+    }
+
+    // The WARC holds one response per request, robots.txt included, and nothing refused.
+    let in_warc = check_warcs(&c, 0);
+    for f in &fetch {
+        assert_eq!(in_warc.get(&f.url), Some(&1), "{} in the WARC once", f.url);
+    }
+    for u in &refused {
+        assert!(
+            !in_warc.contains_key(*u),
+            "{u} was refused, never requested"
+        );
+    }
+    let requests: u64 = reports.iter().map(|r| r.count("requests")).sum();
+    assert_eq!(in_warc.values().sum::<u64>(), requests);
+
+    // The stage is done: running it again does nothing.
+    let again = fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet()).unwrap();
+    assert!(again.skipped);
+
+    // A next cycle over the same URLs reuses every robots.txt from the host table.
+    let hosts_seen: BTreeSet<String> = (0..2)
+        .flat_map(|p| {
+            let mut r =
+                RunReader::open_expect(&c.dir.state_file(p, "hosts", 1), Schema::HOSTS).unwrap();
+            let mut v = Vec::new();
+            while r.advance().unwrap() {
+                let h = HostRecord::decode(r.payload()).unwrap();
+                assert!(!h.robots.is_empty(), "{}: robots.txt recorded", h.host);
+                v.push(h.host);
+            }
+            v
+        })
+        .collect();
+    assert_eq!(hosts_seen.len(), 16);
+    for p in 0..2 {
+        let next = c.dir.fetchlist(1, p);
+        std::fs::create_dir_all(next.parent().unwrap()).unwrap();
+        std::fs::copy(c.dir.fetchlist(0, p), next).unwrap();
+    }
+    let reports = fetch_all(&c, 1);
+    let robots: u64 = reports.iter().map(|r| r.count("robots_requests")).sum();
+    let unreachable_hosts = web
+        .hosts
+        .iter()
+        .filter(|h| {
+            matches!(
+                h.robots_serve,
+                websim::robots::RobotsServe::ServerError | websim::robots::RobotsServe::Timeout
+            )
+        })
+        .count() as u64;
+    // Only origins whose robots.txt was unreachable are asked again.
+    assert!(
+        robots <= unreachable_hosts * 6,
+        "{robots} robots.txt requests"
+    );
+    assert_eq!(results(&c, 1).len(), seeds.len());
+
+    let report = server.stop();
+    assert!(
+        report.polite,
+        "politeness violations: {:?} {:?}",
+        report.counts,
+        &report.violations[..report.violations.len().min(5)]
+    );
+    assert_eq!(report.counts.total(), 0);
+}
+
+#[test]
+fn hostile_hosts_are_bounded_and_recorded() {
+    let (web, server) = start(WebConfig {
+        seed: 3,
+        hosts: 14,
+        pages: 6,
+        hostile_every: 2,
+        drip_interval: Duration::from_millis(100),
+        bomb_bytes: 64 << 20,
+        max_crawl_delay: Duration::from_millis(100),
+        ..WebConfig::default()
+    });
+    let seeds = page_urls(&web, 6);
+    let mut cfg = test_config();
+    cfg.fetch.deadline_secs = 40.0;
+    let c = crawl_of(&web, &seeds, cfg);
+    let t0 = Instant::now();
+    fetch_all(&c, 0);
+    let took = t0.elapsed();
+    // Two partitions, each bounded by its deadline plus one request's total timeout.
+    assert!(took < Duration::from_secs(2 * 45), "took {took:?}");
+    let got = results(&c, 0);
+    assert_eq!(got.len(), seeds.len());
+    for r in got.values() {
+        assert!(r.length <= 256 << 10, "{}: body capped: {r:?}", r.url);
+    }
+    // The trap's pages are well-formed (its danger is in its links, the split stage's business).
+    let hostile: Vec<&websim::model::HostSpec> = web
+        .hosts
+        .iter()
+        .filter(|h| h.hostile.is_some_and(|k| k != Hostile::Trap))
+        .collect();
+    assert!(hostile.len() >= 5);
+    for h in &hostile {
+        let home = web.url(PageRef::Page {
+            host: h.index,
+            page: 0,
+        });
+        let r = &got[&home];
+        assert!(
+            !r.error.is_empty() || r.truncated || r.status != 200,
+            "{:?} home page recorded as a failure or truncated: {r:?}",
+            h.hostile
+        );
+    }
+    check_warcs(&c, 0);
+    let report = server.stop();
+    assert_eq!(
+        report.counts.total(),
+        0,
+        "{:?} {:#?}",
+        report.counts,
+        report.violations
+    );
+}
+
+#[test]
+fn private_addresses_are_refused_by_default() {
+    let (web, server) = start(WebConfig {
+        hosts: 4,
+        pages: 3,
+        hostile_every: 0,
+        ..WebConfig::default()
+    });
+    let seeds: Vec<String> = (0..4).map(|h| format!("{}/", web.origin(h))).collect();
+    let mut cfg = test_config();
+    cfg.fetch.allow_private_addresses = false;
+    let c = crawl_of(&web, &seeds, cfg);
+    fetch_all(&c, 0);
+    let got = results(&c, 0);
+    assert_eq!(got.len(), 4);
+    for r in got.values() {
+        assert!(
+            r.error == "robots_unreachable" || r.error == "ssrf" || r.error == "host_failing",
+            "{r:?}"
+        );
+        assert_eq!(r.status, 0);
+    }
+    let report = server.stop();
+    assert_eq!(report.requests, 0, "nothing reached the server");
+}
+
+#[test]
+fn the_deadline_defers_what_is_left() {
+    let (web, server) = start(WebConfig {
+        seed: 11,
+        hosts: 2,
+        pages: 40,
+        hostile_every: 0,
+        ..WebConfig::default()
+    });
+    let seeds = page_urls(&web, 40);
+    let mut cfg = test_config();
+    cfg.crawl.partitions = 1;
+    cfg.fetch.default_delay_secs = 0.2;
+    cfg.fetch.deadline_secs = 1.0;
+    let c = crawl_of(&web, &seeds, cfg);
+    let t0 = Instant::now();
+    let r = fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet()).unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+    let got = results(&c, 0);
+    assert_eq!(got.len(), 80, "deferred URLs are recorded, not lost");
+    let deferred = got.values().filter(|r| r.error == "deferred").count();
+    assert!(deferred > 40, "{deferred} deferred");
+    assert_eq!(r.count("error_deferred") as usize, deferred);
+    server.stop();
+}
+
+#[test]
+fn gzip_warcs_pass_warcio_check() {
+    let warcio = std::process::Command::new("warcio")
+        .arg("--help")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let (web, server) = start(WebConfig {
+        seed: 5,
+        hosts: 6,
+        pages: 5,
+        hostile_every: 0,
+        max_crawl_delay: Duration::from_millis(100),
+        ..WebConfig::default()
+    });
+    let seeds: Vec<String> = (0..6).map(|h| format!("{}/", web.origin(h))).collect();
+    let mut cfg = test_config();
+    cfg.fetch.warc_compression = "gzip".into();
+    let c = crawl_of(&web, &seeds, cfg);
+    fetch_all(&c, 0);
+    check_warcs(&c, 0);
+    server.stop();
+    if !warcio {
+        eprintln!("warcio is not installed (.ci/setup-extras installs it): skipping its check");
+        return;
+    }
+    for f in warc_files(&c, 0) {
+        let out = std::process::Command::new("warcio")
+            .arg("check")
+            .arg("-v")
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "warcio check {}: {}{}",
+            f.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn a_missing_fetch_list_names_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let seeds = tmp.path().join("seeds");
+    std::fs::write(&seeds, "http://a.test/\n").unwrap();
+    let root = tmp.path().join("c");
+    crawl::init(
+        &root,
+        &InitOptions {
+            seeds,
+            config: None,
+            partitions: Some(1),
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    let dir = CrawlDir::new(&root);
+    let cfg = Config::load(&dir.config_path()).unwrap();
+    let e = fetch_partition(&dir, &cfg, 5, 0, &quiet()).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("fetchlist/p0000.run") && msg.contains("prioritize"),
+        "{msg}"
+    );
+    assert!(!dir.done_path(5, Stage::Fetch, 0).exists());
+}
