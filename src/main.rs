@@ -74,6 +74,39 @@ enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
+    /// Run the parse stage of one partition: read each answered page of the fetch from the
+    /// WARC, extract its links (HTML), canonicalize them, share its OPIC cash over the followed
+    /// ones, and write the links and pages runs. Does nothing if the stage is already done.
+    Parse {
+        /// Cycle number.
+        #[arg(long)]
+        cycle: u32,
+        /// Partition number.
+        #[arg(long)]
+        partition: u32,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
+    /// Offline reprocessing: parse the HTTP responses of any WARC files (WARC 1.0/1.1, plain,
+    /// .gz or .zst; anyone's) into links.run, pages.run and reparse.json in --out, fetching
+    /// nothing. Exit 1 if a file could not be read to its end (what it held before is kept).
+    Reparse {
+        /// WARC files to read.
+        #[arg(long, required = true, num_args = 1..)]
+        warc: Vec<PathBuf>,
+        /// Output directory (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// A crawl.toml whose [canon] rules and limits to use (defaults otherwise).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Inspection tools for operators.
     #[command(subcommand)]
     Check(Check),
@@ -252,6 +285,50 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             json,
             dir,
         } => fetch(cycle, partition, progress.into(), json, &dir),
+        Command::Parse {
+            cycle,
+            partition,
+            json,
+            dir,
+        } => {
+            let crawl = crawl::CrawlDir::new(&dir);
+            let cfg = Config::load(&crawl.config_path())?;
+            let r = dragnet::parse::parse_partition(&crawl, &cfg, cycle, partition)?;
+            if json {
+                println!("{}", serde_json::to_string(&r).expect("report serializes"));
+            }
+            if r.skipped {
+                eprintln!("parse: cycle {cycle} partition {partition} is already done (its .done marker exists); nothing to do");
+            } else {
+                print_parse("parse", &r);
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Reparse {
+            warc,
+            out,
+            config,
+            json,
+        } => {
+            let cfg = match &config {
+                Some(p) => Config::load(p)?,
+                None => Config::default(),
+            };
+            let r = dragnet::parse::reparse(&warc, &out, &cfg)?;
+            if json {
+                println!("{}", serde_json::to_string(&r).expect("report serializes"));
+            }
+            print_parse("reparse", &r);
+            for f in &r.failed_files {
+                eprintln!("reparse: {f}");
+            }
+            eprintln!("reparse: wrote {}", out.display());
+            Ok(if r.failed_files.is_empty() {
+                EXIT_OK
+            } else {
+                EXIT_PARTIAL
+            })
+        }
         Command::Check(Check::Url {
             partitions,
             config,
@@ -316,6 +393,24 @@ fn fetch(
     } else {
         EXIT_OK
     })
+}
+
+fn print_parse(what: &str, r: &dragnet::parse::ParseReport) {
+    let c = |k: &str| r.count(k);
+    eprintln!(
+        "{what}: {} pages ({} HTML, {:.1} MiB), {} links ({} followed, {} nofollow, {} unusable), {} redirects, {} robots.txt sitemaps in {:.1}s ({:.0} pages/s)",
+        c("pages"),
+        c("html_pages"),
+        c("bytes") as f64 / (1 << 20) as f64,
+        c("links"),
+        c("links_followed"),
+        c("links_nofollow"),
+        c("links_unusable"),
+        c("redirects"),
+        c("robots_sitemaps"),
+        r.seconds,
+        c("pages") as f64 / r.seconds.max(1e-9),
+    );
 }
 
 fn check_links(url: &str, file: &std::path::Path) -> Result<i32, Error> {

@@ -10,6 +10,8 @@
 //!   cycles/CCCCCC/fetchlist/pNNNN.run   what cycle C fetches in partition N
 //!   cycles/CCCCCC/warc/pNNNN-SSSSSS.warc.zst   what the fetch of partition N received
 //!   cycles/CCCCCC/fetched/pNNNN.run     what became of each URL of the fetch list
+//!   cycles/CCCCCC/links/pNNNN.run       links found by parse (target host, fp)
+//!   cycles/CCCCCC/pages/pNNNN.run       page facts from parse (fp)
 //!   cycles/CCCCCC/<stage>/pNNNN.done    commit marker of one stage for one partition
 //! ```
 //!
@@ -165,6 +167,20 @@ impl CrawlDir {
     pub fn fetched(&self, cycle: u32, p: u32) -> PathBuf {
         self.cycle_dir(cycle)
             .join("fetched")
+            .join(format!("{}.run", CrawlDir::partition_name(p)))
+    }
+
+    /// `cycles/CCCCCC/links/pNNNN.run`: the links found by the parse of partition NNNN.
+    pub fn links(&self, cycle: u32, p: u32) -> PathBuf {
+        self.cycle_dir(cycle)
+            .join("links")
+            .join(format!("{}.run", CrawlDir::partition_name(p)))
+    }
+
+    /// `cycles/CCCCCC/pages/pNNNN.run`: page facts from the parse of partition NNNN.
+    pub fn pages(&self, cycle: u32, p: u32) -> PathBuf {
+        self.cycle_dir(cycle)
+            .join("pages")
             .join(format!("{}.run", CrawlDir::partition_name(p)))
     }
 

@@ -396,10 +396,17 @@ pub struct FetchResult {
     /// `robots` (disallowed), `ssrf` (address refused), `too_slow`, `headers_too_large`,
     /// `deferred` (deadline reached), `dns`.
     pub error: String,
+    /// Link distance from the seeds, from the fetch list (v2; 0 in v1 records).
+    pub depth: u32,
+    /// The OPIC cash the URL was scheduled with, from the fetch list: what parse splits over the
+    /// page's out-links (v2; 0 in v1 records).
+    pub priority: f64,
 }
 
 impl FetchResult {
-    const VERSION: u8 = 1;
+    /// Version 2 adds `depth` and `priority`; a result with neither is still written as
+    /// version 1 (the oldest version that can hold it).
+    const VERSION: u8 = 2;
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
@@ -420,15 +427,25 @@ impl FetchResult {
             .str(&self.last_modified)
             .str(&self.redirect)
             .str(&self.error);
+        if self.depth != 0 || self.priority != 0.0 {
+            e.0[0] = 2;
+            e.u64(u64::from(self.depth)).f64(self.priority);
+        }
         e.0
     }
 
     /// Decodes a payload.
     pub fn decode(b: &[u8]) -> Result<FetchResult, DecodeError> {
         let mut d = Dec(b);
-        check_version(&mut d, "fetch result", FetchResult::VERSION)?;
+        let v = d.u8("record version")?;
+        if v == 0 || v > FetchResult::VERSION {
+            return Err(DecodeError(format!(
+                "fetch result record version {v} is not supported (this build reads 1 to {})",
+                FetchResult::VERSION
+            )));
+        }
         let range = |what: &str| DecodeError(format!("{what} out of range"));
-        let r = FetchResult {
+        let mut r = FetchResult {
             url: d.str("url")?.to_string(),
             status: u16::try_from(d.u64("status")?).map_err(|_| range("status"))?,
             fetched_at_ms: d.u64("fetched_at_ms")?,
@@ -448,7 +465,13 @@ impl FetchResult {
             last_modified: d.str("last_modified")?.to_string(),
             redirect: d.str("redirect")?.to_string(),
             error: d.str("error")?.to_string(),
+            depth: 0,
+            priority: 0.0,
         };
+        if v >= 2 {
+            r.depth = u32::try_from(d.u64("depth")?).map_err(|_| range("depth"))?;
+            r.priority = d.f64("priority")?;
+        }
         d.end()?;
         Ok(r)
     }
@@ -468,14 +491,16 @@ mod fetch_result_tests {
             ct in "[a-z/]{0,12}", len in any::<u64>(), truncated in any::<bool>(),
             digest in any::<u64>(), file in "[a-z0-9.-]{0,20}", off in any::<u64>(),
             wlen in any::<u64>(), etag in ".{0,10}", lm in ".{0,10}", redirect in ".{0,20}",
-            error in "[a-z_]{0,10}",
+            error in "[a-z_]{0,10}", depth in 0u32..3, priority in prop_oneof![Just(0.0), 0.0f64..2.0],
         ) {
             let r = FetchResult {
                 url, status, fetched_at_ms: at, duration_ms: dur, content_type: ct, length: len,
                 truncated, digest, warc_file: file, warc_offset: off, warc_length: wlen, etag,
-                last_modified: lm, redirect, error,
+                last_modified: lm, redirect, error, depth, priority,
             };
+            let v1 = depth == 0 && priority == 0.0;
             let b = r.encode();
+            prop_assert_eq!(b[0], if v1 { 1 } else { 2 });
             prop_assert_eq!(FetchResult::decode(&b).unwrap(), r);
             for cut in 0..b.len() {
                 prop_assert!(FetchResult::decode(&b[..cut]).is_err());

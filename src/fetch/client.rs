@@ -47,12 +47,12 @@
 //! block is rebuilt the same way from the headers this module sets (all of them: ureq adds none
 //! when they are present).
 //!
-//! **Connections.** A [`Fetcher`] owns one ureq `Agent` and its connection pool (keep-alive, one
-//! idle connection per host, room for every host the stage keeps in rotation). The fetch stage
-//! shares one `Fetcher` among all its workers: its scheduler never has two requests to one host
-//! in flight, so whichever worker takes a host next reuses the host's open connection. (Two
-//! fetches of one `host:port` at once are still safe, since pins are counted, but they would
-//! open two connections.) TLS is rustls with the webpki root certificates (no
+//! **Connections.** Each host in rotation gets a [`HostClient`]: its own ureq agent whose pool
+//! keeps the host's one connection alive between requests (keep-alive) and closes it when the
+//! host leaves rotation. The fetch stage's scheduler never has two requests to one host in
+//! flight, so whichever worker takes the host next reuses that connection. (Pins are counted,
+//! so two fetches of one `host:port` at once would still be safe.) TLS is rustls with the webpki
+//! root certificates (no
 //! system certificate store needed).
 
 use std::collections::HashMap;
@@ -269,6 +269,15 @@ impl PinnedResolver {
     }
 }
 
+impl HostClient {
+    fn new(config: &ureq::config::Config) -> HostClient {
+        let pins = PinnedResolver::default();
+        let agent =
+            ureq::Agent::with_parts(config.clone(), DefaultConnector::default(), pins.clone());
+        HostClient { agent, pins }
+    }
+}
+
 /// `host:port` of a URI, the key of a pin (`None` without a host).
 fn pin_key(uri: &Uri) -> Option<String> {
     let host = uri.host()?.to_ascii_lowercase();
@@ -300,10 +309,23 @@ impl UreqResolver for PinnedResolver {
 
 /// Fetches URLs with the limits of a [`FetchSection`]; shared by the workers of a fetch stage.
 pub struct Fetcher {
-    agent: ureq::Agent,
-    pins: PinnedResolver,
+    config: ureq::config::Config,
+    /// The client of [`Fetcher::fetch`] (tests, one-off fetches).
+    shared: HostClient,
     resolver: Arc<Resolver>,
     cfg: FetchSection,
+}
+
+/// A keep-alive client for one host: its own ureq agent, whose pool holds the host's one
+/// connection while the host is in rotation and closes it when dropped.
+///
+/// Why not one pool for the whole stage: ureq's pool recounts its connections per host on every
+/// return, which is quadratic in the idle connections, and with every host in rotation holding
+/// one it was a fifth of the fetch stage's CPU (docs/BENCHMARKS.md). A pool per host stays at
+/// one or two connections, and a host's connection lives exactly as long as its back queue.
+pub struct HostClient {
+    agent: ureq::Agent,
+    pins: PinnedResolver,
 }
 
 fn secs(s: f64) -> Duration {
@@ -324,20 +346,23 @@ impl Fetcher {
             .timeout_connect(Some(secs(cfg.connect_timeout_secs)))
             .timeout_per_read(Some(secs(cfg.read_timeout_secs)))
             .timeout_global(Some(secs(cfg.total_timeout_secs)))
-            .max_idle_connections(
-                (cfg.threads as usize * cfg.queues_per_thread as usize * 2).max(64),
-            )
+            // The host's own connection, and one for a robots.txt redirect elsewhere.
+            .max_idle_connections(2)
             .max_idle_connections_per_host(1)
             .max_idle_age(Duration::from_secs(30))
             .build();
-        let pins = PinnedResolver::default();
-        let agent = ureq::Agent::with_parts(config, DefaultConnector::default(), pins.clone());
+        let shared = HostClient::new(&config);
         Fetcher {
-            agent,
-            pins,
+            config,
+            shared,
             resolver,
             cfg: cfg.clone(),
         }
+    }
+
+    /// A keep-alive client for one host (see [`HostClient`]).
+    pub fn client(&self) -> HostClient {
+        HostClient::new(&self.config)
     }
 
     /// The address a fetch of `url` would connect to (the crawl's table, then DNS, then the SSRF
@@ -387,19 +412,30 @@ impl Fetcher {
     /// Fetches `url` once (GET, redirects not followed), with `validators` for a conditional
     /// GET. An answer with an incomplete body is still `Ok` (see [`Fetched::cut`]).
     pub fn fetch(&self, url: &Url, validators: Validators<'_>) -> Result<Fetched, FetchError> {
-        self.get(url, validators, false)
+        self.get(&self.shared, url, validators, false)
+    }
+
+    /// [`Fetcher::fetch`] over `client`'s connection.
+    pub fn fetch_with(
+        &self,
+        client: &HostClient,
+        url: &Url,
+        validators: Validators<'_>,
+    ) -> Result<Fetched, FetchError> {
+        self.get(client, url, validators, false)
     }
 
     /// Fetches a `/robots.txt` once (redirects not followed: the caller follows up to
     /// [`crate::fetch::robots::MAX_REDIRECTS`]): like [`Fetcher::fetch`], but whatever the
     /// `content_types` filter says the body is read, and only up to
     /// [`crate::fetch::robots::MAX_ROBOTS_BYTES`] (RFC 9309 §2.5), or `max_body` if smaller.
-    pub fn fetch_robots(&self, url: &Url) -> Result<Fetched, FetchError> {
-        self.get(url, Validators::default(), true)
+    pub fn fetch_robots(&self, client: &HostClient, url: &Url) -> Result<Fetched, FetchError> {
+        self.get(client, url, Validators::default(), true)
     }
 
     fn get(
         &self,
+        client: &HostClient,
         url: &Url,
         validators: Validators<'_>,
         robots: bool,
@@ -431,7 +467,7 @@ impl Fetcher {
         let started = SystemTime::now();
         let ip = self.resolve(&host, port)?;
         let key = pin_key(&uri).ok_or_else(|| url_err("no host"))?;
-        self.pins.pin(key.clone(), SocketAddr::new(ip, port));
+        client.pins.pin(key.clone(), SocketAddr::new(ip, port));
 
         let mut headers: Vec<(&str, &str)> = vec![
             ("Host", &host_header),
@@ -446,7 +482,7 @@ impl Fetcher {
             headers.push(("If-Modified-Since", lm));
         }
         let mut raw_request = format!("GET {target} HTTP/1.1\r\n").into_bytes();
-        let mut req = self.agent.get(uri);
+        let mut req = client.agent.get(uri);
         for (n, v) in &headers {
             raw_request.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
             req = req.header(*n, *v);
@@ -456,7 +492,7 @@ impl Fetcher {
         let response = req.call();
         // The resolver is only asked while connecting: drop the pin so the table stays as small
         // as the number of fetches in flight.
-        self.pins.unpin(&key);
+        client.pins.unpin(&key);
         let response = response.map_err(|e| classify(e, ip))?;
         let (parts, body) = response.into_parts();
         let status = parts.status.as_u16();

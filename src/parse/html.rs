@@ -35,6 +35,9 @@ pub struct PageLinks {
     pub canonical: Option<String>,
     /// The content of the first `<meta name=robots>`.
     pub meta_robots: Option<String>,
+    /// The text of the first `<title>`, entities decoded, whitespace collapsed, at most 1,024
+    /// bytes.
+    pub title: Option<String>,
     /// Outlinks in document order.
     pub links: Vec<Link>,
     /// Links with a scheme other than http(s) (javascript:, mailto:, …) that were dropped.
@@ -189,6 +192,12 @@ pub fn extract_links(bytes: &[u8], doc_url: &Url, content_type: Option<&str>) ->
                 .map(|v| decode_entities(&v))
         };
         let target = match name.as_str() {
+            "title" => {
+                if page.title.is_none() {
+                    page.title = Some(clean_title(&tag.inner_text(dom.parser())));
+                }
+                continue;
+            }
             "base" => {
                 if page.base.is_none() {
                     if let Some(u) = attr("href").and_then(|h| doc_url.join(h.trim()).ok()) {
@@ -247,6 +256,23 @@ pub fn extract_links(bytes: &[u8], doc_url: &Url, content_type: Option<&str>) ->
         });
     }
     page
+}
+
+/// A title as a page record keeps it: entities decoded, runs of whitespace made one space, cut
+/// to at most 1,024 bytes at a character boundary.
+fn clean_title(raw: &str) -> String {
+    let mut t = decode_entities(raw)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if t.len() > 1024 {
+        let mut cut = 1024;
+        while !t.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        t.truncate(cut);
+    }
+    t
 }
 
 /// Quotes unquoted attribute values (`<a href=/x>` becomes `<a href="/x">`): `tl` drops tags

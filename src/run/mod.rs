@@ -113,6 +113,29 @@ impl Schema {
         sort_key: "host64",
     };
 
+    /// The links a partition's pages hold: key = the target's host key ++ fingerprint (so the
+    /// split stage routes contiguous ranges), payload = [`crate::parse::records::LinkRecord`];
+    /// one record per occurrence (duplicates kept: split sums their cash).
+    pub const LINKS: Schema = Schema {
+        id: 7,
+        name: "links",
+        key_len: 16,
+        payload: true,
+        unique: false,
+        sort_key: "host64,fp64",
+    };
+
+    /// What the parse stage learned about each fetched page: key = URL fingerprint, payload =
+    /// [`crate::parse::records::PageRecord`].
+    pub const PAGES: Schema = Schema {
+        id: 8,
+        name: "pages",
+        key_len: 8,
+        payload: true,
+        unique: true,
+        sort_key: "fp64",
+    };
+
     /// Every schema this build knows, for `dragnet check run`.
     pub const KNOWN: &'static [Schema] = &[
         Schema::SEEN,
@@ -121,6 +144,8 @@ impl Schema {
         Schema::FINGERPRINTS,
         Schema::FETCHED,
         Schema::HOSTS,
+        Schema::LINKS,
+        Schema::PAGES,
     ];
 }
 

@@ -13,24 +13,27 @@
 
 use std::fmt;
 
-/// A running SHA-1 over a block or payload.
+/// A running SHA-1 over a block or payload. RustCrypto's `sha1` uses the CPU's SHA extensions
+/// when it has them (detected at run time): every fetched byte is hashed twice (block and
+/// payload digest), and the portable `sha1_smol` was the largest item of the fetch stage's
+/// profile (docs/BENCHMARKS.md).
 #[derive(Clone, Default)]
-pub struct Sha1Digest(sha1_smol::Sha1);
+pub struct Sha1Digest(sha1::Sha1);
 
 impl Sha1Digest {
     /// A fresh digest.
     pub fn new() -> Sha1Digest {
-        Sha1Digest(sha1_smol::Sha1::new())
+        Sha1Digest(sha1::Sha1::default())
     }
 
     /// Feeds bytes.
     pub fn update(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
+        sha1::Digest::update(&mut self.0, bytes);
     }
 
     /// The raw 20 bytes.
     pub fn bytes(&self) -> [u8; 20] {
-        self.0.digest().bytes()
+        sha1::Digest::finalize(self.0.clone()).into()
     }
 
     /// The header value: `sha1:` + base32.

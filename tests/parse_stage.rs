@@ -1,0 +1,257 @@
+//! `dragnet parse` over a websim crawl: the links found equal websim's model of every fetched
+//! page, OPIC cash is conserved, redirects and robots.txt sitemaps become links, and
+//! `dragnet reparse` over the same WARCs (and over third-party WARCs) finds the same links.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use dragnet::crawl::{self, ByteSize, Config, CrawlDir, InitOptions};
+use dragnet::fetch::{fetch_partition, FetchOptions, ProgressMode};
+use dragnet::keys::Canonicalizer;
+use dragnet::parse::records::{LinkKind, LinkRecord, PageRecord};
+use dragnet::parse::{parse_partition, reparse};
+use dragnet::run::{Cursor, RunReader, Schema};
+use websim::model::WebConfig;
+use websim::server::{Server, ServerOptions};
+use websim::truth::{truth, Outcome, Policy};
+
+fn links_of(path: &std::path::Path) -> Vec<LinkRecord> {
+    let mut r = RunReader::open_expect(path, Schema::LINKS).unwrap();
+    let mut v = Vec::new();
+    let mut last: Option<Vec<u8>> = None;
+    while r.advance().unwrap() {
+        let l = LinkRecord::decode(r.payload()).unwrap();
+        let k = dragnet::keys::fingerprint(&l.url);
+        assert_eq!(&r.key()[8..], &k.to_be_bytes(), "keyed by the target");
+        if let Some(prev) = &last {
+            assert!(prev.as_slice() <= r.key(), "sorted by target");
+        }
+        last = Some(r.key().to_vec());
+        v.push(l);
+    }
+    v
+}
+
+fn pages_of(path: &std::path::Path) -> BTreeMap<String, PageRecord> {
+    let mut r = RunReader::open_expect(path, Schema::PAGES).unwrap();
+    let mut m = BTreeMap::new();
+    while r.advance().unwrap() {
+        let p = PageRecord::decode(r.payload()).unwrap();
+        m.insert(p.url.clone(), p);
+    }
+    m
+}
+
+#[test]
+fn parse_finds_the_model_links_and_conserves_cash() {
+    let (web, server) = Server::start_web(
+        WebConfig {
+            seed: 9,
+            port: 0,
+            listeners: 2,
+            hosts: 10,
+            pages: 12,
+            hostile_every: 0,
+            max_crawl_delay: Duration::from_millis(100),
+            ..WebConfig::default()
+        },
+        ServerOptions::default(),
+    )
+    .unwrap();
+    let t = truth(&web, &Policy::new(&web));
+    let seeds: Vec<String> = t
+        .fetched
+        .iter()
+        .filter(|f| !f.url.ends_with("/robots.txt") && !f.url.contains(".outside.test"))
+        .map(|f| f.url.clone())
+        .collect();
+
+    let tmp = tempfile::tempdir().unwrap();
+    let hosts = tmp.path().join("websim.hosts");
+    std::fs::write(&hosts, websim::cli::hosts_file(&web)).unwrap();
+    let mut cfg = Config::default();
+    cfg.crawl.partitions = 2;
+    cfg.resolve.hosts_files = vec![hosts];
+    cfg.fetch.allow_private_addresses = true;
+    cfg.fetch.threads = 4;
+    cfg.fetch.default_delay_secs = 0.0;
+    cfg.fetch.delay_factor = 0.0;
+    cfg.fetch.read_timeout_secs = 2.0;
+    cfg.fetch.total_timeout_secs = 3.0;
+    cfg.fetch.max_body = ByteSize(1 << 20);
+    let config = tmp.path().join("config.toml");
+    std::fs::write(&config, cfg.to_toml()).unwrap();
+    let seed_file = tmp.path().join("seeds");
+    std::fs::write(&seed_file, seeds.join("\n")).unwrap();
+    let root = tmp.path().join("crawl");
+    crawl::init(
+        &root,
+        &InitOptions {
+            seeds: seed_file,
+            config: Some(config),
+            partitions: None,
+        },
+        &mut |b| panic!("{b:?}"),
+    )
+    .unwrap();
+    let dir = CrawlDir::new(&root);
+    let cfg = Config::load(&dir.config_path()).unwrap();
+    let quiet = FetchOptions {
+        progress: ProgressMode::Quiet,
+        ..FetchOptions::default()
+    };
+    let mut links = Vec::new();
+    let mut pages = BTreeMap::new();
+    for p in 0..2 {
+        assert!(
+            parse_partition(&dir, &cfg, 0, p).is_err(),
+            "parse needs the fetch"
+        );
+        fetch_partition(&dir, &cfg, 0, p, &quiet).unwrap();
+        let r = parse_partition(&dir, &cfg, 0, p).unwrap();
+        assert!(!r.skipped);
+        assert!(parse_partition(&dir, &cfg, 0, p).unwrap().skipped);
+        links.extend(links_of(&dir.links(0, p)));
+        pages.extend(pages_of(&dir.pages(0, p)));
+    }
+    server.stop();
+
+    // Every HTML page the model says was fetched has its links, followed exactly as the model
+    // follows them.
+    let canon = Canonicalizer::new(&cfg.canon);
+    let c = |u: &str| canon.canonicalize(u, None).unwrap().url;
+    let mut by_source: BTreeMap<&str, Vec<&LinkRecord>> = BTreeMap::new();
+    for l in &links {
+        by_source.entry(l.source.as_str()).or_default().push(l);
+    }
+    let html: BTreeSet<&str> = t
+        .fetched
+        .iter()
+        .filter(|f| f.outcome == Outcome::Html)
+        .map(|f| f.url.as_str())
+        .collect();
+    let (mut checked, mut titled) = (0, 0);
+    for page in t.pages.iter().filter(|p| html.contains(p.url.as_str())) {
+        let src = c(&page.url);
+        let got: BTreeSet<(String, bool)> = by_source
+            .get(src.as_str())
+            .map(|v| {
+                v.iter()
+                    .filter(|l| l.kind != LinkKind::Redirect)
+                    .map(|l| (l.url.clone(), !l.nofollow))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let want: BTreeSet<(String, bool)> = page
+            .links
+            .iter()
+            .filter(|l| l.url.starts_with("http"))
+            .map(|l| {
+                (
+                    c(&l.url),
+                    !l.nofollow && !page.meta_nofollow && !page.header_nofollow,
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "links of {}", page.url);
+        let p = &pages[&src];
+        assert_eq!(p.status, 200);
+        titled += usize::from(!p.title.is_empty());
+        checked += 1;
+    }
+    assert!(checked > 50, "{checked} pages checked");
+    // Pages the model renders as real documents have titles (a few are bare or mislabeled).
+    assert!(
+        titled * 10 >= checked * 9,
+        "{titled} of {checked} pages have a title"
+    );
+
+    // OPIC: a page's followed links carry its whole cash (1.0 for seeds), nofollow ones none.
+    for (src, v) in &by_source {
+        let followed: f64 = v
+            .iter()
+            .filter(|l| l.kind != LinkKind::Redirect && l.kind != LinkKind::RobotsSitemap)
+            .map(|l| l.cash)
+            .sum();
+        let n = v
+            .iter()
+            .filter(|l| !l.nofollow && l.kind != LinkKind::Redirect)
+            .count();
+        if n > 0 && !src.ends_with("/robots.txt") {
+            assert!((followed - 1.0).abs() < 1e-9, "{src}: cash {followed}");
+        }
+        assert!(v.iter().filter(|l| l.nofollow).all(|l| l.cash == 0.0));
+    }
+
+    // Redirects are links with the whole cash.
+    for f in t.fetched.iter().filter(|f| f.outcome == Outcome::Redirect) {
+        let target = c(f.location.as_ref().unwrap());
+        assert!(
+            links
+                .iter()
+                .any(|l| l.kind == LinkKind::Redirect && l.url == target && l.cash == 1.0),
+            "redirect {} -> {target}",
+            f.url
+        );
+    }
+    // robots.txt sitemaps become links.
+    let sitemap_hosts = web.hosts.iter().filter(|h| h.sitemap.is_some()).count();
+    let robots_sitemaps = links
+        .iter()
+        .filter(|l| l.kind == LinkKind::RobotsSitemap)
+        .count();
+    assert!(
+        sitemap_hosts == 0 || robots_sitemaps > 0,
+        "{sitemap_hosts} hosts list sitemaps"
+    );
+
+    // reparse over the crawl's own WARCs finds the same (source, target) pairs.
+    let warcs: Vec<_> = std::fs::read_dir(dir.warc_dir(0))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let out = tmp.path().join("reparse");
+    let r = reparse(&warcs, &out, &cfg).unwrap();
+    assert!(r.failed_files.is_empty(), "{:?}", r.failed_files);
+    let pairs = |v: &[LinkRecord]| -> BTreeSet<(String, String)> {
+        v.iter()
+            .filter(|l| !matches!(l.kind, LinkKind::Redirect | LinkKind::RobotsSitemap))
+            .map(|l| (l.source.clone(), l.url.clone()))
+            .collect()
+    };
+    assert_eq!(pairs(&links_of(&out.join("links.run"))), pairs(&links));
+}
+
+#[test]
+fn reparse_reads_third_party_warcs() {
+    let dir = common::testdata_dir("warc", "warc/*.warc.gz").join("warc");
+    let tmp = tempfile::tempdir().unwrap();
+    let files: Vec<_> = ["iana.warc.gz", "whirlwind.warc.gz"]
+        .iter()
+        .map(|f| dir.join(f))
+        .collect();
+    let r = reparse(&files, tmp.path(), &Config::default()).unwrap();
+    assert!(r.failed_files.is_empty(), "{:?}", r.failed_files);
+    assert!(r.count("html_pages") > 0 && r.count("links") > 0, "{r:?}");
+    let pages = pages_of(&tmp.path().join("pages.run"));
+    assert_eq!(pages.len() as u64, r.count("pages_unique"));
+    assert!(tmp.path().join("reparse.json").exists());
+
+    // A damaged file is reported, and what it held before the damage is kept.
+    let bad = tmp.path().join("bad.warc.gz");
+    let mut bytes = std::fs::read(&files[0]).unwrap();
+    let cut = bytes.len() * 2 / 3;
+    bytes.truncate(cut);
+    std::fs::write(&bad, bytes).unwrap();
+    let out = tmp.path().join("out2");
+    let r = reparse(&[bad], &out, &Config::default()).unwrap();
+    assert_eq!(r.failed_files.len(), 1);
+    assert!(
+        r.failed_files[0].contains("bad.warc.gz"),
+        "{:?}",
+        r.failed_files
+    );
+    assert!(r.count("pages") > 0);
+}
