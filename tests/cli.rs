@@ -300,3 +300,77 @@ fn check_robots_adds_verdicts_and_numbers_bad_lines() {
 fn lines_of_first_three(input: &str) -> String {
     input.lines().take(3).map(|l| format!("{l}\n")).collect()
 }
+
+#[test]
+fn fetch_and_parse_explain_what_is_missing_with_exit_2() {
+    let t = tempfile::tempdir().unwrap();
+    let seeds = write_seeds(t.path());
+    let dir = t.path().join("crawl");
+    let d = dir.to_str().unwrap();
+    dragnet(&["init", "--seeds", &seeds, "--partitions", "2", d]);
+    let out = dragnet(&["fetch", "--cycle", "3", "--partition", "0", d]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("fetchlist/p0000.run") && err.contains("prioritize"),
+        "{err}"
+    );
+    let out = dragnet(&["fetch", "--cycle", "0", "--partition", "9", d]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("partitions 0..2"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = dragnet(&["parse", "--cycle", "0", "--partition", "0", d]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("dragnet fetch --cycle 0 --partition 0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn reparse_reads_a_warc_and_exits_1_on_a_damaged_one() {
+    let t = tempfile::tempdir().unwrap();
+    let testdata = match std::env::var_os("DRAGNET_TESTDATA") {
+        Some(d) => std::path::PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata"),
+    };
+    let warc = testdata.join("warc/iana.warc.gz");
+    assert!(warc.exists(), "test data missing: {}", warc.display());
+    let out_dir = t.path().join("out");
+    let out = dragnet(&[
+        "reparse",
+        "--warc",
+        warc.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["counts"]["links"].as_u64().unwrap() > 0, "{v}");
+    let out = dragnet(&["check", "run", out_dir.join("links.run").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("'links'"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let bad = t.path().join("bad.warc.gz");
+    let bytes = std::fs::read(&warc).unwrap();
+    std::fs::write(&bad, &bytes[..bytes.len() / 2]).unwrap();
+    let out = dragnet(&[
+        "reparse",
+        "--warc",
+        bad.to_str().unwrap(),
+        "--out",
+        t.path().join("out2").to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("bad.warc.gz"), "{err}");
+}

@@ -196,6 +196,20 @@ fn parse_finds_the_model_links_and_conserves_cash() {
             f.url
         );
     }
+    // Sitemap documents (urlset, index, gzip'd) give their <loc>s as links.
+    let sitemap_docs: Vec<&str> = t
+        .fetched
+        .iter()
+        .filter(|f| f.outcome == Outcome::Sitemap && f.status == 200)
+        .map(|f| f.url.as_str())
+        .collect();
+    assert!(!sitemap_docs.is_empty(), "the web has sitemaps");
+    for doc in &sitemap_docs {
+        let n = by_source.get(c(doc).as_str()).map_or(0, |v| {
+            v.iter().filter(|l| l.kind == LinkKind::Sitemap).count()
+        });
+        assert!(n > 0, "sitemap {doc} gave no links");
+    }
     // robots.txt sitemaps become links.
     let sitemap_hosts = web.hosts.iter().filter(|h| h.sitemap.is_some()).count();
     let robots_sitemaps = links
@@ -232,6 +246,13 @@ fn reparse_reads_third_party_warcs() {
         .iter()
         .map(|f| dir.join(f))
         .collect();
+    // Regression: iana.warc.gz keeps `Transfer-Encoding: chunked` on bodies stored de-chunked
+    // (as wget and warcio's capture do); they used to decode to nothing.
+    let iana = reparse(&files[..1], &tmp.path().join("iana"), &Config::default()).unwrap();
+    assert!(
+        iana.count("bytes") > 0 && iana.count("links") > 0,
+        "{iana:?}"
+    );
     let r = reparse(&files, tmp.path(), &Config::default()).unwrap();
     assert!(r.failed_files.is_empty(), "{:?}", r.failed_files);
     assert!(r.count("html_pages") > 0 && r.count("links") > 0, "{r:?}");

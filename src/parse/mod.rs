@@ -11,6 +11,7 @@
 
 pub mod html;
 pub mod records;
+pub mod sitemap;
 pub mod stage;
 
 pub use stage::{parse_partition, reparse, ParseReport};

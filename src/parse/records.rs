@@ -88,15 +88,40 @@ impl LinkRecord {
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
-        let mut e = Enc::default();
+        let mut b = Vec::new();
+        LinkRecord::encode_parts(
+            &mut b,
+            &self.url,
+            &self.source,
+            self.kind,
+            self.nofollow,
+            self.cash,
+            self.depth,
+        );
+        b
+    }
+
+    /// Encodes a link from its parts into `buf` (cleared first): the parse stage's hot path,
+    /// without building a record.
+    pub fn encode_parts(
+        buf: &mut Vec<u8>,
+        url: &str,
+        source: &str,
+        kind: LinkKind,
+        nofollow: bool,
+        cash: f64,
+        depth: u32,
+    ) {
+        buf.clear();
+        let mut e = Enc(std::mem::take(buf));
         e.u8(LinkRecord::VERSION)
-            .str(&self.url)
-            .str(&self.source)
-            .u8(self.kind as u8)
-            .u8(u8::from(self.nofollow))
-            .f64(self.cash)
-            .u64(u64::from(self.depth));
-        e.0
+            .str(url)
+            .str(source)
+            .u8(kind as u8)
+            .u8(u8::from(nofollow))
+            .f64(cash)
+            .u64(u64::from(depth));
+        *buf = e.0;
     }
 
     /// Decodes a payload.

@@ -8,8 +8,10 @@
 //!
 //! - `cycles/N/links/pNNNN.run` ([`LinkRecord`], sorted by the target's host key and fingerprint
 //!   through an external sort): every link of every HTML page, canonicalized, with its share of
-//!   the page's OPIC cash; the `Location` of each redirect; the `Sitemap:` lines of robots.txt
-//!   files fetched this cycle (from the host table);
+//!   the page's OPIC cash; every `<loc>` of a sitemap or sitemap index and every item of an
+//!   RSS/Atom feed ([`super::sitemap`], capped at 50,000 URLs and 50 MB); the `Location` of each
+//!   redirect; the `Sitemap:` lines of robots.txt files fetched this cycle (from the host
+//!   table);
 //! - `cycles/N/pages/pNNNN.run` ([`PageRecord`], fingerprint order): status, media type,
 //!   charset, title, canonical, meta robots, out-link count, digest of each answered URL;
 //! - `cycles/N/parse/pNNNN.done`.
@@ -72,12 +74,73 @@ fn is_html(content_type: &str) -> bool {
     matches!(content_type, "text/html" | "application/xhtml+xml")
 }
 
+/// Whether a document is parsed as a sitemap or feed: XML media types, and gzip files whose URL
+/// names an XML document (`sitemap.xml.gz` is usually served as `application/gzip`).
+fn is_sitemap(content_type: &str, url: &str) -> bool {
+    matches!(
+        content_type,
+        "application/xml"
+            | "text/xml"
+            | "application/rss+xml"
+            | "application/atom+xml"
+            | "application/rdf+xml"
+    ) || (matches!(
+        content_type,
+        "application/gzip" | "application/x-gzip" | "application/octet-stream"
+    ) && url
+        .split(['?', '#'])
+        .next()
+        .unwrap_or("")
+        .ends_with(".xml.gz"))
+}
+
+/// Whether the parse stage reads the body of a document at all.
+fn is_parsed(content_type: &str, url: &str) -> bool {
+    is_html(content_type) || is_sitemap(content_type, url)
+}
+
+/// The media type of a `Content-Type` header value, lower-case, without parameters.
+fn media_type(header: &str) -> String {
+    header
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
 /// The extraction shared by parse and reparse: one page in, a page record and links out.
 struct Extractor {
     canon: Canonicalizer,
     max_decoded: u64,
     counts: BTreeMap<String, u64>,
+    /// Canonical forms of recently seen absolute URLs: a site's navigation repeats on every
+    /// page, and canonicalizing (two or more URL parses) was the largest cost per link.
+    /// Cleared when full, so its memory is bounded.
+    seen: HashMap<String, Option<(String, u64, u64)>>,
+    /// The payload being encoded (reused).
+    buf: Vec<u8>,
+    /// Hot counters, kept out of `counts` (a map lookup per link showed in the profile).
+    links: u64,
+    followed: u64,
+    nofollow: u64,
 }
+
+/// Where links go: (key, encoded [`LinkRecord`]).
+type Emit<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+
+/// A link's fields other than its target.
+#[derive(Clone, Copy)]
+struct LinkMeta<'a> {
+    source: &'a str,
+    kind: LinkKind,
+    nofollow: bool,
+    cash: f64,
+    depth: u32,
+}
+
+/// Entries of [`Extractor::seen`] before it is cleared (~100 bytes each).
+const CANON_CACHE: usize = 1 << 16;
 
 impl Extractor {
     fn new(cfg: &Config) -> Extractor {
@@ -85,29 +148,96 @@ impl Extractor {
             canon: Canonicalizer::new(&cfg.canon),
             max_decoded: cfg.fetch.max_decoded.0,
             counts: BTreeMap::new(),
+            seen: HashMap::new(),
+            buf: Vec::new(),
+            links: 0,
+            followed: 0,
+            nofollow: 0,
         }
     }
 
-    fn bump(&mut self, name: &str, n: u64) {
-        *self.counts.entry(name.to_owned()).or_default() += n;
+    /// All counters, the hot ones included.
+    fn into_counts(mut self) -> BTreeMap<String, u64> {
+        for (k, v) in [
+            ("links", self.links),
+            ("links_followed", self.followed),
+            ("links_nofollow", self.nofollow),
+        ] {
+            self.counts.insert(k.to_owned(), v);
+        }
+        self.counts
     }
 
-    /// Canonicalizes `target` and hands the link to `out` keyed by (host key, fingerprint).
+    fn bump(&mut self, name: &str, n: u64) {
+        match self.counts.get_mut(name) {
+            Some(v) => *v += n,
+            None => {
+                self.counts.insert(name.to_owned(), n);
+            }
+        }
+    }
+
+    /// Canonicalizes `target` and hands the link's encoded [`LinkRecord`] to `out`, keyed by
+    /// the target's (host key, fingerprint).
     fn link(
         &mut self,
         target: &str,
         base: Option<&Url>,
-        rec: LinkRecord,
-        out: &mut dyn FnMut(&[u8], &LinkRecord) -> Result<()>,
+        meta: LinkMeta<'_>,
+        out: &mut Emit<'_>,
     ) -> Result<bool> {
-        match self.canon.canonicalize(target, base) {
-            Ok(k) => {
-                let rec = LinkRecord { url: k.url, ..rec };
-                out(&run::host_fp_key(k.host_key, k.fingerprint), &rec)?;
-                self.bump("links", 1);
+        if base.is_none() {
+            if let Some(hit) = self.seen.get(target) {
+                let Some((url, fp, hk)) = hit else {
+                    self.bump("links_unusable", 1);
+                    return Ok(false);
+                };
+                LinkRecord::encode_parts(
+                    &mut self.buf,
+                    url,
+                    meta.source,
+                    meta.kind,
+                    meta.nofollow,
+                    meta.cash,
+                    meta.depth,
+                );
+                out(&run::host_fp_key(*hk, *fp), &self.buf)?;
+                self.links += 1;
+                return Ok(true);
+            }
+        }
+        let canonical = {
+            {
+                let k = self
+                    .canon
+                    .canonicalize(target, base)
+                    .ok()
+                    .map(|k| (k.url, k.fingerprint, k.host_key));
+                if base.is_none() {
+                    if self.seen.len() >= CANON_CACHE {
+                        self.seen.clear();
+                    }
+                    self.seen.insert(target.to_owned(), k.clone());
+                }
+                k
+            }
+        };
+        match canonical {
+            Some((url, fp, hk)) => {
+                LinkRecord::encode_parts(
+                    &mut self.buf,
+                    &url,
+                    meta.source,
+                    meta.kind,
+                    meta.nofollow,
+                    meta.cash,
+                    meta.depth,
+                );
+                out(&run::host_fp_key(hk, fp), &self.buf)?;
+                self.links += 1;
                 Ok(true)
             }
-            Err(_) => {
+            None => {
                 self.bump("links_unusable", 1);
                 Ok(false)
             }
@@ -125,18 +255,10 @@ impl Extractor {
         body: &[u8],
         depth: u32,
         cash: f64,
-        out: &mut dyn FnMut(&[u8], &LinkRecord) -> Result<()>,
+        out: &mut Emit<'_>,
     ) -> Result<PageRecord> {
         let content_type_header = head.and_then(|h| h.get("content-type"));
-        let content_type = content_type_header
-            .map(|v| {
-                v.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default();
+        let content_type = content_type_header.map(media_type).unwrap_or_default();
         let x_robots: Vec<&str> = head
             .map(|h| h.get_all("x-robots-tag").collect())
             .unwrap_or_default();
@@ -152,7 +274,14 @@ impl Extractor {
         let Ok(doc_url) = Url::parse(url) else {
             return Ok(page);
         };
-        if !(200..300).contains(&status) || !is_html(&content_type) {
+        if !(200..300).contains(&status) {
+            return Ok(page);
+        }
+        if is_sitemap(&content_type, url) {
+            self.sitemap(&mut page, body, depth, cash, out)?;
+            return Ok(page);
+        }
+        if !is_html(&content_type) {
             return Ok(page);
         }
         self.bump("html_pages", 1);
@@ -175,26 +304,70 @@ impl Extractor {
         let share = if n > 0 { cash / n as f64 } else { 0.0 };
         for l in &found.links {
             let follow = followed(l);
-            let rec = LinkRecord {
-                url: String::new(),
-                source: url.to_owned(),
+            let meta = LinkMeta {
+                source: url,
                 kind: LinkKind::of_tag(&l.tag),
                 nofollow: !follow,
                 cash: if follow { share } else { 0.0 },
                 depth: depth.saturating_add(1),
             };
-            if self.link(&l.url, None, rec, out)? {
-                self.bump(
-                    if follow {
-                        "links_followed"
-                    } else {
-                        "links_nofollow"
-                    },
-                    1,
-                );
+            if self.link(&l.url, None, meta, out)? {
+                if follow {
+                    self.followed += 1;
+                } else {
+                    self.nofollow += 1;
+                }
             }
         }
         Ok(page)
+    }
+
+    /// Links of a sitemap, sitemap index or RSS/Atom feed: every `<loc>` (capped at 50,000
+    /// URLs and 50 MB decoded, as sitemaps.org says, so a sitemap flood cannot swamp a host)
+    /// shares the document's cash.
+    fn sitemap(
+        &mut self,
+        page: &mut PageRecord,
+        body: &[u8],
+        depth: u32,
+        cash: f64,
+        out: &mut Emit<'_>,
+    ) -> Result<()> {
+        let sm = super::sitemap::parse(body, &super::sitemap::Limits::default());
+        self.bump("sitemaps", 1);
+        if sm.truncated {
+            self.bump("sitemaps_truncated", 1);
+        }
+        if sm.error.is_some() {
+            self.bump("sitemaps_malformed", 1);
+        }
+        let locs: Vec<&str> = sm
+            .urls
+            .iter()
+            .map(|u| u.loc.as_str())
+            .chain(sm.sitemaps.iter().map(|s| s.loc.as_str()))
+            .collect();
+        page.outlinks = u32::try_from(locs.len()).unwrap_or(u32::MAX);
+        let share = if locs.is_empty() {
+            0.0
+        } else {
+            cash / locs.len() as f64
+        };
+        let base = Url::parse(&page.url).ok();
+        let source = page.url.clone();
+        for loc in locs {
+            let meta = LinkMeta {
+                source: &source,
+                kind: LinkKind::Sitemap,
+                nofollow: false,
+                cash: share,
+                depth: depth.saturating_add(1),
+            };
+            if self.link(loc, base.as_ref(), meta, out)? {
+                self.followed += 1;
+            }
+        }
+        Ok(())
     }
 
     /// Decodes the HTTP response in a WARC record's `block` (plain bytes of one record) and
@@ -323,22 +496,21 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     // A record holds at most max_body of body plus the WARC and HTTP heads.
     let limit = cfg.fetch.max_body.0 + 2 * cfg.fetch.max_header_bytes.0 + (1 << 20);
     let mut files = RecordFiles::new(crawl.warc_dir(cycle), limit)?;
-    let mut emit = |key: &[u8], l: &LinkRecord| links.push(key, &l.encode());
+    let mut emit = |key: &[u8], payload: &[u8]| links.push(key, payload);
 
     let mut results = RunReader::open_expect(&fetched_path, Schema::FETCHED)?;
     while results.advance()? {
         let fr = FetchResult::decode(results.payload())
             .map_err(|e| Error::corrupt(&fetched_path, 0, format!("fetch result: {e}")))?;
         if !fr.redirect.is_empty() {
-            let rec = LinkRecord {
-                url: String::new(),
-                source: fr.url.clone(),
+            let meta = LinkMeta {
+                source: &fr.url,
                 kind: LinkKind::Redirect,
                 nofollow: false,
                 cash: fr.priority,
                 depth: fr.depth.saturating_add(1),
             };
-            if ex.link(&fr.redirect, None, rec, &mut emit)? {
+            if ex.link(&fr.redirect, None, meta, &mut emit)? {
                 ex.bump("redirects", 1);
             }
         }
@@ -347,7 +519,7 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
         }
         let mut head = None;
         let mut body = Vec::new();
-        let parsable = (200..300).contains(&fr.status) && is_html(&fr.content_type);
+        let parsable = (200..300).contains(&fr.status) && is_parsed(&fr.content_type, &fr.url);
         if parsable && !fr.warc_file.is_empty() {
             let plain = files.read(&fr.warc_file, fr.warc_offset, fr.warc_length)?;
             ex.bump("records", 1);
@@ -383,7 +555,7 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     m.inputs.push(FileDigest::of_run(crawl, &fetched_path)?);
     m.outputs.push(FileDigest::of_run(crawl, &links_path)?);
     m.outputs.push(FileDigest::of_run(crawl, &pages_path)?);
-    m.counts = ex.counts;
+    m.counts = ex.into_counts();
     let m = m.commit(&done_path, started)?;
     Ok(ParseReport {
         skipped: false,
@@ -400,7 +572,7 @@ fn robots_sitemaps(
     cycle: u32,
     p: u32,
     ex: &mut Extractor,
-    emit: &mut dyn FnMut(&[u8], &LinkRecord) -> Result<()>,
+    emit: &mut Emit<'_>,
 ) -> Result<()> {
     let new_path = crawl.state_file(p, "hosts", cycle + 1);
     if !new_path.exists() {
@@ -445,15 +617,14 @@ fn robots_sitemaps(
             let source = format!("{}/robots.txt", r.origin);
             let base = Url::parse(&source).ok();
             for sm in r.status().sitemaps().to_vec() {
-                let l = LinkRecord {
-                    url: String::new(),
-                    source: source.clone(),
+                let meta = LinkMeta {
+                    source: &source,
                     kind: LinkKind::RobotsSitemap,
                     nofollow: false,
                     cash: 0.0,
                     depth: 1,
                 };
-                if ex.link(&sm, base.as_ref(), l, emit)? {
+                if ex.link(&sm, base.as_ref(), meta, emit)? {
                     ex.bump("robots_sitemaps", 1);
                 }
             }
@@ -477,7 +648,7 @@ pub fn reparse(warcs: &[PathBuf], out: &Path, cfg: &Config) -> Result<ParseRepor
     let mut ex = Extractor::new(cfg);
     let mut failed = Vec::new();
     for path in warcs {
-        let mut emit = |key: &[u8], l: &LinkRecord| links.push(key, &l.encode());
+        let mut emit = |key: &[u8], payload: &[u8]| links.push(key, payload);
         match reparse_file(path, &mut ex, &mut emit, &mut pages) {
             Ok(()) => ex.bump("files", 1),
             Err(e) => failed.push(format!("{e}")),
@@ -494,7 +665,7 @@ pub fn reparse(warcs: &[PathBuf], out: &Path, cfg: &Config) -> Result<ParseRepor
     ex.counts.insert("pages_unique".into(), pages_written);
     let report = ParseReport {
         skipped: false,
-        counts: ex.counts,
+        counts: ex.into_counts(),
         seconds: started.elapsed().as_secs_f64(),
         failed_files: failed,
     };
@@ -507,7 +678,7 @@ pub fn reparse(warcs: &[PathBuf], out: &Path, cfg: &Config) -> Result<ParseRepor
 fn reparse_file(
     path: &Path,
     ex: &mut Extractor,
-    emit: &mut dyn FnMut(&[u8], &LinkRecord) -> Result<()>,
+    emit: &mut Emit<'_>,
     pages: &mut Sorter,
 ) -> Result<()> {
     let mut rd = WarcReader::open(path, ReaderOptions::default())?;
@@ -530,17 +701,10 @@ fn reparse_file(
         };
         let status = head.status().unwrap_or(0);
         let mut body = Vec::new();
-        let html = head
+        let parsed = head
             .get("content-type")
-            .map(|v| {
-                v.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .is_some_and(|ct| is_html(&ct));
-        if (200..300).contains(&status) && html {
+            .is_some_and(|ct| is_parsed(&media_type(ct), &k.url));
+        if (200..300).contains(&status) && parsed {
             if let Ok(mut r) = rec.http_payload(&head, ex.max_decoded) {
                 let _ = r.read_to_end(&mut body);
             }

@@ -306,6 +306,23 @@ impl<R: BufRead> Read for Dechunk<R> {
     }
 }
 
+/// Whether `head` (the first bytes of a body) starts with a chunk-size line: hex digits, then
+/// optional whitespace or a `;` extension, then CRLF or LF. An empty body counts as chunked.
+fn looks_chunked(head: &[u8]) -> bool {
+    let digits = head.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if head.is_empty() {
+        return true;
+    }
+    if digits == 0 || digits > 16 {
+        return false;
+    }
+    match head.get(digits) {
+        None => true, // the buffer ends inside the size: cannot tell, assume the header is right
+        Some(b'\r' | b'\n' | b';' | b' ' | b'\t') => true,
+        Some(_) => false,
+    }
+}
+
 /// The payload of an HTTP message whose header block `head` has been read from `body`: codings
 /// undone (last applied, first undone) and the result capped at `cap` bytes.
 pub fn payload_reader<'a, R: BufRead + 'a>(
@@ -316,7 +333,17 @@ pub fn payload_reader<'a, R: BufRead + 'a>(
     let mut r: Box<dyn BufRead + 'a> = Box::new(body);
     for coding in head.codings().iter().rev() {
         let next: Box<dyn Read + 'a> = match coding.as_str() {
-            "chunked" => Box::new(Dechunk::new(r)),
+            // Many capture tools (wget, warcio's capture, some proxies) store the body
+            // de-chunked but keep the `Transfer-Encoding: chunked` header; warcio reads such a
+            // body as it is. A body that does not start with a chunk-size line is taken as
+            // already de-chunked.
+            "chunked" => {
+                if looks_chunked(r.fill_buf()?) {
+                    Box::new(Dechunk::new(r))
+                } else {
+                    continue;
+                }
+            }
             "gzip" | "x-gzip" => Box::new(flate2::bufread::MultiGzDecoder::new(r)),
             "deflate" => {
                 let zlib = {
