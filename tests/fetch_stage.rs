@@ -8,10 +8,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use dragnet::crawl::{self, ByteSize, Config, CrawlDir, FetchResult, InitOptions, Stage};
+use dragnet::crawl::{
+    self, ByteSize, Config, CrawlDir, FetchItem, FetchResult, InitOptions, Stage,
+};
 use dragnet::fetch::hosts::HostRecord;
 use dragnet::fetch::{fetch_partition, FetchOptions, FetchReport, ProgressMode};
-use dragnet::run::{Cursor, RunReader, Schema};
+use dragnet::run::{Cursor, RunReader, RunWriter, Schema};
 use websim::model::{Hostile, PageRef, Web, WebConfig};
 use websim::server::{Server, ServerOptions};
 use websim::truth::{truth, Outcome, Policy, Reason};
@@ -157,6 +159,16 @@ fn page_urls(web: &Web, pages: u32) -> Vec<String> {
         .collect()
 }
 
+/// Records of one WARC type in a cycle's files.
+fn check_warcs_of_type(c: &Crawl, cycle: u32, kind: &str) -> usize {
+    let mut n = 0;
+    for f in warc_files(c, cycle) {
+        dragnet::warc::check::check_file(&f, &mut |r| n += usize::from(r.warc_type == kind))
+            .unwrap();
+    }
+    n
+}
+
 fn is_seedable(url: &str) -> bool {
     !url.ends_with("/robots.txt") && !url.contains(".outside.test")
 }
@@ -242,12 +254,39 @@ fn fetches_every_url_once_politely_and_caches_robots_across_cycles() {
         })
         .collect();
     assert_eq!(hosts_seen.len(), 16);
+    // The recrawl carries each page's validators (as prioritize will): conditional GETs.
     for p in 0..2 {
         let next = c.dir.fetchlist(1, p);
         std::fs::create_dir_all(next.parent().unwrap()).unwrap();
-        std::fs::copy(c.dir.fetchlist(0, p), next).unwrap();
+        let mut r = RunReader::open_expect(&c.dir.fetchlist(0, p), Schema::FETCHLIST).unwrap();
+        let mut w = RunWriter::create(&next, Schema::FETCHLIST).unwrap();
+        while r.advance().unwrap() {
+            let mut item = FetchItem::decode(r.payload()).unwrap();
+            if let Some(prev) = got.get(&item.url) {
+                item.etag = prev.etag.clone();
+                item.last_modified = prev.last_modified.clone();
+            }
+            w.push(r.key(), &item.encode()).unwrap();
+        }
+        w.finish().unwrap();
     }
     let reports = fetch_all(&c, 1);
+    let again = results(&c, 1);
+    let with_validators = got
+        .values()
+        .filter(|r| r.status == 200 && !(r.etag.is_empty() && r.last_modified.is_empty()))
+        .count();
+    let not_modified = again.values().filter(|r| r.status == 304).count();
+    assert!(
+        with_validators > 10,
+        "{with_validators} pages sent validators"
+    );
+    assert_eq!(
+        not_modified, with_validators,
+        "every unchanged page answers 304"
+    );
+    let revisits = check_warcs_of_type(&c, 1, "revisit");
+    assert_eq!(revisits, not_modified, "a 304 is a revisit record");
     let robots: u64 = reports.iter().map(|r| r.count("robots_requests")).sum();
     let unreachable_hosts = web
         .hosts
