@@ -1,0 +1,184 @@
+//! The feeder: streams the fetch list into the scheduler host by host, joined with the host
+//! table (see the parent module's docs), and the deadline.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use url::Url;
+
+use super::{error_result, lock, HostState, Job, Sched, Shared};
+use crate::crawl::FetchItem;
+use crate::error::{Error, Result};
+use crate::fetch::hosts::HostRecord;
+use crate::run::{self, Cursor, RunReader};
+
+impl Shared<'_> {
+    /// Streams the fetch list into the scheduler, host by host (see the module docs).
+    pub(super) fn feed(
+        &self,
+        fetchlist: &mut RunReader,
+        mut old_hosts: Option<&mut RunReader>,
+        path: &Path,
+    ) -> Result<()> {
+        // One host per worker waits for a back queue: enough that a worker never waits for the
+        // feeder, few enough that memory holds little beyond the hosts in rotation.
+        let max_waiting = self.cfg.fetch.threads as usize;
+        let mut jobs: Vec<Job> = Vec::new();
+        let mut old_valid = match old_hosts.as_deref_mut() {
+            Some(r) => r.advance()?,
+            None => false,
+        };
+        let mut more = fetchlist.advance()?;
+        while more || !jobs.is_empty() {
+            let key = more.then(|| run::key_u64(&fetchlist.key()[..8]));
+            if let (Some(k), Some(first)) = (key, jobs.first()) {
+                if k == first.host_key {
+                    jobs.push(self.job(fetchlist, path)?);
+                    more = fetchlist.advance()?;
+                    continue;
+                }
+            } else if jobs.is_empty() {
+                jobs.push(self.job(fetchlist, path)?);
+                more = fetchlist.advance()?;
+                continue;
+            }
+            // `jobs` holds one whole host: join it with its old record, pass hosts not in the
+            // fetch list through unchanged.
+            let hk = jobs[0].host_key;
+            let mut record = None;
+            while let Some(r) = old_hosts.as_deref_mut().filter(|_| old_valid) {
+                let k = run::key_u64(r.key());
+                if k > hk {
+                    break;
+                }
+                let rec = HostRecord::decode(r.payload()).map_err(|e| {
+                    Error::corrupt(r.path(), 0, format!("host record {k:016x}: {e}"))
+                })?;
+                if k == hk {
+                    record = Some(rec);
+                } else {
+                    lock(&self.host_out).push(&run::fp_key(k), r.payload())?;
+                }
+                old_valid = r.advance()?;
+            }
+            self.add_host(hk, std::mem::take(&mut jobs), record, max_waiting)?;
+        }
+        while let Some(r) = old_hosts.as_deref_mut().filter(|_| old_valid) {
+            lock(&self.host_out).push(r.key(), r.payload())?;
+            old_valid = r.advance()?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn job(&self, fetchlist: &RunReader, path: &Path) -> Result<Job> {
+        let key = fetchlist.key();
+        let item = FetchItem::decode(fetchlist.payload())
+            .map_err(|e| Error::corrupt(path, 0, format!("fetch list record {}: {e}", hex(key))))?;
+        Ok(Job {
+            host_key: run::key_u64(&key[..8]),
+            fp: run::key_u64(&key[8..16]),
+            item,
+        })
+    }
+
+    /// Gives one host's URLs to the scheduler, waiting while enough hosts already wait.
+    pub(super) fn add_host(
+        &self,
+        hk: u64,
+        jobs: Vec<Job>,
+        record: Option<HostRecord>,
+        max_waiting: usize,
+    ) -> Result<()> {
+        let first = Url::parse(&jobs[0].item.url).ok();
+        let name = first
+            .as_ref()
+            .and_then(|u| u.host_str())
+            .unwrap_or("")
+            .to_owned();
+        // The address, for the per-IP limit only: a failure here is recorded by the fetch.
+        let ip: Option<IpAddr> = first.and_then(|u| self.fetcher.address_of(&u).ok());
+        let record = record.unwrap_or_else(|| HostRecord::new(&name));
+        let mut st = lock(&self.sched);
+        while !st.deferred && st.sched.hosts().1 >= max_waiting {
+            st = self
+                .room
+                .wait_timeout(st, Duration::from_millis(100))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            if Instant::now() >= self.deadline {
+                self.defer_locked(&mut st);
+            }
+            if lock(&self.failure).is_some() {
+                return Ok(());
+            }
+        }
+        if st.deferred || Instant::now() >= self.deadline {
+            self.defer_locked(&mut st);
+            drop(st);
+            let mut state = HostState {
+                record,
+                policies: HashMap::new(),
+                pending: jobs.len(),
+                client: Arc::new(self.fetcher.client()),
+            };
+            for j in jobs {
+                self.record(&j, &mut state, error_result(&j, "deferred"))?;
+            }
+            lock(&self.host_out).push(&run::fp_key(hk), &state.record.encode())?;
+            return Ok(());
+        }
+        lock(&self.hosts).insert(
+            hk,
+            HostState {
+                record,
+                policies: HashMap::new(),
+                pending: jobs.len(),
+                client: Arc::new(self.fetcher.client()),
+            },
+        );
+        st.sched
+            .add_host(name, ip, jobs.into_iter().collect(), Instant::now());
+        self.publish_hosts(&st);
+        drop(st);
+        self.wake.notify_one();
+        Ok(())
+    }
+
+    pub(super) fn publish_hosts(&self, st: &Sched) {
+        let (active, waiting) = st.sched.hosts();
+        self.counters.hosts_active.store(active as u64, Relaxed);
+        self.counters.hosts_waiting.store(waiting as u64, Relaxed);
+    }
+
+    /// At the deadline: every URL not handed out is recorded as deferred.
+    pub(super) fn defer_locked(&self, st: &mut Sched) {
+        if st.deferred {
+            return;
+        }
+        st.deferred = true;
+        for (_, jobs) in st.sched.defer_all() {
+            for j in jobs {
+                if let Err(e) = self.finish_job(&j, error_result(&j, "deferred")) {
+                    self.fail(e);
+                }
+            }
+        }
+        self.wake.notify_all();
+        self.room.notify_all();
+    }
+
+    pub(super) fn fail(&self, e: Error) {
+        let mut f = lock(&self.failure);
+        if f.is_none() {
+            *f = Some(e);
+        }
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}

@@ -1,0 +1,433 @@
+//! The workers: lease a host, fetch robots.txt or the URL, write the WARC and the result, give
+//! the host back with its delay (see the parent module's docs).
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use url::Url;
+use xxhash_rust::xxh3::Xxh3;
+
+use super::{lock, secs, unix_ms, HostState, Job, Shared, ABANDON_BACKOFF};
+use crate::crawl::FetchResult;
+use crate::error::Result;
+use crate::fetch::client::{Cut, Fetched, HostClient, Validators};
+use crate::fetch::hosts::{OriginRobots, Policy};
+use crate::fetch::schedule::{politeness_delay, Lease, Next};
+use crate::run;
+use crate::warc::writer::{Exchange, ExchangeLocations, ResponseKind, Revisit};
+
+impl Shared<'_> {
+    /// A worker: lease, fetch, give back, until the schedule is done.
+    pub(super) fn work(&self) {
+        loop {
+            let lease = {
+                let mut st = lock(&self.sched);
+                loop {
+                    if lock(&self.failure).is_some() {
+                        self.defer_locked(&mut st);
+                    }
+                    let now = Instant::now();
+                    if now >= self.deadline {
+                        self.defer_locked(&mut st);
+                    }
+                    let wait_until = match st.sched.next(now) {
+                        Next::Ready(l) => break l,
+                        Next::WaitUntil(t) => t.min(self.deadline),
+                        Next::WaitForCompletion => self.deadline,
+                        Next::Done if st.feeding => self.deadline,
+                        Next::Done => {
+                            self.wake.notify_all();
+                            return;
+                        }
+                    };
+                    let d = wait_until
+                        .saturating_duration_since(now)
+                        .clamp(Duration::from_millis(1), Duration::from_millis(500));
+                    st = self
+                        .wake
+                        .wait_timeout(st, d)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+            };
+            let (delay, requeue) = match self.process(&lease) {
+                Ok(x) => x,
+                Err(e) => {
+                    self.fail(e);
+                    (Duration::ZERO, None)
+                }
+            };
+            let mut st = lock(&self.sched);
+            if let Some(job) = requeue {
+                if st.deferred {
+                    if let Err(e) = self.finish_job(&job, error_result(&job, "deferred")) {
+                        self.fail(e);
+                    }
+                } else {
+                    st.sched.push_front(lease.host, job);
+                }
+            }
+            st.sched.complete(lease.host, Instant::now(), delay);
+            self.publish_hosts(&st);
+            drop(st);
+            // One host came back (or freed its queue for a waiting one): one worker and the
+            // feeder may go on. Waking every worker here was a tenth of the stage's CPU.
+            self.wake.notify_one();
+            self.room.notify_one();
+        }
+    }
+
+    /// Handles one lease: returns the host's delay and, if robots.txt was fetched instead, the
+    /// URL to put back.
+    pub(super) fn process(&self, lease: &Lease<Job>) -> Result<(Duration, Option<Job>)> {
+        let job = &lease.item;
+        let url = match Url::parse(&job.item.url) {
+            Ok(u) => u,
+            Err(_) => {
+                self.finish_job(job, error_result(job, "url"))?;
+                return Ok((Duration::ZERO, None));
+            }
+        };
+        let origin = url.origin().ascii_serialization();
+        let (policy, failing, client) = {
+            let mut hosts = lock(&self.hosts);
+            let h = hosts.get_mut(&job.host_key).expect("host of a lease");
+            let failing = self.cfg.fetch.max_host_failures > 0
+                && h.record.consecutive_failures >= self.cfg.fetch.max_host_failures;
+            (self.policy(h, &origin), failing, Arc::clone(&h.client))
+        };
+        if failing {
+            self.finish_job(job, error_result(job, "host_failing"))?;
+            return Ok((Duration::ZERO, None));
+        }
+        let Some(policy) = policy else {
+            let delay = self.fetch_robots(&client, job.host_key, &url, &origin)?;
+            let again = Job {
+                host_key: job.host_key,
+                fp: job.fp,
+                item: job.item.clone(),
+            };
+            return Ok((delay, Some(again)));
+        };
+        if let Some(kind) = policy.refusal(url.as_str()) {
+            self.finish_job(job, error_result(job, kind))?;
+            return Ok((Duration::ZERO, None));
+        }
+        let validators = Validators {
+            etag: Some(job.item.etag.as_str()).filter(|s| !s.is_empty()),
+            last_modified: Some(job.item.last_modified.as_str()).filter(|s| !s.is_empty()),
+        };
+        let t = Instant::now();
+        let outcome = self.fetcher.fetch_with(&client, &url, validators);
+        let took = t.elapsed();
+        self.counters.requests.fetch_add(1, Relaxed);
+        // A connection dropped mid-response (body cut, read failed) may still be busy at the
+        // server until it notices: back off before the next request to the host.
+        let mut abandoned = true;
+        let result = match outcome {
+            Ok(fetched) => {
+                abandoned = fetched.cut.is_some();
+                self.store(job, &url, &fetched)?
+            }
+            Err(e) => {
+                let mut r = error_result(job, e.kind());
+                r.fetched_at_ms = unix_ms(SystemTime::now() - took);
+                r.duration_ms = took.as_millis().min(u128::from(u32::MAX)) as u32;
+                r
+            }
+        };
+        // A cut body (slow drip, reset, timeout) is a failure even with a status line.
+        let answered = result.error.is_empty() || result.error == "decoded_too_large";
+        self.note_request(job.host_key, answered);
+        self.finish_job(job, result)?;
+        let mut delay = self.delay(policy.crawl_delay(), took);
+        if abandoned {
+            delay = delay.max(took.max(ABANDON_BACKOFF));
+        }
+        Ok((delay, None))
+    }
+
+    pub(super) fn delay(&self, crawl_delay: Option<Duration>, took: Duration) -> Duration {
+        let f = &self.cfg.fetch;
+        politeness_delay(
+            secs(f.default_delay_secs),
+            crawl_delay,
+            secs(f.max_crawl_delay_secs),
+            f.delay_factor,
+            took,
+        )
+    }
+
+    /// The origin's policy for this run, from the run's cache or the host table; `None` if
+    /// robots.txt must be fetched first.
+    pub(super) fn policy(&self, h: &mut HostState, origin: &str) -> Option<Arc<Policy>> {
+        if let Some(p) = h.policies.get(origin) {
+            return Some(Arc::clone(p));
+        }
+        let ttl = secs(self.cfg.fetch.robots_ttl_secs);
+        let r = h.record.robots_for(origin)?;
+        if !r.fresh(unix_ms(SystemTime::now()), ttl, self.run_ms) {
+            return None;
+        }
+        let p = Arc::new(Policy::new(&r.status(), &self.agent));
+        h.policies.insert(origin.to_owned(), Arc::clone(&p));
+        Some(p)
+    }
+
+    /// Fetches `origin`'s robots.txt (following redirects), records the outcome in the host's
+    /// state, and returns the host's delay.
+    pub(super) fn fetch_robots(
+        &self,
+        client: &HostClient,
+        hk: u64,
+        url: &Url,
+        origin: &str,
+    ) -> Result<Duration> {
+        let mut target = url.join("/robots.txt").expect("an http(s) URL joins");
+        let started = SystemTime::now();
+        let t = Instant::now();
+        let mut outcome = OriginRobots {
+            origin: origin.to_owned(),
+            fetched_at_ms: unix_ms(started),
+            status: 0,
+            body: Vec::new(),
+        };
+        let mut hops = 0;
+        let mut abandoned = false;
+        loop {
+            self.counters.requests.fetch_add(1, Relaxed);
+            self.robots_requests.fetch_add(1, Relaxed);
+            let got = match self.fetcher.fetch_robots(client, &target) {
+                Ok(g) => g,
+                Err(_) => {
+                    abandoned = true;
+                    break; // no answer: unreachable
+                }
+            };
+            abandoned |= got.cut.is_some();
+            self.counters
+                .bytes
+                .fetch_add(got.body.len() as u64, Relaxed);
+            self.write_warc(target.as_str(), &got)?;
+            match (&got.location, hops < self.cfg.fetch.max_redirects) {
+                (Some(loc), true) if (300..400).contains(&got.status) => match Url::parse(loc) {
+                    Ok(next) if matches!(next.scheme(), "http" | "https") => {
+                        target = next;
+                        hops += 1;
+                        continue;
+                    }
+                    _ => {
+                        outcome.status = got.status;
+                        break;
+                    }
+                },
+                _ => {}
+            }
+            if got.cut.and_then(|c| c.error_kind()).is_some() {
+                break; // the file did not arrive whole: unreachable, ask again next run
+            }
+            outcome.status = got.status;
+            if (200..300).contains(&got.status) {
+                outcome.body = decode_body(&got, crate::fetch::robots::MAX_ROBOTS_BYTES as u64).0;
+            }
+            break;
+        }
+        let took = t.elapsed();
+        let answered = outcome.status != 0;
+        let policy = Arc::new(Policy::new(&outcome.status(), &self.agent));
+        let crawl_delay = policy.crawl_delay();
+        {
+            let mut hosts = lock(&self.hosts);
+            let h = hosts.get_mut(&hk).expect("host of a lease");
+            h.record.set_robots(outcome);
+            h.policies.insert(origin.to_owned(), policy);
+        }
+        self.note_request(hk, answered);
+        let delay = self.delay(crawl_delay, took);
+        Ok(if abandoned {
+            delay.max(took.max(ABANDON_BACKOFF))
+        } else {
+            delay
+        })
+    }
+
+    /// Counts a request against its host (consecutive failures end a host for the run).
+    pub(super) fn note_request(&self, hk: u64, answered: bool) {
+        let mut hosts = lock(&self.hosts);
+        let h = hosts.get_mut(&hk).expect("host of a lease");
+        h.record.requests += 1;
+        h.record.last_request_ms = unix_ms(SystemTime::now());
+        if answered {
+            h.record.consecutive_failures = 0;
+        } else {
+            h.record.failures += 1;
+            h.record.consecutive_failures += 1;
+        }
+        if !answered {
+            self.counters.errors.fetch_add(1, Relaxed);
+        }
+    }
+
+    pub(super) fn write_warc(&self, uri: &str, got: &Fetched) -> Result<ExchangeLocations> {
+        let block = got.response_block();
+        let kind = if got.status == 304 {
+            ResponseKind::NotModified(Revisit::default())
+        } else {
+            ResponseKind::Response {
+                truncated: got.truncated(),
+            }
+        };
+        lock(&self.warc).write_exchange(&Exchange {
+            target_uri: uri,
+            date: got.started,
+            ip: Some(got.ip),
+            request: Some(&got.raw_request),
+            response: &block,
+            kind,
+        })
+    }
+
+    /// Writes an answered fetch to the WARC and returns its result.
+    pub(super) fn store(&self, job: &Job, url: &Url, got: &Fetched) -> Result<FetchResult> {
+        self.counters
+            .bytes
+            .fetch_add(got.body.len() as u64, Relaxed);
+        let loc = self.write_warc(url.as_str(), got)?;
+        let mut error = got.error_kind().unwrap_or("").to_owned();
+        let mut digest = 0;
+        if (200..300).contains(&got.status) && got.cut != Some(Cut::ContentType) {
+            let (payload_digest, capped) = digest_body(got, self.cfg.fetch.max_decoded.0);
+            digest = payload_digest;
+            if capped && error.is_empty() {
+                error = "decoded_too_large".into();
+            }
+        }
+        Ok(FetchResult {
+            url: job.item.url.clone(),
+            status: got.status,
+            fetched_at_ms: unix_ms(got.started),
+            duration_ms: got.duration.as_millis().min(u128::from(u32::MAX)) as u32,
+            content_type: got.content_type.clone(),
+            length: got.body.len() as u64,
+            truncated: got.cut.is_some(),
+            digest,
+            warc_file: loc.response.file.clone(),
+            warc_offset: loc.response.offset,
+            warc_length: loc.response.length,
+            etag: got.etag.clone().unwrap_or_default(),
+            last_modified: got.last_modified.clone().unwrap_or_default(),
+            redirect: got.location.clone().unwrap_or_default(),
+            error,
+            depth: job.item.depth,
+            priority: job.item.priority,
+        })
+    }
+
+    /// Records the result of a job of a host in the table, and emits the host when it has no
+    /// URL left.
+    pub(super) fn finish_job(&self, job: &Job, result: FetchResult) -> Result<()> {
+        let mut hosts = lock(&self.hosts);
+        let Some(h) = hosts.get_mut(&job.host_key) else {
+            drop(hosts);
+            return self.emit(job, &result);
+        };
+        h.pending -= 1;
+        let finished = h.pending == 0;
+        let record = finished.then(|| h.record.encode());
+        if finished {
+            hosts.remove(&job.host_key);
+        }
+        drop(hosts);
+        self.emit(job, &result)?;
+        if let Some(rec) = record {
+            lock(&self.host_out).push(&run::fp_key(job.host_key), &rec)?;
+        }
+        Ok(())
+    }
+
+    /// Like [`Shared::finish_job`] for a host the feeder holds itself (deferred at once).
+    pub(super) fn record(&self, job: &Job, state: &mut HostState, result: FetchResult) -> Result<()> {
+        state.pending -= 1;
+        self.emit(job, &result)
+    }
+
+    pub(super) fn emit(&self, job: &Job, result: &FetchResult) -> Result<()> {
+        {
+            let mut t = lock(&self.tally);
+            let key = if result.status > 0 {
+                format!("status_{}xx", result.status / 100)
+            } else {
+                "no_answer".to_owned()
+            };
+            *t.entry(key).or_default() += 1;
+            if !result.error.is_empty() {
+                *t.entry(format!("error_{}", result.error)).or_default() += 1;
+            }
+            if result.truncated {
+                *t.entry("truncated".into()).or_default() += 1;
+            }
+        }
+        self.counters.done.fetch_add(1, Relaxed);
+        lock(&self.results).push(&run::fp_key(job.fp), &result.encode())
+    }
+}
+/// A result without an answer.
+pub(super) fn error_result(job: &Job, kind: &str) -> FetchResult {
+    FetchResult {
+        url: job.item.url.clone(),
+        error: kind.to_owned(),
+        depth: job.item.depth,
+        priority: job.item.priority,
+        ..FetchResult::default()
+    }
+}
+
+/// The body with its Content-Encoding undone, at most `cap` bytes; `true` if the cap cut it.
+fn decode_body(got: &Fetched, cap: u64) -> (Vec<u8>, bool) {
+    let mut out = Vec::new();
+    let capped = decode_into(got, cap, &mut |b| out.extend_from_slice(b));
+    (out, capped)
+}
+
+/// xxh3-64 of the decoded payload (at most `cap` bytes), and whether the cap cut it.
+fn digest_body(got: &Fetched, cap: u64) -> (u64, bool) {
+    let mut h = Xxh3::new();
+    let capped = decode_into(got, cap, &mut |b| h.update(b));
+    (h.digest(), capped)
+}
+
+/// Streams the decoded payload of `got` into `sink`. A body that does not decode (a truncated
+/// gzip member, a wrong coding) gives what decoded before the error; `true` if `cap` was hit.
+fn decode_into(got: &Fetched, cap: u64, sink: &mut dyn FnMut(&[u8])) -> bool {
+    use std::io::Read;
+    let head = match crate::warc::http::read_head(&mut &got.raw_response_head[..], 1 << 20) {
+        Ok(h) => h,
+        Err(_) => {
+            sink(&got.body);
+            return false;
+        }
+    };
+    if head.codings().is_empty() {
+        let n = got
+            .body
+            .len()
+            .min(usize::try_from(cap).unwrap_or(usize::MAX));
+        sink(&got.body[..n]);
+        return (got.body.len() as u64) > cap;
+    }
+    let mut r = match crate::warc::http::payload_reader(&head, &got.body[..], cap) {
+        Ok(r) => r,
+        Err(_) => return false,
+    };
+    let mut buf = [0u8; 16 << 10];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => return false,
+            Ok(n) => sink(&buf[..n]),
+            Err(e) if crate::warc::http::is_cap_exceeded(&e) => return true,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+}
