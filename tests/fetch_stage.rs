@@ -36,6 +36,16 @@ fn start(config: WebConfig) -> (std::sync::Arc<Web>, Server) {
     .expect("websim starts")
 }
 
+/// Timeouts for webs without hostile hosts: generous, so a loaded CI machine never turns a
+/// slow answer into a failed fetch (the hostile tests use [`test_config`]'s short ones).
+fn patient(mut cfg: Config) -> Config {
+    cfg.fetch.connect_timeout_secs = 10.0;
+    cfg.fetch.read_timeout_secs = 10.0;
+    cfg.fetch.total_timeout_secs = 30.0;
+    cfg.fetch.min_rate_grace_secs = 10.0;
+    cfg
+}
+
 /// Limits small enough that every hostile host ends within seconds.
 fn test_config() -> Config {
     let mut cfg = Config::default();
@@ -195,7 +205,7 @@ fn fetches_every_url_once_politely_and_caches_robots_across_cycles() {
     assert!(!refused.is_empty(), "the web has robots-disallowed URLs");
     let mut seeds: Vec<String> = fetch.iter().map(|f| f.url.clone()).collect();
     seeds.extend(refused.iter().map(|u| u.to_string()));
-    let c = crawl_of(&web, &seeds, test_config());
+    let c = crawl_of(&web, &seeds, patient(test_config()));
 
     let reports = fetch_all(&c, 0);
     let got = results(&c, 0);
@@ -438,7 +448,7 @@ fn gzip_warcs_pass_warcio_check() {
         ..WebConfig::default()
     });
     let seeds: Vec<String> = (0..6).map(|h| format!("{}/", web.origin(h))).collect();
-    let mut cfg = test_config();
+    let mut cfg = patient(test_config());
     cfg.fetch.warc_compression = "gzip".into();
     let c = crawl_of(&web, &seeds, cfg);
     fetch_all(&c, 0);

@@ -9,8 +9,10 @@ use std::io::Read;
 
 use dragnet::parse::html::extract_links;
 
+/// Measured 2026-11-23: recall 99.65% (27,577 of 27,674), precision 100.00% (27,577 of 27,577).
+/// The misses are copies of misnested `<a>` elements made by html5lib's tree builder; see
+/// docs/parse.md.
 #[test]
-#[ignore = "below target: recall 99.37%, precision 98.33%; see docs/parse.md"]
 fn html_links_recall_precision() {
     let m = measure();
     assert!(

@@ -78,8 +78,9 @@ fn parse_finds_the_model_links_and_conserves_cash() {
     cfg.fetch.threads = 4;
     cfg.fetch.default_delay_secs = 0.0;
     cfg.fetch.delay_factor = 0.0;
-    cfg.fetch.read_timeout_secs = 2.0;
-    cfg.fetch.total_timeout_secs = 3.0;
+    // Generous: a loaded machine must not turn a slow answer into a failed fetch.
+    cfg.fetch.read_timeout_secs = 10.0;
+    cfg.fetch.total_timeout_secs = 30.0;
     cfg.fetch.max_body = ByteSize(1 << 20);
     let config = tmp.path().join("config.toml");
     std::fs::write(&config, cfg.to_toml()).unwrap();

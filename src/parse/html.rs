@@ -1,14 +1,24 @@
 //! Link extraction and charset detection for HTML documents.
 //!
 //! Why this shape: the parse stage needs only outlinks and a few page-level signals (base,
-//! canonical, meta robots), so a non-validating tokenizer (`tl`) that walks tags in document order
-//! is enough and is tolerant of truncated input; it yields what it has. `tl` does not decode
-//! character references in attribute values, so [`decode_entities`] handles the common ones
-//! (`&amp;`, numeric references) before WHATWG URL resolution with the `url` crate.
+//! canonical, meta robots, title), so no tree is built. `Tokenizer` is the HTML standard's
+//! tokenizer reduced to tags (text, comments and doctypes are skipped by the standard's rules),
+//! and [`extract_links`] adds the few pieces of tree construction that decide whether a tag is an
+//! HTML element of the document: raw-text and RCDATA elements, `<template>` contents, SVG and
+//! MathML, `<select>`. Both are single linear passes over the decoded text; a document cut off
+//! by a byte limit yields what precedes the cut. Character references in attribute values are
+//! decoded with the standard's rules ([`decode_entities`]) before WHATWG URL resolution with the
+//! `url` crate.
+//!
+//! The reference for conformance is html5lib (see `docs/parse.md`); the one thing left out on
+//! purpose is the tree builder's cloning of misnested `<a>` elements (adoption agency and
+//! reconstruction of active formatting elements), which repeats URLs already found.
 //!
 //! Charset detection follows the order of the HTML standard's encoding sniffing, simplified:
 //! BOM, then the HTTP `Content-Type` charset, then a `<meta>` prescan of the first 1,024 bytes,
 //! defaulting to windows-1252.
+
+use std::borrow::Cow;
 
 use encoding_rs::{Encoding, WINDOWS_1252};
 use url::Url;
@@ -62,6 +72,7 @@ impl PageLinks {
     }
 }
 
+/// Whether a robots directive list (`noindex, nofollow`) holds `directive` or `none`.
 fn has_directive(value: Option<&str>, directive: &str) -> bool {
     value.is_some_and(|v| {
         v.split([',', ' ', ';'])
@@ -82,6 +93,7 @@ pub fn detect_charset(bytes: &[u8], content_type: Option<&str>) -> &'static Enco
     prescan(&bytes[..bytes.len().min(1024)]).unwrap_or(WINDOWS_1252)
 }
 
+/// The encoding named by a `charset=` parameter in `s` (a Content-Type or meta content value).
 fn charset_param(s: &str) -> Option<&'static Encoding> {
     let lower = s.to_ascii_lowercase();
     let i = lower.find("charset")?;
@@ -115,56 +127,607 @@ fn prescan(head: &[u8]) -> Option<&'static Encoding> {
     None
 }
 
-/// Decodes the character references common in attribute values.
+/// Decodes the character references in an attribute value as the HTML tokenizer does: numeric
+/// references (with the standard's replacements) and named ones. The named table holds the
+/// legacy names, which also count without `;` unless followed by `=` or an alphanumeric (so
+/// `?a=1&copy=2` stays as written), and the common punctuation and typographic names; other
+/// names stay as written. CR and CRLF become LF, NUL becomes U+FFFD.
 pub fn decode_entities(s: &str) -> String {
-    if !s.contains('&') {
-        return s.to_string();
+    decode_refs(s, true).into_owned()
+}
+
+/// Decodes character references in an attribute value (`in_attr`) or in text; borrows `s` when
+/// there is nothing to decode.
+fn decode_refs(s: &str, in_attr: bool) -> Cow<'_, str> {
+    let b = s.as_bytes();
+    if !b.iter().any(|&c| matches!(c, b'&' | b'\r' | 0)) {
+        return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        rest = &rest[i..];
-        // Bytes, not str slicing: the window may end inside a multi-byte character.
-        let semi = rest.as_bytes()[..rest.len().min(12)]
-            .iter()
-            .position(|&b| b == b';');
-        let decoded = semi.and_then(|j| {
-            let name = &rest[1..j];
-            let c = match name {
-                "amp" => Some('&'),
-                "lt" => Some('<'),
-                "gt" => Some('>'),
-                "quot" => Some('"'),
-                "apos" => Some('\''),
-                "nbsp" => Some('\u{a0}'),
-                _ => {
-                    let num = name.strip_prefix('#')?;
-                    let n = match num.strip_prefix(['x', 'X']) {
-                        Some(hex) => u32::from_str_radix(hex, 16).ok()?,
-                        None => num.parse().ok()?,
-                    };
-                    char::from_u32(n)
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        let (c, len) = match b[i] {
+            b'\r' => ('\n', if b.get(i + 1) == Some(&b'\n') { 2 } else { 1 }),
+            0 => ('\u{fffd}', 1),
+            b'&' => match char_ref(&s[i + 1..], in_attr) {
+                Some((c, len)) => (c, len + 1),
+                None => {
+                    i += 1;
+                    continue;
                 }
-            }?;
-            Some((c, j + 1))
-        });
-        match decoded {
-            Some((c, len)) => {
-                out.push(c);
-                rest = &rest[len..];
+            },
+            _ => {
+                i += 1;
+                continue;
             }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
+        };
+        out.push_str(&s[copied..i]);
+        out.push(c);
+        i += len;
+        copied = i;
+    }
+    out.push_str(&s[copied..]);
+    Cow::Owned(out)
+}
+
+/// The character reference at the start of `rest` (just after a `&`): the character and how
+/// many bytes of `rest` it used, or `None` if `&` stays literal.
+fn char_ref(rest: &str, in_attr: bool) -> Option<(char, usize)> {
+    let b = rest.as_bytes();
+    if b.first() == Some(&b'#') {
+        let (radix, start) = match b.get(1) {
+            Some(b'x' | b'X') => (16, 2),
+            _ => (10, 1),
+        };
+        let mut i = start;
+        let mut n: u32 = 0;
+        while let Some(d) = b.get(i).and_then(|&c| char::from(c).to_digit(radix)) {
+            n = n.saturating_mul(radix).saturating_add(d);
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        if b.get(i) == Some(&b';') {
+            i += 1;
+        }
+        return Some((numeric_ref(n), i));
+    }
+    let run = b
+        .iter()
+        .take(32)
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .count();
+    if b.get(run) == Some(&b';') {
+        if let Some(c) = named_ref(&rest[..run]) {
+            return Some((c, run + 1));
+        }
+    }
+    // Without a `;`, only the legacy names count, and the longest one that prefixes the run.
+    let (c, len) = (2..=run.min(6))
+        .rev()
+        .find_map(|len| Some((legacy_ref(&rest[..len])?, len)))?;
+    let next = b.get(len).copied();
+    if in_attr && next.is_some_and(|n| n == b'=' || n.is_ascii_alphanumeric()) {
+        // "For historical reasons" the tokenizer leaves such a reference alone.
+        return None;
+    }
+    Some((c, len))
+}
+
+/// The character of a numeric reference, with the HTML standard's replacements (NUL,
+/// surrogates and out-of-range values become U+FFFD; 0x80–0x9F are read as windows-1252).
+fn numeric_ref(n: u32) -> char {
+    match n {
+        0x80..=0x9f => WINDOWS_1252
+            .decode_without_bom_handling(&[n as u8])
+            .0
+            .chars()
+            .next()
+            .unwrap_or('\u{fffd}'),
+        _ => char::from_u32(n)
+            .filter(|&c| c != '\0')
+            .unwrap_or('\u{fffd}'),
+    }
+}
+
+/// The Latin-1 named references U+00A0 to U+00FF in code point order: with the four below
+/// (`amp`, `lt`, `gt`, `quot`, also in upper case) and `COPY`, `REG` they are the legacy names
+/// that the tokenizer accepts without a `;`.
+const LATIN1_NAMES: [&str; 96] = [
+    "nbsp", "iexcl", "cent", "pound", "curren", "yen", "brvbar", "sect", "uml", "copy", "ordf",
+    "laquo", "not", "shy", "reg", "macr", "deg", "plusmn", "sup2", "sup3", "acute", "micro",
+    "para", "middot", "cedil", "sup1", "ordm", "raquo", "frac14", "frac12", "frac34", "iquest",
+    "Agrave", "Aacute", "Acirc", "Atilde", "Auml", "Aring", "AElig", "Ccedil", "Egrave", "Eacute",
+    "Ecirc", "Euml", "Igrave", "Iacute", "Icirc", "Iuml", "ETH", "Ntilde", "Ograve", "Oacute",
+    "Ocirc", "Otilde", "Ouml", "times", "Oslash", "Ugrave", "Uacute", "Ucirc", "Uuml", "Yacute",
+    "THORN", "szlig", "agrave", "aacute", "acirc", "atilde", "auml", "aring", "aelig", "ccedil",
+    "egrave", "eacute", "ecirc", "euml", "igrave", "iacute", "icirc", "iuml", "eth", "ntilde",
+    "ograve", "oacute", "ocirc", "otilde", "ouml", "divide", "oslash", "ugrave", "uacute", "ucirc",
+    "uuml", "yacute", "thorn", "yuml",
+];
+
+/// A legacy named reference (one that may appear without `;`).
+fn legacy_ref(name: &str) -> Option<char> {
+    match name {
+        "amp" | "AMP" => Some('&'),
+        "lt" | "LT" => Some('<'),
+        "gt" | "GT" => Some('>'),
+        "quot" | "QUOT" => Some('"'),
+        "COPY" => Some('©'),
+        "REG" => Some('®'),
+        _ => {
+            let i = LATIN1_NAMES.iter().position(|&n| n == name)?;
+            char::from_u32(0xa0 + i as u32)
+        }
+    }
+}
+
+/// A named reference written with `;`: the legacy names plus the ones that occur in URLs and
+/// titles (ASCII punctuation, typographic quotes and dashes, a few symbols). The standard's
+/// table has 2,231 names; a name missing here stays as written.
+fn named_ref(name: &str) -> Option<char> {
+    Some(match name {
+        "apos" => '\'',
+        "Tab" => '\t',
+        "NewLine" => '\n',
+        "excl" => '!',
+        "num" => '#',
+        "dollar" => '$',
+        "percnt" => '%',
+        "lpar" => '(',
+        "rpar" => ')',
+        "ast" | "midast" => '*',
+        "plus" => '+',
+        "comma" => ',',
+        "period" => '.',
+        "sol" => '/',
+        "colon" => ':',
+        "semi" => ';',
+        "equals" => '=',
+        "quest" => '?',
+        "commat" => '@',
+        "lsqb" | "lbrack" => '[',
+        "bsol" => '\\',
+        "rsqb" | "rbrack" => ']',
+        "Hat" => '^',
+        "lowbar" | "UnderBar" => '_',
+        "grave" | "DiacriticalGrave" => '`',
+        "lcub" | "lbrace" => '{',
+        "verbar" | "vert" | "VerticalLine" => '|',
+        "rcub" | "rbrace" => '}',
+        "hellip" | "mldr" => '…',
+        "ndash" => '–',
+        "mdash" => '—',
+        "lsquo" | "OpenCurlyQuote" => '‘',
+        "rsquo" | "rsquor" | "CloseCurlyQuote" => '’',
+        "sbquo" | "lsquor" => '‚',
+        "ldquo" | "OpenCurlyDoubleQuote" => '“',
+        "rdquo" | "rdquor" | "CloseCurlyDoubleQuote" => '”',
+        "bdquo" | "ldquor" => '„',
+        "bull" | "bullet" => '•',
+        "euro" => '€',
+        "trade" | "TRADE" => '™',
+        "dagger" => '†',
+        "Dagger" | "ddagger" => '‡',
+        "permil" => '‰',
+        "lsaquo" => '‹',
+        "rsaquo" => '›',
+        "OElig" => 'Œ',
+        "oelig" => 'œ',
+        "Scaron" => 'Š',
+        "scaron" => 'š',
+        "Yuml" => 'Ÿ',
+        "fnof" => 'ƒ',
+        "circ" => 'ˆ',
+        "tilde" => '˜',
+        "ensp" => '\u{2002}',
+        "emsp" => '\u{2003}',
+        "thinsp" => '\u{2009}',
+        "zwnj" => '\u{200c}',
+        "zwj" => '\u{200d}',
+        "lrm" => '\u{200e}',
+        "rlm" => '\u{200f}',
+        "prime" => '′',
+        "Prime" => '″',
+        "larr" => '←',
+        "rarr" => '→',
+        "uarr" => '↑',
+        "darr" => '↓',
+        "harr" => '↔',
+        "minus" => '−',
+        "le" => '≤',
+        "ge" => '≥',
+        "ne" => '≠',
+        "infin" => '∞',
+        "hearts" => '♥',
+        // Names that start with a legacy name and must not decode as it.
+        "notin" => '∉',
+        "parallel" => '∥',
+        "centerdot" => '·',
+        "copysr" => '℗',
+        "timesb" => '⊠',
+        "timesd" => '⨰',
+        _ => return legacy_ref(name),
+    })
+}
+
+/// ASCII whitespace as the tokenizer sees it (CR too: input preprocessing turns it into LF).
+fn is_ws(c: u8) -> bool {
+    matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
+}
+
+/// Whether `b[i..]` starts with `</name` (ASCII case-insensitive) followed by whitespace, `/`
+/// or `>`: an "appropriate end tag" that ends RCDATA, RAWTEXT or script data.
+fn end_tag_at(b: &[u8], i: usize, name: &str) -> bool {
+    b.get(i + 1) == Some(&b'/') && name_at(b, i + 2, name)
+}
+
+/// Whether `b[i..]` starts with `name` (ASCII case-insensitive) followed by whitespace, `/` or
+/// `>`.
+fn name_at(b: &[u8], i: usize, name: &str) -> bool {
+    let end = i + name.len();
+    b.get(i..end)
+        .is_some_and(|s| s.eq_ignore_ascii_case(name.as_bytes()))
+        && b.get(end)
+            .is_some_and(|&c| is_ws(c) || c == b'/' || c == b'>')
+}
+
+/// A start or end tag; its attributes are in [`Tokenizer::attrs`].
+struct TagToken<'a> {
+    /// The tag name as written (compare ASCII case-insensitively).
+    name: &'a str,
+    /// An end tag (`</p>`).
+    end: bool,
+    /// A start tag written `<x/>`.
+    self_closing: bool,
+}
+
+/// The HTML standard's tokenizer (§13.2.5), reduced to what link extraction needs: it yields
+/// the tags and skips text, comments, doctypes, bogus comments and CDATA sections by the
+/// standard's rules. Which elements hold RCDATA, RAWTEXT or script data is decided by tree
+/// construction, so the caller switches those states with [`Tokenizer::skip_raw`] and
+/// [`Tokenizer::skip_script`]. Every byte is looked at a bounded number of times.
+struct Tokenizer<'a> {
+    /// The decoded document.
+    s: &'a str,
+    /// Where tokenizing resumes; always at a character boundary.
+    pos: usize,
+    /// The attributes of the last tag, as (name, raw value), duplicates kept in order (the first
+    /// one counts).
+    attrs: Vec<(&'a str, &'a str)>,
+    /// Whether `<![CDATA[` opens a CDATA section (in foreign content) or a bogus comment.
+    cdata: bool,
+}
+
+impl<'a> Tokenizer<'a> {
+    /// A tokenizer at the start of `s`.
+    fn new(s: &'a str) -> Self {
+        Tokenizer {
+            s,
+            pos: 0,
+            attrs: Vec::new(),
+            cdata: false,
+        }
+    }
+
+    /// The next tag, or `None` at the end of input (a tag cut off by the end is dropped, as the
+    /// standard says).
+    fn next_tag(&mut self) -> Option<TagToken<'a>> {
+        let b = self.s.as_bytes();
+        loop {
+            let lt = self.pos + self.s[self.pos..].find('<')?;
+            self.pos = lt + 1;
+            match b.get(lt + 1) {
+                Some(c) if c.is_ascii_alphabetic() => return self.tag(lt + 1, false),
+                Some(b'/') => match b.get(lt + 2) {
+                    Some(c) if c.is_ascii_alphabetic() => return self.tag(lt + 2, true),
+                    Some(b'>') => self.pos = lt + 3,
+                    None => return None,
+                    Some(_) => self.skip_past(lt + 2, ">"),
+                },
+                Some(b'!') => self.markup_declaration(lt + 2),
+                Some(b'?') => self.skip_past(lt + 1, ">"),
+                _ => {}
             }
         }
     }
-    out.push_str(rest);
-    out
+
+    /// Moves past the first `end` at or after `from`, or to the end of input.
+    fn skip_past(&mut self, from: usize, end: &str) {
+        self.pos = self.s[from..]
+            .find(end)
+            .map_or(self.s.len(), |i| from + i + end.len());
+    }
+
+    /// Skips what follows `<!`: a comment, a doctype, a CDATA section or a bogus comment.
+    fn markup_declaration(&mut self, at: usize) {
+        let b = self.s.as_bytes();
+        let rest = &b[at..];
+        if rest.starts_with(b"--") {
+            self.comment(at + 2);
+        } else if self.cdata && rest.starts_with(b"[CDATA[") {
+            self.skip_past(at + 7, "]]>");
+        } else {
+            // A doctype ends at the first `>` even inside a quoted identifier, like a bogus
+            // comment.
+            self.skip_past(at, ">");
+        }
+    }
+
+    /// Skips a comment whose text starts at `c`: it ends at `-->` or `--!>`, or at once with
+    /// `<!-->` and `<!--->`.
+    fn comment(&mut self, c: usize) {
+        let b = self.s.as_bytes();
+        if b.get(c) == Some(&b'>') {
+            self.pos = c + 1;
+            return;
+        }
+        if b[c..].starts_with(b"->") {
+            self.pos = c + 2;
+            return;
+        }
+        let mut k = c;
+        while let Some(gt) = self.s[k..].find('>') {
+            let gt = k + gt;
+            if (gt >= c + 2 && &b[gt - 2..gt] == b"--") || (gt >= c + 3 && &b[gt - 3..gt] == b"--!")
+            {
+                self.pos = gt + 1;
+                return;
+            }
+            k = gt + 1;
+        }
+        self.pos = self.s.len();
+    }
+
+    /// Reads a tag whose name starts at `start`: the tag name, before/after attribute name,
+    /// attribute value and self-closing start tag states.
+    fn tag(&mut self, start: usize, end: bool) -> Option<TagToken<'a>> {
+        let s = self.s;
+        let b = s.as_bytes();
+        let delim = |c: u8| is_ws(c) || c == b'/' || c == b'>';
+        let mut i = start;
+        while i < b.len() && !delim(b[i]) {
+            i += 1;
+        }
+        let name = &s[start..i];
+        self.attrs.clear();
+        loop {
+            // Before attribute name.
+            while i < b.len() && is_ws(b[i]) {
+                i += 1;
+            }
+            match *b.get(i)? {
+                b'>' => {
+                    self.pos = i + 1;
+                    return Some(TagToken {
+                        name,
+                        end,
+                        self_closing: false,
+                    });
+                }
+                b'/' => {
+                    // Self-closing start tag; anything but `>` is reconsumed as above.
+                    i += 1;
+                    if *b.get(i)? == b'>' {
+                        self.pos = i + 1;
+                        return Some(TagToken {
+                            name,
+                            end,
+                            self_closing: true,
+                        });
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            // Attribute name: the first character may be `=`.
+            let n0 = i;
+            i += 1;
+            while i < b.len() && !delim(b[i]) && b[i] != b'=' {
+                i += 1;
+            }
+            let attr = &s[n0..i];
+            // After attribute name.
+            while i < b.len() && is_ws(b[i]) {
+                i += 1;
+            }
+            if *b.get(i)? != b'=' {
+                self.attrs.push((attr, ""));
+                continue;
+            }
+            // Before attribute value.
+            i += 1;
+            while i < b.len() && is_ws(b[i]) {
+                i += 1;
+            }
+            let value = match *b.get(i)? {
+                q @ (b'"' | b'\'') => {
+                    let v0 = i + 1;
+                    i = v0 + b[v0..].iter().position(|&c| c == q)?;
+                    let v = &s[v0..i];
+                    i += 1;
+                    v
+                }
+                // A missing value; the `>` ends the tag above.
+                b'>' => "",
+                _ => {
+                    let v0 = i;
+                    while i < b.len() && !is_ws(b[i]) && b[i] != b'>' {
+                        i += 1;
+                    }
+                    &s[v0..i]
+                }
+            };
+            self.attrs.push((attr, value));
+        }
+    }
+
+    /// The value of the first attribute called `name`, character references decoded.
+    fn attr(&self, name: &str) -> Option<String> {
+        self.attrs
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| decode_entities(v))
+    }
+
+    /// Skips the RCDATA or RAWTEXT content of the element `name` just opened, up to its end tag
+    /// (which is tokenized next), and returns the raw text.
+    fn skip_raw(&mut self, name: &str) -> &'a str {
+        let b = self.s.as_bytes();
+        let start = self.pos;
+        let mut k = start;
+        while let Some(i) = self.s[k..].find("</") {
+            let i = k + i;
+            if end_tag_at(b, i, name) {
+                self.pos = i;
+                return &self.s[start..i];
+            }
+            k = i + 2;
+        }
+        self.pos = self.s.len();
+        &self.s[start..]
+    }
+
+    /// Skips script data up to `</script>`, following the script data escaped and double
+    /// escaped states: inside `<!--`, a `<script>` hides the next `</script>` until `-->`.
+    fn skip_script(&mut self) {
+        let b = self.s.as_bytes();
+        // 0: script data; 1: escaped; 2: double escaped. `dashes` counts the `-` just seen.
+        let (mut state, mut dashes) = (0u8, 0u8);
+        let mut i = self.pos;
+        while i < b.len() {
+            match b[i] {
+                b'<' => {
+                    dashes = 0;
+                    if state < 2 && end_tag_at(b, i, "script") {
+                        self.pos = i;
+                        return;
+                    }
+                    if state == 0 && b[i + 1..].starts_with(b"!--") {
+                        // Script data escape start: lands in "escaped dash dash".
+                        state = 1;
+                        dashes = 2;
+                        i += 4;
+                        continue;
+                    }
+                    if state == 1 && name_at(b, i + 1, "script") {
+                        state = 2;
+                        i += 8;
+                        continue;
+                    }
+                    if state == 2 && end_tag_at(b, i, "script") {
+                        state = 1;
+                        i += 9;
+                        continue;
+                    }
+                }
+                b'-' if state > 0 => dashes = dashes.saturating_add(1),
+                b'>' if state > 0 && dashes >= 2 => {
+                    state = 0;
+                    dashes = 0;
+                }
+                _ => dashes = 0,
+            }
+            i += 1;
+        }
+        self.pos = b.len();
+    }
+}
+
+/// An element on the stack of open SVG and MathML elements.
+struct Foreign<'a> {
+    /// The tag name as written.
+    name: &'a str,
+    /// Whether this is an SVG element (else MathML).
+    svg: bool,
+}
+
+impl Foreign<'_> {
+    /// An HTML integration point (`foreignObject`, `desc`, `title` in SVG; `annotation-xml`
+    /// with an HTML encoding is approximated by its name) or a MathML text integration point
+    /// (`mi`, `mo`, `mn`, `ms`, `mtext`): HTML start tags inside it are HTML elements.
+    fn integration_point(&self) -> bool {
+        let n = self.name;
+        if self.svg {
+            ["foreignobject", "desc", "title"]
+                .iter()
+                .any(|x| n.eq_ignore_ascii_case(x))
+        } else {
+            ["mi", "mo", "mn", "ms", "mtext", "annotation-xml"]
+                .iter()
+                .any(|x| n.eq_ignore_ascii_case(x))
+        }
+    }
+}
+
+/// Start tags that end foreign content (SVG, MathML) and are processed as HTML.
+const BREAKOUT: [&str; 44] = [
+    "b",
+    "big",
+    "blockquote",
+    "body",
+    "br",
+    "center",
+    "code",
+    "dd",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "embed",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "hr",
+    "i",
+    "img",
+    "li",
+    "listing",
+    "menu",
+    "meta",
+    "nobr",
+    "ol",
+    "p",
+    "pre",
+    "ruby",
+    "s",
+    "small",
+    "span",
+    "strong",
+    "strike",
+    "sub",
+    "sup",
+    "table",
+    "tt",
+    "u",
+    "ul",
+    "var",
+];
+
+/// A link target found in the document, resolved once the base URL is known.
+struct RawLink {
+    /// The tag: `a`, `area`, `link`, `iframe`, `frame` or `meta`.
+    tag: &'static str,
+    /// The attribute value, character references decoded.
+    target: String,
+    /// The raw `rel` attribute.
+    rel: Option<String>,
 }
 
 /// Extracts links from `bytes`, fetched from `doc_url` with the given `Content-Type` header.
+///
+/// The document is tokenized by the HTML standard's rules (`Tokenizer`), and the parts of tree
+/// construction that decide what is an HTML element in the document are followed: the content
+/// models of `script`, `style`, `title`, `textarea`, `iframe`, `xmp`, `noembed`, `noframes` and
+/// `plaintext`; `<template>` contents (not part of the document); SVG and MathML (foreign)
+/// elements, including the start tags that break out of them; `<select>`, where most start tags
+/// are ignored; `<frame>` only inside `<frameset>`. `<noscript>` content is parsed (scripting
+/// off). The base URL is the first `<base href>` in the document and applies to every link.
 pub fn extract_links(bytes: &[u8], doc_url: &Url, content_type: Option<&str>) -> PageLinks {
     let enc = detect_charset(bytes, content_type);
     let (text, _, _) = enc.decode(bytes);
@@ -172,68 +735,187 @@ pub fn extract_links(bytes: &[u8], doc_url: &Url, content_type: Option<&str>) ->
         charset: enc.name(),
         ..PageLinks::default()
     };
-    // `tl` only treats a space as the separator after a tag name (`<link\nrel=…` is lost), so
-    // other ASCII whitespace becomes spaces; URL parsing removes tabs and newlines anyway.
-    let text = quote_unquoted(&text.replace(['\n', '\r', '\t', '\x0c'], " "));
-    let Ok(dom) = tl::parse(&text, tl::ParserOptions::default()) else {
-        return page;
-    };
-    let mut base = doc_url.clone();
-    for node in dom.nodes() {
-        let Some(tag) = node.as_tag() else { continue };
-        let name = tag.name().as_utf8_str().to_ascii_lowercase();
-        let attrs = tag.attributes();
-        // Attribute names are ASCII case-insensitive in HTML; `tl` keeps them as written.
-        let attr = |k: &str| {
-            attrs
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(k))
-                .and_then(|(_, v)| v)
-                .map(|v| decode_entities(&v))
-        };
-        let target = match name.as_str() {
-            "title" => {
-                if page.title.is_none() {
-                    page.title = Some(clean_title(&tag.inner_text(dom.parser())));
-                }
-                continue;
-            }
-            "base" => {
-                if page.base.is_none() {
-                    if let Some(u) = attr("href").and_then(|h| doc_url.join(h.trim()).ok()) {
-                        page.base = Some(u.to_string());
-                        base = u;
+    let mut tk = Tokenizer::new(&text);
+    let mut foreign: Vec<Foreign> = Vec::new();
+    let (mut templates, mut framesets, mut in_select) = (0usize, 0usize, false);
+    let (mut base_href, mut robots_seen) = (None::<String>, false);
+    let mut raw: Vec<RawLink> = Vec::new();
+    loop {
+        // CDATA sections exist only in foreign content.
+        tk.cdata = !foreign.is_empty();
+        let Some(t) = tk.next_tag() else { break };
+        // The "adjusted current node" is foreign; start tags in an integration point are HTML.
+        let top = foreign.last();
+        let is = |n: &str| t.name.eq_ignore_ascii_case(n);
+        let in_foreign = top.is_some_and(|f| {
+            let annotation = !f.svg && f.name.eq_ignore_ascii_case("annotation-xml");
+            !f.integration_point()
+                || (!t.end && !f.svg && !annotation && (is("mglyph") || is("malignmark")))
+                || (!t.end && annotation && is("svg"))
+        });
+        if t.end {
+            if in_foreign {
+                // The standard walks up the foreign elements to one of the same name and pops
+                // to it; reaching an HTML element instead, the end tag is processed as HTML and
+                // closes that element, with the SVG or MathML subtree inside it.
+                match foreign
+                    .iter()
+                    .rposition(|f| f.name.eq_ignore_ascii_case(t.name))
+                {
+                    Some(k) => {
+                        foreign.truncate(k);
+                        continue;
                     }
+                    None => foreign.clear(),
+                }
+            } else if top.is_some_and(|f| f.name.eq_ignore_ascii_case(t.name)) {
+                // Integration points are "special": HTML end tags inside one stop at it.
+                foreign.pop();
+                continue;
+            }
+            if is("template") {
+                templates = templates.saturating_sub(1);
+            } else if is("select") {
+                in_select = false;
+            } else if is("frameset") {
+                framesets = framesets.saturating_sub(1);
+            }
+            continue;
+        }
+        if in_foreign {
+            let breakout = BREAKOUT.iter().any(|n| is(n))
+                || (is("font")
+                    && tk.attrs.iter().any(|(n, _)| {
+                        ["color", "face", "size"]
+                            .iter()
+                            .any(|x| n.eq_ignore_ascii_case(x))
+                    }));
+            if !breakout {
+                if !t.self_closing {
+                    // Children take the parent's namespace (`<svg>` in `annotation-xml` is SVG).
+                    let svg = top.is_some_and(|f| {
+                        f.svg || (is("svg") && f.name.eq_ignore_ascii_case("annotation-xml"))
+                    });
+                    foreign.push(Foreign { name: t.name, svg });
                 }
                 continue;
             }
-            "meta" => {
-                let n = attr("name").unwrap_or_default();
-                if n.eq_ignore_ascii_case("robots") && page.meta_robots.is_none() {
-                    page.meta_robots = attr("content");
+            while foreign.last().is_some_and(|f| !f.integration_point()) {
+                foreign.pop();
+            }
+        }
+        let name = if t.name.bytes().any(|c| c.is_ascii_uppercase()) {
+            Cow::Owned(t.name.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(t.name)
+        };
+        if in_select {
+            // "In select": these close the select; script and template work as in the head;
+            // every other start tag is ignored.
+            match &*name {
+                "select" | "input" | "keygen" | "textarea" | "caption" | "table" | "tbody"
+                | "tfoot" | "thead" | "tr" | "td" | "th" => in_select = false,
+                "script" | "template" => {}
+                _ => continue,
+            }
+            if name == "select" {
+                continue;
+            }
+        }
+        let live = templates == 0;
+        let target = match &*name {
+            "svg" | "math" => {
+                if !t.self_closing {
+                    foreign.push(Foreign {
+                        name: t.name,
+                        svg: name == "svg",
+                    });
                 }
-                let equiv = attr("http-equiv").unwrap_or_default();
-                if !equiv.eq_ignore_ascii_case("refresh") {
-                    continue;
+                None
+            }
+            "template" => {
+                templates += 1;
+                None
+            }
+            "select" => {
+                in_select = true;
+                None
+            }
+            "frameset" => {
+                framesets += 1;
+                None
+            }
+            "plaintext" => break,
+            "script" => {
+                tk.skip_script();
+                None
+            }
+            "style" | "xmp" | "noembed" | "noframes" | "textarea" => {
+                tk.skip_raw(&name);
+                None
+            }
+            "title" => {
+                let inner = tk.skip_raw(&name);
+                if live && page.title.is_none() {
+                    page.title = Some(clean_title(inner));
                 }
-                match attr("content").and_then(|c| refresh_target(&c)) {
-                    Some(t) => t,
-                    None => continue,
+                None
+            }
+            "iframe" => {
+                let src = tk.attr("src");
+                tk.skip_raw(&name);
+                src.map(|s| ("iframe", s))
+            }
+            "frame" if framesets > 0 => tk.attr("src").map(|s| ("frame", s)),
+            "a" => tk.attr("href").map(|h| ("a", h)),
+            "area" => tk.attr("href").map(|h| ("area", h)),
+            "link" => tk.attr("href").map(|h| ("link", h)),
+            "base" if live && base_href.is_none() => {
+                base_href = tk.attr("href");
+                None
+            }
+            "meta" if live => {
+                let n = tk.attr("name").unwrap_or_default();
+                if !robots_seen && n.eq_ignore_ascii_case("robots") {
+                    robots_seen = true;
+                    page.meta_robots = tk.attr("content");
+                }
+                let equiv = tk.attr("http-equiv").unwrap_or_default();
+                if equiv.eq_ignore_ascii_case("refresh") {
+                    tk.attr("content")
+                        .and_then(|c| refresh_target(&c))
+                        .map(|t| ("meta", t))
+                } else {
+                    None
                 }
             }
-            "a" | "area" | "link" => match attr("href") {
-                Some(h) => h,
-                None => continue,
-            },
-            "iframe" | "frame" => match attr("src") {
-                Some(s) => s,
-                None => continue,
-            },
-            _ => continue,
+            _ => None,
         };
-        let rel = attr("rel");
+        if let Some((tag, target)) = target.filter(|_| live) {
+            raw.push(RawLink {
+                tag,
+                target,
+                rel: tk.attr("rel"),
+            });
+        }
+    }
+    // The base URL is the first `<base href>` wherever it is; if it does not parse, the
+    // document URL.
+    let base = match base_href.map(|h| doc_url.join(&h)) {
+        Some(Ok(u)) => {
+            page.base = Some(u.to_string());
+            u
+        }
+        _ => doc_url.clone(),
+    };
+    let mut canonical_seen = false;
+    page.links.reserve(raw.len());
+    for RawLink { tag, target, rel } in raw {
         let rels = rel.as_deref().unwrap_or("").to_ascii_lowercase();
-        let Ok(mut url) = base.join(target.trim()) else {
+        let has = |r: &str| rels.split_ascii_whitespace().any(|x| x == r);
+        let canonical = tag == "link" && !canonical_seen && has("canonical");
+        canonical_seen |= canonical;
+        let Ok(mut url) = base.join(&target) else {
             page.skipped_invalid += 1;
             continue;
         };
@@ -242,26 +924,23 @@ pub fn extract_links(bytes: &[u8], doc_url: &Url, content_type: Option<&str>) ->
             page.skipped_schemes += 1;
             continue;
         }
-        if name == "link"
-            && page.canonical.is_none()
-            && rels.split_whitespace().any(|r| r == "canonical")
-        {
+        if canonical {
             page.canonical = Some(url.to_string());
         }
         page.links.push(Link {
             url: url.into(),
-            tag: name,
-            nofollow: rels.split_whitespace().any(|r| r == "nofollow"),
+            tag: tag.to_string(),
+            nofollow: !matches!(tag, "iframe" | "frame") && has("nofollow"),
             rel,
         });
     }
     page
 }
 
-/// A title as a page record keeps it: entities decoded, runs of whitespace made one space, cut
-/// to at most 1,024 bytes at a character boundary.
+/// A title as a page record keeps it: character references decoded, runs of whitespace made one
+/// space, cut to at most 1,024 bytes at a character boundary.
 fn clean_title(raw: &str) -> String {
-    let mut t = decode_entities(raw)
+    let mut t = decode_refs(raw, false)
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
@@ -273,51 +952,6 @@ fn clean_title(raw: &str) -> String {
         t.truncate(cut);
     }
     t
-}
-
-/// Quotes unquoted attribute values (`<a href=/x>` becomes `<a href="/x">`): `tl` drops tags
-/// whose values are unquoted, which HTML allows and minifiers produce.
-fn quote_unquoted(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = String::with_capacity(text.len() + 64);
-    let (mut i, mut copied, mut in_tag) = (0, 0, false);
-    while i < b.len() {
-        match b[i] {
-            b'<' if b.get(i + 1).is_some_and(|c| c.is_ascii_alphabetic()) => in_tag = true,
-            b'>' => in_tag = false,
-            b'"' | b'\'' if in_tag => {
-                // Skip a quoted value whole.
-                let q = b[i];
-                match b[i + 1..].iter().position(|&c| c == q) {
-                    Some(j) => i += j + 1,
-                    None => break,
-                }
-            }
-            b'=' if in_tag => {
-                let mut j = i + 1;
-                while b.get(j) == Some(&b' ') {
-                    j += 1;
-                }
-                if j < b.len() && !matches!(b[j], b'"' | b'\'' | b'>') {
-                    let end = b[j..]
-                        .iter()
-                        .position(|&c| c == b' ' || c == b'>')
-                        .map_or(b.len(), |e| j + e);
-                    out.push_str(&text[copied..j]);
-                    out.push('"');
-                    out.push_str(&text[j..end].replace('"', "&quot;"));
-                    out.push('"');
-                    copied = end;
-                    i = end;
-                    continue;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out.push_str(&text[copied..]);
-    out
 }
 
 /// The URL of a meta refresh `content` such as `5; url=/next`.
@@ -334,69 +968,4 @@ fn refresh_target(content: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn links(html: &str, url: &str) -> PageLinks {
-        extract_links(html.as_bytes(), &Url::parse(url).unwrap(), None)
-    }
-
-    #[test]
-    fn charset_order() {
-        assert_eq!(
-            detect_charset(b"\xEF\xBB\xBFx", Some("text/html; charset=latin1")),
-            encoding_rs::UTF_8
-        );
-        assert_eq!(
-            detect_charset(
-                b"<meta charset=utf-8>",
-                Some("text/html; charset=\"ISO-8859-2\"")
-            )
-            .name(),
-            "ISO-8859-2"
-        );
-        assert_eq!(
-            detect_charset(
-                b"<meta http-equiv=content-type content='text/html; charset=utf-8'>",
-                None
-            ),
-            encoding_rs::UTF_8
-        );
-        assert_eq!(detect_charset(b"<p>hi", None), WINDOWS_1252);
-    }
-
-    #[test]
-    fn base_relative_fragments_entities_and_schemes() {
-        let p = links(
-            r#"<base href="/d/"><a href="x?a=1&amp;b=2#f">x</a><a href="javascript:void(0)">j</a>
-               <a rel="nofollow" href="https://o.example/">o</a><link rel=canonical href="/c">"#,
-            "http://h.example/p/q",
-        );
-        assert_eq!(p.base.as_deref(), Some("http://h.example/d/"));
-        assert_eq!(p.links[0].url, "http://h.example/d/x?a=1&b=2");
-        assert_eq!(p.skipped_schemes, 1);
-        assert!(p.links[1].nofollow);
-        assert_eq!(p.canonical.as_deref(), Some("http://h.example/c"));
-    }
-
-    #[test]
-    fn meta_robots_refresh_and_truncation() {
-        let p = links(
-            r#"<meta name="robots" content="noindex, nofollow"><meta http-equiv="refresh" content="0; url=/n"><a href="/t"#,
-            "http://h.example/",
-        );
-        assert!(p.noindex(None) && p.nofollow(None));
-        assert_eq!(p.links[0].url, "http://h.example/n");
-        assert!(links("", "http://h.example/").nofollow(Some("none")));
-        let p = links(
-            "<link rel=alternate href=https://r.org/a/ ><a href=/b>b</a>",
-            "http://h/",
-        );
-        assert_eq!(p.links.len(), 2, "{p:?}");
-        // Never panics on odd input: multi-byte text after `&` or in a refresh.
-        links(
-            "<a href='&ééééééééé'><meta http-equiv=refresh content='0;é'>",
-            "http://h/",
-        );
-    }
-}
+mod tests;

@@ -347,7 +347,12 @@ impl Shared<'_> {
     }
 
     /// Like [`Shared::finish_job`] for a host the feeder holds itself (deferred at once).
-    pub(super) fn record(&self, job: &Job, state: &mut HostState, result: FetchResult) -> Result<()> {
+    pub(super) fn record(
+        &self,
+        job: &Job,
+        state: &mut HostState,
+        result: FetchResult,
+    ) -> Result<()> {
         state.pending -= 1;
         self.emit(job, &result)
     }
