@@ -5,7 +5,7 @@
 //!
 //! - `cycles/N/warc/pNNNN-SSSSSS.warc.zst` (or `.warc.gz`): request and response records of every
 //!   request made, robots.txt included, rotating at `warc_rotate`;
-//! - `cycles/N/fetched/pNNNN.run`: one [`FetchResult`] per URL of the fetch list, fetched or not
+//! - `cycles/N/fetched/pNNNN.run`: one [`FetchResult`](crate::crawl::FetchResult) per URL of the fetch list, fetched or not
 //!   (`error` says why not: `robots`, `robots_unreachable`, `host_failing`, `deferred`, or the
 //!   fetch error);
 //! - `state/pNNNN/hosts.(N+1).run`: the host table with this run's robots.txt fetches and
@@ -38,7 +38,7 @@
 //!    carries validators; the exchange goes to the WARC (a 304 as a revisit record) and its
 //!    result to an external sort keyed by fingerprint.
 //! 4. The host is given back with its delay: the largest of `default_delay_secs`, the robots.txt
-//!    crawl-delay (capped) and `delay_factor` x the response time ([`politeness_delay`]). After
+//!    crawl-delay (capped) and `delay_factor` x the response time ([`politeness_delay`](super::schedule::politeness_delay)). After
 //!    `max_host_failures` failed requests in a row the host's other URLs are recorded as
 //!    `host_failing` without requests.
 //!

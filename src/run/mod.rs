@@ -3,7 +3,7 @@
 //! A run file is a sequence of records sorted by a fixed-width key, each with an optional
 //! variable-length payload, stored in zstd-compressed blocks behind a header and followed by a
 //! footer index and a trailer with checksums. The byte layout is in `docs/formats.md` and in
-//! [`format`]; this module gives the streaming API the stages are written against:
+//! [`format`](mod@format); this module gives the streaming API the stages are written against:
 //!
 //! - [`RunWriter`]: a streaming writer that refuses out-of-order keys
 //!   ([`Error::OutOfOrder`](crate::Error::OutOfOrder), as fst's builder does) and publishes the file
