@@ -1,0 +1,17 @@
+//! URL-cache study after Broder, Najork & Wiener, "Efficient URL caching for World Wide Web
+//! crawling" (WWW 2003): RANDOM, STATIC, LRU, CLOCK, MIN and INFINITE caches of 64-bit URL
+//! fingerprints over crawl link streams. See the README for the command line.
+//!
+//! [`clock::Clock`] is the production cache (the one dragnet's split stage uses); the other
+//! policies exist to measure it against.
+
+#![warn(missing_docs)]
+
+pub mod clock;
+pub mod plot;
+pub mod png;
+pub mod policies;
+pub mod streams;
+pub mod study;
+
+pub use clock::Clock;
