@@ -13,6 +13,8 @@
 //! - [`crawl`]: the crawl directory, `crawl.toml`, `dragnet init`, `.done` markers and the lock.
 //! - [`parse`]: the parse stage; today HTML link extraction and charset detection.
 //! - [`fetch`]: the fetch stage; today robots.txt parsing and matching ([`fetch::robots`]).
+//! - [`split`]: the split stage: scope and trap rules, the CLOCK cache, routing links to the
+//!   partitions that own their hosts.
 //! - [`warc`]: WARC 1.1 files: the writer the fetch stage uses, the streaming reader the parse
 //!   stage and offline reprocessing use, and the HTTP helpers for record blocks.
 
@@ -25,6 +27,7 @@ pub mod keys;
 pub mod parse;
 pub mod resolve;
 pub mod run;
+pub mod split;
 pub mod storage;
 pub mod util;
 pub mod warc;

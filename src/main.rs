@@ -90,6 +90,23 @@ enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
+    /// Run the split stage of one partition: collapse its links per target (cash summed), apply
+    /// the [scope] rules and trap defences, pass them through the partition's CLOCK cache, and
+    /// route them to the partitions owning their hosts (split/to-q/from-p.run). Does nothing if
+    /// the stage is already done.
+    Split {
+        /// Cycle number.
+        #[arg(long)]
+        cycle: u32,
+        /// Partition number.
+        #[arg(long)]
+        partition: u32,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
     /// Offline reprocessing: parse the HTTP responses of any WARC files (WARC 1.0/1.1, plain,
     /// .gz or .zst; anyone's) into links.run, pages.run and reparse.json in --out, fetching
     /// nothing. Exit 1 if a file could not be read to its end (what it held before is kept).
@@ -301,6 +318,49 @@ fn execute(cmd: Command) -> Result<i32, Error> {
                 eprintln!("parse: cycle {cycle} partition {partition} is already done (its .done marker exists); nothing to do");
             } else {
                 print_parse("parse", &r);
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Split {
+            cycle,
+            partition,
+            json,
+            dir,
+        } => {
+            let crawl = crawl::CrawlDir::new(&dir);
+            let cfg = Config::load(&crawl.config_path())?;
+            let r = dragnet::split::split_partition(&crawl, &cfg, cycle, partition)?;
+            if json {
+                println!("{}", serde_json::to_string(&r).expect("report serializes"));
+            }
+            if r.skipped {
+                eprintln!("split: cycle {cycle} partition {partition} is already done (its .done marker exists); nothing to do");
+            } else {
+                let c = |k: &str| r.count(k);
+                let refused: Vec<String> = [
+                    "nofollow",
+                    "out_of_domain",
+                    "too_deep",
+                    "trap_path",
+                    "trap_repeat",
+                    "trap_query",
+                    "dropped_pattern",
+                    "over_host_budget",
+                ]
+                .iter()
+                .filter(|k| c(k) > 0)
+                .map(|k| format!("{k} {}", c(k)))
+                .collect();
+                eprintln!(
+                    "split: cycle {cycle} partition {partition}: {} links to {} URLs; {} routed with their URL, {} as cash credits; cache hit rate {:.1}%; refused: {} in {:.1}s",
+                    c("links"),
+                    c("targets"),
+                    c("routed"),
+                    c("credits"),
+                    c("cache_hit_permille") as f64 / 10.0,
+                    if refused.is_empty() { "none".to_owned() } else { refused.join(", ") },
+                    r.seconds
+                );
             }
             Ok(EXIT_OK)
         }

@@ -36,6 +36,12 @@ pub struct Config {
     /// `[fetch]`: politeness, limits, the SSRF guard, WARC output.
     #[serde(default)]
     pub fetch: FetchSection,
+    /// `[scope]`: which discovered URLs the crawl keeps; crawler-trap defences.
+    #[serde(default)]
+    pub scope: crate::split::scope::ScopeSection,
+    /// `[split]`: the split stage's CLOCK cache.
+    #[serde(default)]
+    pub split: crate::split::scope::SplitSection,
 }
 
 /// `[crawl]`.
@@ -179,6 +185,8 @@ impl Config {
             })?;
         }
         self.fetch.validate(path)?;
+        self.scope.validate(path)?;
+        self.split.validate(path)?;
         if self.canon.max_url_len < 16 {
             return Err(Error::config(
                 path,

@@ -12,6 +12,8 @@
 //!   cycles/CCCCCC/fetched/pNNNN.run     what became of each URL of the fetch list
 //!   cycles/CCCCCC/links/pNNNN.run       links found by parse (target host, fp)
 //!   cycles/CCCCCC/pages/pNNNN.run       page facts from parse (fp)
+//!   cycles/CCCCCC/split/to-QQQQ/from-PPPP.run   what split of P routes to owner Q (fp)
+//!   state/pNNNN/cache.CCCCCC.clock      the split stage's CLOCK cache as cycle C starts
 //!   cycles/CCCCCC/<stage>/pNNNN.done    commit marker of one stage for one partition
 //! ```
 //!
@@ -117,17 +119,35 @@ impl CrawlDir {
         self.state_dir(p).join(format!("{kind}.{cycle:06}.run"))
     }
 
+    /// `state/pNNNN/<kind>.CCCCCC.<ext>`: version `cycle` of a state file that is not a run file
+    /// (the split stage's CLOCK cache).
+    pub fn state_file_ext(&self, p: u32, kind: &str, ext: &str, cycle: u32) -> PathBuf {
+        self.state_dir(p).join(format!("{kind}.{cycle:06}.{ext}"))
+    }
+
     /// The newest version of a state file that is at most `cycle`, if any.
     pub fn latest_state(&self, p: u32, kind: &str, cycle: u32) -> Option<(u32, PathBuf)> {
+        self.latest_state_ext(p, kind, "run", cycle)
+    }
+
+    /// [`CrawlDir::latest_state`] for a state file with suffix `ext`.
+    pub fn latest_state_ext(
+        &self,
+        p: u32,
+        kind: &str,
+        ext: &str,
+        cycle: u32,
+    ) -> Option<(u32, PathBuf)> {
         let dir = self.state_dir(p);
         let prefix = format!("{kind}.");
+        let suffix = format!(".{ext}");
         let mut best: Option<u32> = None;
         for e in std::fs::read_dir(&dir).ok()?.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
             let Some(v) = name
                 .strip_prefix(&prefix)
-                .and_then(|r| r.strip_suffix(".run"))
+                .and_then(|r| r.strip_suffix(suffix.as_str()))
             else {
                 continue;
             };
@@ -137,7 +157,7 @@ impl CrawlDir {
                 }
             }
         }
-        best.map(|v| (v, self.state_file(p, kind, v)))
+        best.map(|v| (v, self.state_file_ext(p, kind, ext, v)))
     }
 
     /// `cycles/`.
@@ -182,6 +202,13 @@ impl CrawlDir {
         self.cycle_dir(cycle)
             .join("pages")
             .join(format!("{}.run", CrawlDir::partition_name(p)))
+    }
+
+    /// `cycles/CCCCCC/split/to-QQQQ/from-PPPP.run`: what partition p's split routes to owner q.
+    pub fn split_run(&self, cycle: u32, q: u32, p: u32) -> PathBuf {
+        self.stage_dir(cycle, Stage::Split)
+            .join(format!("to-{}", CrawlDir::partition_name(q)))
+            .join(format!("from-{}.run", CrawlDir::partition_name(p)))
     }
 
     /// `cycles/CCCCCC/<stage>/`.

@@ -411,7 +411,7 @@ impl FetchResult {
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
         let mut e = Enc::default();
-        e.u8(FetchResult::VERSION)
+        e.u8(1)
             .str(&self.url)
             .u64(u64::from(self.status))
             .u64(self.fetched_at_ms)

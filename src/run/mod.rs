@@ -136,6 +136,17 @@ impl Schema {
         sort_key: "fp64",
     };
 
+    /// What one partition's split routes to an owner partition: key = URL fingerprint, payload
+    /// = [`crate::split::SplitRecord`] (one per URL: the in-links collapsed, cash summed).
+    pub const SPLIT: Schema = Schema {
+        id: 9,
+        name: "split",
+        key_len: 8,
+        payload: true,
+        unique: true,
+        sort_key: "fp64",
+    };
+
     /// Every schema this build knows, for `dragnet check run`.
     pub const KNOWN: &'static [Schema] = &[
         Schema::SEEN,
@@ -146,6 +157,7 @@ impl Schema {
         Schema::HOSTS,
         Schema::LINKS,
         Schema::PAGES,
+        Schema::SPLIT,
     ];
 }
 

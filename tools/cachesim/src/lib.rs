@@ -2,8 +2,8 @@
 //! crawling" (WWW 2003): RANDOM, STATIC, LRU, CLOCK, MIN and INFINITE caches of 64-bit URL
 //! fingerprints over crawl link streams. See the README for the command line.
 //!
-//! [`clock::Clock`] is the production cache (the one dragnet's split stage uses); the other
-//! policies exist to measure it against.
+//! [`clock::Clock`] is dragnet's production cache (`dragnet::split::clock`, the one the split
+//! stage runs), re-exported; the other policies exist to measure it against.
 
 #![warn(missing_docs)]
 

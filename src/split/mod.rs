@@ -1,0 +1,348 @@
+//! `dragnet split --cycle N --partition p DIR`: routes the links partition p's pages hold to the
+//! partitions that own their hosts (DESIGN §1, §3, §5).
+//!
+//! Input: `cycles/N/links/pNNNN.run`, sorted by the target's (host key, fingerprint). Because the
+//! partition of a host is a monotone function of its host key ([`crate::keys::partition_of`]),
+//! the targets arrive owner partition after owner partition, so the stage holds one output at a
+//! time. For every target (all its occurrences are adjacent):
+//!
+//! 1. **Collapse**: its occurrences become one record: OPIC cash summed over the followed ones,
+//!    the smallest depth, the number of in-links. Nofollow occurrences count only with
+//!    `scope.follow_nofollow`; a target only ever linked with nofollow is dropped (`nofollow`).
+//! 2. **Scope and trap rules** ([`scope::ScopeSection::refusal`]) and the per-host budget of new
+//!    URLs per cycle; each refusal is counted by its reason.
+//! 3. **CLOCK cache** ([`clock::Clock`], Broder, Najork & Wiener; sized by `docs/cachesim.md`): a
+//!    fingerprint the partition routed recently (in this cycle or an earlier one: the cache is
+//!    saved in `state/pNNNN/cache.CCCCCC.clock` between cycles) is known to the owner's seen set
+//!    already. Its record is sent without URL, as a bare cash credit (a few bytes instead of the
+//!    URL), or not at all if it carries no cash; only misses carry the URL the owner may not know.
+//!    The cache's hit rate is in `.done` and `dragnet status`.
+//! 4. **Route** to the owner q: `cycles/N/split/to-qqqq/from-pppp.run` ([`SplitRecord`], sorted
+//!    by fingerprint through an external sort, the order the dedup-merge of q reads). Every q
+//!    gets a file, empty or not, so the merge never guesses.
+//!
+//! Re-running a split whose `.done` is missing reads the same links and the same cache version
+//! and writes the same bytes.
+
+pub mod clock;
+pub mod scope;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use crate::crawl::records::{check_version, Dec, Enc};
+use crate::crawl::{Config, CrawlDir, DecodeError, DoneMarker, FileDigest, Stage};
+use crate::error::{Error, Result};
+use crate::keys::partition_of;
+use crate::parse::records::LinkRecord;
+use crate::run::{self, Cursor, KeepFirst, RunReader, RunWriter, Schema, Sorter};
+use clock::Clock;
+
+/// What the owner partition receives about one URL: the payload of a split run
+/// ([`crate::run::Schema::SPLIT`]), keyed by the URL's fingerprint.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SplitRecord {
+    /// The canonical URL; empty for a cash credit to a URL the sender's cache says is known.
+    pub url: String,
+    /// OPIC cash the URL receives.
+    pub cash: f64,
+    /// Smallest link distance from the seeds among its in-links.
+    pub depth: u32,
+    /// In-links collapsed into this record.
+    pub inlinks: u32,
+}
+
+impl SplitRecord {
+    const VERSION: u8 = 1;
+
+    /// Encodes the payload.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut e = Enc::default();
+        e.u8(SplitRecord::VERSION)
+            .str(&self.url)
+            .f64(self.cash)
+            .u64(u64::from(self.depth))
+            .u64(u64::from(self.inlinks));
+        e.0
+    }
+
+    /// Decodes a payload.
+    pub fn decode(b: &[u8]) -> std::result::Result<SplitRecord, DecodeError> {
+        let mut d = Dec(b);
+        check_version(&mut d, "split", SplitRecord::VERSION)?;
+        let small = |v: u64, what: &str| {
+            u32::try_from(v).map_err(|_| DecodeError(format!("{what} out of range")))
+        };
+        let r = SplitRecord {
+            url: d.str("url")?.to_owned(),
+            cash: d.f64("cash")?,
+            depth: small(d.u64("depth")?, "depth")?,
+            inlinks: small(d.u64("inlinks")?, "inlinks")?,
+        };
+        d.end()?;
+        Ok(r)
+    }
+}
+
+/// What a split did: the counts of its `.done` marker.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct SplitReport {
+    /// The stage was already done: nothing was split now.
+    pub skipped: bool,
+    /// `links`, `targets`, `routed`, `credits`, `cache_hits`, `cache_misses`,
+    /// `cache_hit_permille`, and one counter per refusal reason.
+    pub counts: BTreeMap<String, u64>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+impl SplitReport {
+    /// A counter, 0 if absent.
+    pub fn count(&self, name: &str) -> u64 {
+        self.counts.get(name).copied().unwrap_or(0)
+    }
+}
+
+/// One target being collapsed.
+struct Target {
+    key: [u8; 16],
+    url: String,
+    cash: f64,
+    depth: u32,
+    inlinks: u32,
+    followed: bool,
+}
+
+/// Runs the split stage of partition `p` in `cycle` (see the module docs).
+pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Result<SplitReport> {
+    let done_path = crawl.done_path(cycle, Stage::Split, p);
+    if let Some(m) = DoneMarker::read(&done_path)? {
+        return Ok(SplitReport {
+            skipped: true,
+            counts: m.counts,
+            seconds: m.seconds,
+        });
+    }
+    if DoneMarker::read(&crawl.done_path(cycle, Stage::Parse, p))?.is_none() {
+        return Err(Error::Usage(format!(
+            "cycle {cycle} partition {p} has not been parsed ({} is missing): run \
+             `dragnet parse --cycle {cycle} --partition {p} {}` first",
+            crawl.done_path(cycle, Stage::Parse, p).display(),
+            crawl.root().display()
+        )));
+    }
+    let started = SystemTime::now();
+    let m = cfg.crawl.partitions;
+    let links_path = crawl.links(cycle, p);
+    let stage_dir = crawl.stage_dir(cycle, Stage::Split);
+    crate::storage::create_dir_all(&stage_dir)?;
+    crate::storage::remove_temps(&stage_dir)?;
+    let capacity = usize::try_from(cfg.split.cache_entries).unwrap_or(1 << 20);
+    let old_cache = crawl.latest_state_ext(p, "cache", "clock", cycle);
+    let mut cache = match &old_cache {
+        Some((_, path)) => Clock::load(path, capacity)?,
+        None => Clock::new(capacity),
+    };
+    let budget = usize::try_from(cfg.sort.memory_budget.0 / 2)
+        .unwrap_or(usize::MAX)
+        .max(1 << 20);
+
+    let mut st = Split {
+        cfg,
+        counts: BTreeMap::new(),
+        cache: &mut cache,
+        host: (u64::MAX, 0),
+    };
+    let mut outputs: Vec<PathBuf> = Vec::with_capacity(m as usize);
+    let mut out_q = 0u32;
+    let mut sorter = Sorter::new(Schema::SPLIT, budget, &stage_dir)?;
+    let mut reader = RunReader::open_expect(&links_path, Schema::LINKS)?;
+    let mut cur: Option<Target> = None;
+    loop {
+        let more = reader.advance()?;
+        let next = if more {
+            let key: [u8; 16] = reader.key().try_into().expect("16-byte links key");
+            let l = LinkRecord::decode(reader.payload())
+                .map_err(|e| Error::corrupt(&links_path, 0, format!("link record: {e}")))?;
+            st.bump("links", 1);
+            Some((key, l))
+        } else {
+            None
+        };
+        // The current target ends when the key changes (or the input does).
+        let same = matches!((&cur, &next), (Some(t), Some((k, _))) if t.key == *k);
+        if !same {
+            if let Some(t) = cur.take() {
+                let q = partition_of(run::key_u64(&t.key[..8]), m);
+                while out_q < q {
+                    outputs.push(finish(crawl, cycle, out_q, p, sorter)?);
+                    sorter = Sorter::new(Schema::SPLIT, budget, &stage_dir)?;
+                    out_q += 1;
+                }
+                st.route(t, &mut sorter)?;
+            }
+        }
+        let Some((key, l)) = next else { break };
+        let follow = !l.nofollow || cfg.scope.follow_nofollow;
+        match &mut cur {
+            Some(t) if same => {
+                t.inlinks = t.inlinks.saturating_add(1);
+                t.depth = t.depth.min(l.depth);
+                if follow {
+                    t.cash += l.cash;
+                    t.followed = true;
+                }
+            }
+            _ => {
+                cur = Some(Target {
+                    key,
+                    url: l.url,
+                    cash: if follow { l.cash } else { 0.0 },
+                    depth: l.depth,
+                    inlinks: 1,
+                    followed: follow,
+                })
+            }
+        }
+    }
+    while out_q < m {
+        outputs.push(finish(crawl, cycle, out_q, p, sorter)?);
+        sorter = Sorter::new(Schema::SPLIT, budget, &stage_dir)?;
+        out_q += 1;
+    }
+    drop(sorter);
+    let mut counts = st.counts;
+    let new_cache = crawl.state_file_ext(p, "cache", "clock", cycle + 1);
+    cache.save(&new_cache)?;
+    let (hits, misses) = (
+        counts.get("cache_hits").copied().unwrap_or(0),
+        counts.get("cache_misses").copied().unwrap_or(0),
+    );
+    counts.insert(
+        "cache_hit_permille".into(),
+        (hits * 1000).checked_div(hits + misses).unwrap_or(0),
+    );
+    counts.insert("cache_entries".into(), cache.len() as u64);
+
+    let mut marker = DoneMarker::new(Stage::Split, cycle, p, started);
+    marker.inputs.push(FileDigest::of_run(crawl, &links_path)?);
+    if let Some((_, path)) = &old_cache {
+        marker.inputs.push(FileDigest::of_file(crawl, path)?);
+    }
+    for o in &outputs {
+        marker.outputs.push(FileDigest::of_run(crawl, o)?);
+    }
+    marker.outputs.push(FileDigest::of_file(crawl, &new_cache)?);
+    marker.counts = counts;
+    let marker = marker.commit(&done_path, started)?;
+    Ok(SplitReport {
+        skipped: false,
+        counts: marker.counts,
+        seconds: marker.seconds,
+    })
+}
+
+/// Sorts one owner's records by fingerprint into `split/to-q/from-p.run`.
+fn finish(crawl: &CrawlDir, cycle: u32, q: u32, p: u32, sorter: Sorter) -> Result<PathBuf> {
+    let path = crawl.split_run(cycle, q, p);
+    crate::storage::create_dir_all(path.parent().expect("has a parent"))?;
+    let mut w = RunWriter::create(&path, Schema::SPLIT)?;
+    sorter.finish(&mut KeepFirst, &mut w)?;
+    w.finish()?;
+    Ok(path)
+}
+
+struct Split<'a> {
+    cfg: &'a Config,
+    counts: BTreeMap<String, u64>,
+    cache: &'a mut Clock,
+    /// The host being counted against its budget: (host key, new URLs so far).
+    host: (u64, u64),
+}
+
+impl Split<'_> {
+    fn bump(&mut self, name: &str, n: u64) {
+        match self.counts.get_mut(name) {
+            Some(v) => *v += n,
+            None => {
+                self.counts.insert(name.to_owned(), n);
+            }
+        }
+    }
+
+    /// Applies the rules to one collapsed target and routes what survives.
+    fn route(&mut self, t: Target, out: &mut Sorter) -> Result<()> {
+        self.bump("targets", 1);
+        if !t.followed {
+            self.bump("nofollow", 1);
+            return Ok(());
+        }
+        let host = t
+            .url
+            .split_once("://")
+            .map(|(_, r)| r.split(['/', ':', '?']).next().unwrap_or(""))
+            .unwrap_or("");
+        if let Some(reason) = self.cfg.scope.refusal(&t.url, host, t.depth) {
+            self.bump(reason, 1);
+            return Ok(());
+        }
+        let fp = run::key_u64(&t.key[8..]);
+        // Only a URL that is routed with its URL may enter the cache: a hit means "the owner
+        // knows it". So the budget is checked before a miss is inserted.
+        if self.cache.contains(fp) {
+            self.cache.check_insert(fp); // marks it
+            self.bump("cache_hits", 1);
+            if t.cash > 0.0 {
+                self.bump("credits", 1);
+                let r = SplitRecord {
+                    url: String::new(),
+                    cash: t.cash,
+                    depth: t.depth,
+                    inlinks: t.inlinks,
+                };
+                out.push(&run::fp_key(fp), &r.encode())?;
+            }
+            return Ok(());
+        }
+        self.bump("cache_misses", 1);
+        let hk = run::key_u64(&t.key[..8]);
+        if self.host.0 != hk {
+            self.host = (hk, 0);
+        }
+        if self.host.1 >= self.cfg.scope.max_new_urls_per_host {
+            self.bump("over_host_budget", 1);
+            return Ok(());
+        }
+        self.host.1 += 1;
+        self.cache.check_insert(fp);
+        self.bump("routed", 1);
+        let r = SplitRecord {
+            url: t.url,
+            cash: t.cash,
+            depth: t.depth,
+            inlinks: t.inlinks,
+        };
+        out.push(&run::fp_key(fp), &r.encode())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_record_round_trip() {
+        let r = SplitRecord {
+            url: "http://a.test/".into(),
+            cash: 0.5,
+            depth: 2,
+            inlinks: 7,
+        };
+        let b = r.encode();
+        assert_eq!(SplitRecord::decode(&b).unwrap(), r);
+        for n in 0..b.len() {
+            assert!(SplitRecord::decode(&b[..n]).is_err());
+        }
+    }
+}
