@@ -73,7 +73,8 @@ fn write_links(dir: &CrawlDir, cycle: u32, p: u32, links: &[LinkRecord]) {
 /// Everything partition p's split routed in `cycle`, by owner, keyed by fingerprint.
 fn routed(dir: &CrawlDir, cycle: u32, p: u32) -> BTreeMap<u32, Vec<(u64, SplitRecord)>> {
     let mut out = BTreeMap::new();
-    for q in 0..M {
+    let m = Config::load(&dir.config_path()).unwrap().crawl.partitions;
+    for q in 0..m {
         let mut r = RunReader::open_expect(&dir.split_run(cycle, q, p), Schema::SPLIT).unwrap();
         let mut v = Vec::new();
         while r.advance().unwrap() {
@@ -214,4 +215,95 @@ fn split_needs_the_parse_and_names_it() {
     let (_t, dir, cfg) = crawl(|_| {});
     let e = split_partition(&dir, &cfg, 0, 2).unwrap_err().to_string();
     assert!(e.contains("dragnet parse --cycle 0 --partition 2"), "{e}");
+}
+
+/// websim's trap host (an endless calendar) through fetch, parse and split for a few cycles'
+/// worth of its pages: its new URLs per cycle never exceed the host budget, and no URL past the
+/// depth limit is routed.
+#[test]
+fn websim_trap_host_is_bounded_by_budget_and_depth() {
+    use dragnet::fetch::{fetch_partition, FetchOptions, ProgressMode};
+    use websim::model::{Hostile, PageRef, WebConfig};
+    let (web, server) = websim::server::Server::start_web(
+        WebConfig {
+            seed: 4,
+            port: 0,
+            listeners: 1,
+            hosts: 2,
+            pages: 5,
+            hostile_every: 1,
+            ..WebConfig::default()
+        },
+        websim::server::ServerOptions::default(),
+    )
+    .unwrap();
+    let trap = web
+        .hosts
+        .iter()
+        .find(|h| h.hostile == Some(Hostile::Trap))
+        .expect("a trap host");
+    let home = web.url(PageRef::Page {
+        host: trap.index,
+        page: 0,
+    });
+    let t = tempfile::tempdir().unwrap();
+    let hosts = t.path().join("hosts");
+    std::fs::write(&hosts, websim::cli::hosts_file(&web)).unwrap();
+    let (_t2, dir, _) = crawl(|c| {
+        c.crawl.partitions = 1;
+        c.resolve.hosts_files = vec![hosts.clone()];
+        c.fetch.allow_private_addresses = true;
+        c.fetch.default_delay_secs = 0.0;
+        c.fetch.delay_factor = 0.0;
+        c.fetch.read_timeout_secs = 10.0;
+        c.fetch.total_timeout_secs = 30.0;
+        c.scope.max_new_urls_per_host = 3;
+        c.scope.max_depth = 1;
+    });
+    // `crawl()` seeded seed.test; seed the trap's entry page instead.
+    let cfg = Config::load(&dir.config_path()).unwrap();
+    let fl = dir.fetchlist(0, 0);
+    let mut w = RunWriter::create(&fl, Schema::FETCHLIST).unwrap();
+    let host = url::Url::parse(&home)
+        .unwrap()
+        .host_str()
+        .unwrap()
+        .to_owned();
+    let item = dragnet::crawl::FetchItem {
+        url: home.clone(),
+        depth: 0,
+        priority: 1.0,
+        ..Default::default()
+    };
+    w.push(
+        &run::host_fp_key(keys::host_key(&host), keys::fingerprint(&home)),
+        &item.encode(),
+    )
+    .unwrap();
+    w.finish().unwrap();
+    let quiet = FetchOptions {
+        progress: ProgressMode::Quiet,
+        ..FetchOptions::default()
+    };
+    fetch_partition(&dir, &cfg, 0, 0, &quiet).unwrap();
+    let parsed = dragnet::parse::parse_partition(&dir, &cfg, 0, 0).unwrap();
+    assert!(
+        parsed.count("links") > 3,
+        "the trap page links onwards: {parsed:?}"
+    );
+    let r = split_partition(&dir, &cfg, 0, 0).unwrap();
+    server.stop();
+    let trap_routed: Vec<SplitRecord> = routed(&dir, 0, 0)
+        .into_values()
+        .flatten()
+        .map(|(_, s)| s)
+        .filter(|s| s.url.contains(&host))
+        .collect();
+    assert!(
+        trap_routed.len() <= 3,
+        "{} trap URLs routed",
+        trap_routed.len()
+    );
+    assert!(trap_routed.iter().all(|s| s.depth <= 1));
+    assert!(r.count("over_host_budget") > 0, "{r:?}");
 }
