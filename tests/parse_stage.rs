@@ -145,17 +145,13 @@ fn parse_finds_the_model_links_and_conserves_cash() {
                     .collect()
             })
             .unwrap_or_default();
-        let want: BTreeSet<(String, bool)> = page
-            .links
-            .iter()
-            .filter(|l| l.url.starts_with("http"))
-            .map(|l| {
-                (
-                    c(&l.url),
-                    !l.nofollow && !page.meta_nofollow && !page.header_nofollow,
-                )
-            })
-            .collect();
+        // One record per target: followed if any of its occurrences is.
+        let mut per_target: BTreeMap<String, bool> = BTreeMap::new();
+        for l in page.links.iter().filter(|l| l.url.starts_with("http")) {
+            *per_target.entry(c(&l.url)).or_default() |=
+                !l.nofollow && !page.meta_nofollow && !page.header_nofollow;
+        }
+        let want: BTreeSet<(String, bool)> = per_target.into_iter().collect();
         assert_eq!(got, want, "links of {}", page.url);
         let p = &pages[&src];
         assert_eq!(p.status, 200);

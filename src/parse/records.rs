@@ -65,7 +65,8 @@ impl LinkKind {
 }
 
 /// One link: the payload of a links run ([`crate::run::Schema::LINKS`]), keyed by the target's
-/// host key and fingerprint.
+/// host key and fingerprint. A page's repeated links to one target are one record (cash summed,
+/// followed if any occurrence is).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkRecord {
     /// The target, canonical.

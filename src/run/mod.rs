@@ -115,7 +115,7 @@ impl Schema {
 
     /// The links a partition's pages hold: key = the target's host key ++ fingerprint (so the
     /// split stage routes contiguous ranges), payload = [`crate::parse::records::LinkRecord`];
-    /// one record per occurrence (duplicates kept: split sums their cash).
+    /// one record per (page, target) (several pages may link one target: split sums their cash).
     pub const LINKS: Schema = Schema {
         id: 7,
         name: "links",
