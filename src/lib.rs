@@ -13,6 +13,7 @@
 //! - [`crawl`]: the crawl directory, `crawl.toml`, `dragnet init`, `.done` markers and the lock.
 //! - [`parse`]: the parse stage; today HTML link extraction and charset detection.
 //! - [`fetch`]: the fetch stage; today robots.txt parsing and matching ([`fetch::robots`]).
+//! - [`merge`]: the dedup-merge: the seen set and URL db updated in one sequential pass.
 //! - [`split`]: the split stage: scope and trap rules, the CLOCK cache, routing links to the
 //!   partitions that own their hosts.
 //! - [`warc`]: WARC 1.1 files: the writer the fetch stage uses, the streaming reader the parse
@@ -24,6 +25,7 @@ pub mod crawl;
 pub mod error;
 pub mod fetch;
 pub mod keys;
+pub mod merge;
 pub mod parse;
 pub mod resolve;
 pub mod run;

@@ -107,6 +107,22 @@ enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
+    /// Run the dedup-merge of one partition: one sequential pass over its seen set, URL db,
+    /// fetch results and everything the splits routed to it; writes the next seen set and URL
+    /// db and the URLs for prioritize (new/pNNNN.run). Does nothing if the stage is done.
+    Merge {
+        /// Cycle number.
+        #[arg(long)]
+        cycle: u32,
+        /// Partition number.
+        #[arg(long)]
+        partition: u32,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
     /// Offline reprocessing: parse the HTTP responses of any WARC files (WARC 1.0/1.1, plain,
     /// .gz or .zst; anyone's) into links.run, pages.run and reparse.json in --out, fetching
     /// nothing. Exit 1 if a file could not be read to its end (what it held before is kept).
@@ -359,6 +375,36 @@ fn execute(cmd: Command) -> Result<i32, Error> {
                     c("credits"),
                     c("cache_hit_permille") as f64 / 10.0,
                     if refused.is_empty() { "none".to_owned() } else { refused.join(", ") },
+                    r.seconds
+                );
+            }
+            Ok(EXIT_OK)
+        }
+        Command::Merge {
+            cycle,
+            partition,
+            json,
+            dir,
+        } => {
+            let crawl = crawl::CrawlDir::new(&dir);
+            let cfg = Config::load(&crawl.config_path())?;
+            let r = dragnet::merge::merge_partition(&crawl, &cfg, cycle, partition)?;
+            if json {
+                println!("{}", serde_json::to_string(&r).expect("report serializes"));
+            }
+            if r.skipped {
+                eprintln!("merge: cycle {cycle} partition {partition} is already done (its .done marker exists); nothing to do");
+            } else {
+                let c = |k: &str| r.count(k);
+                eprintln!(
+                    "merge: cycle {cycle} partition {partition}: {} URLs known before, {} new, {} after; {} fetch results folded in, {} links to known URLs ({} cash credits), {} frontier updates in {:.1}s",
+                    c("known_before"),
+                    c("new"),
+                    c("known_after"),
+                    c("fetch_results"),
+                    c("links_to_known"),
+                    c("credits"),
+                    c("updates"),
                     r.seconds
                 );
             }

@@ -14,6 +14,7 @@
 //!   cycles/CCCCCC/pages/pNNNN.run       page facts from parse (fp)
 //!   cycles/CCCCCC/split/to-QQQQ/from-PPPP.run   what split of P routes to owner Q (fp)
 //!   state/pNNNN/cache.CCCCCC.clock      the split stage's CLOCK cache as cycle C starts
+//!   cycles/CCCCCC/new/pNNNN.run         what the merge hands to prioritize (fp)
 //!   cycles/CCCCCC/<stage>/pNNNN.done    commit marker of one stage for one partition
 //! ```
 //!
@@ -201,6 +202,13 @@ impl CrawlDir {
     pub fn pages(&self, cycle: u32, p: u32) -> PathBuf {
         self.cycle_dir(cycle)
             .join("pages")
+            .join(format!("{}.run", CrawlDir::partition_name(p)))
+    }
+
+    /// `cycles/CCCCCC/new/pNNNN.run`: the URLs the merge of partition NNNN hands to prioritize.
+    pub fn new_urls(&self, cycle: u32, p: u32) -> PathBuf {
+        self.cycle_dir(cycle)
+            .join("new")
             .join(format!("{}.run", CrawlDir::partition_name(p)))
     }
 

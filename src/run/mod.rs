@@ -147,6 +147,17 @@ impl Schema {
         sort_key: "fp64",
     };
 
+    /// What the dedup-merge hands to prioritize: key = URL fingerprint, payload =
+    /// [`crate::merge::FrontierUpdate`] (new URLs, known ones whose cash grew, retries).
+    pub const NEW: Schema = Schema {
+        id: 10,
+        name: "new",
+        key_len: 8,
+        payload: true,
+        unique: true,
+        sort_key: "fp64",
+    };
+
     /// Every schema this build knows, for `dragnet check run`.
     pub const KNOWN: &'static [Schema] = &[
         Schema::SEEN,
@@ -158,6 +169,7 @@ impl Schema {
         Schema::LINKS,
         Schema::PAGES,
         Schema::SPLIT,
+        Schema::NEW,
     ];
 }
 

@@ -1,0 +1,410 @@
+//! `dragnet merge --cycle N --partition p DIR`: the dedup-merge (DESIGN §1, §5), IRLbot's DRUM
+//! check+update as one sequential pass.
+//!
+//! Inputs, all sorted by URL fingerprint and merged k-way ([`crate::run::Merger`]):
+//!
+//! 0. `state/pNNNN/seen.N.run`: every fingerprint the partition knows;
+//! 1. `state/pNNNN/urldb.N.run`: their records;
+//! 2. `cycles/N/fetched/pNNNN.run`: what the fetch of this cycle got;
+//! 3. `cycles/N/split/to-pNNNN/from-*.run`: what every partition's split routed here.
+//!
+//! For each fingerprint the group of its records decides, with no lookup and nothing held but the
+//! group: a fingerprint in no seen set but with a routed URL is **new** (a URL record is created);
+//! a known one takes the fetch result (status, time, validators, digest and change count; its
+//! OPIC cash is spent, so its score restarts at 0) and the cash its in-links bring. Outputs:
+//!
+//! - `state/pNNNN/seen.(N+1).run` and `state/pNNNN/urldb.(N+1).run` (the versions cycle N+1
+//!   starts from; the old ones stay, so a re-run reads the same inputs and writes the same bytes);
+//! - `cycles/N/new/pNNNN.run` ([`FrontierUpdate`]): the URLs prioritize must (re)insert into the
+//!   frontier: new ones, known unfetched ones whose cash grew, and those this cycle's fetch could
+//!   not complete (deferred, retry);
+//! - `cycles/N/merge/pNNNN.done`.
+//!
+//! Memory: the merge's cursors (one block per input) and one group; nothing grows with the seen
+//! set or the batch.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use crate::crawl::records::{check_version, Dec, Enc};
+use crate::crawl::{
+    Config, CrawlDir, DecodeError, DoneMarker, FetchResult, FileDigest, Stage, UrlRecord, UrlState,
+};
+use crate::error::{Error, Result};
+use crate::run::{self, Merger, RunReader, RunWriter, Schema};
+use crate::split::SplitRecord;
+
+/// A URL prioritize must put (back) into the frontier: the payload of a `new` run
+/// ([`crate::run::Schema::NEW`]), keyed by fingerprint.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FrontierUpdate {
+    /// Canonical URL.
+    pub url: String,
+    /// Its OPIC cash now (its priority).
+    pub score: f64,
+    /// Its link distance from the seeds.
+    pub depth: u32,
+    /// Discovered this cycle.
+    pub new: bool,
+}
+
+impl FrontierUpdate {
+    const VERSION: u8 = 1;
+
+    /// Encodes the payload.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut e = Enc::default();
+        e.u8(FrontierUpdate::VERSION)
+            .str(&self.url)
+            .f64(self.score)
+            .u64(u64::from(self.depth))
+            .u8(u8::from(self.new));
+        e.0
+    }
+
+    /// Decodes a payload.
+    pub fn decode(b: &[u8]) -> std::result::Result<FrontierUpdate, DecodeError> {
+        let mut d = Dec(b);
+        check_version(&mut d, "frontier update", FrontierUpdate::VERSION)?;
+        let r = FrontierUpdate {
+            url: d.str("url")?.to_owned(),
+            score: d.f64("score")?,
+            depth: u32::try_from(d.u64("depth")?)
+                .map_err(|_| DecodeError("depth out of range".into()))?,
+            new: match d.u8("new")? {
+                0 => false,
+                1 => true,
+                v => return Err(DecodeError(format!("new flag {v} is not 0 or 1"))),
+            },
+        };
+        d.end()?;
+        Ok(r)
+    }
+}
+
+/// What a merge did: the counts of its `.done` marker.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct MergeReport {
+    /// The stage was already done.
+    pub skipped: bool,
+    /// `known_before`, `known_after`, `new`, `updates`, `fetch_results`, `credits`,
+    /// `orphan_credits`, `state_<state>`, ...
+    pub counts: BTreeMap<String, u64>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+impl MergeReport {
+    /// A counter, 0 if absent.
+    pub fn count(&self, name: &str) -> u64 {
+        self.counts.get(name).copied().unwrap_or(0)
+    }
+}
+
+/// The records of one fingerprint, as the merge collects them.
+#[derive(Default)]
+struct Group {
+    fp: u64,
+    in_seen: bool,
+    record: Option<UrlRecord>,
+    fetched: Option<FetchResult>,
+    url: String,
+    cash: f64,
+    depth: u32,
+    routed: u32,
+    credits: u32,
+}
+
+/// Runs the dedup-merge of partition `p` in `cycle` (see the module docs).
+pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Result<MergeReport> {
+    let done_path = crawl.done_path(cycle, Stage::Merge, p);
+    if let Some(m) = DoneMarker::read(&done_path)? {
+        return Ok(MergeReport {
+            skipped: true,
+            counts: m.counts,
+            seconds: m.seconds,
+        });
+    }
+    let m = cfg.crawl.partitions;
+    let missing: Vec<String> = std::iter::once((Stage::Fetch, p))
+        .chain((0..m).map(|q| (Stage::Split, q)))
+        .filter(|&(s, q)| !crawl.done_path(cycle, s, q).exists())
+        .map(|(s, q)| format!("{s} of partition {q}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Usage(format!(
+            "the merge of cycle {cycle} partition {p} needs the fetch of partition {p} and the split \
+             of every partition; missing: {} (run them first)",
+            missing.join(", ")
+        )));
+    }
+    let started = SystemTime::now();
+    let need = |kind: &str| {
+        crawl
+            .latest_state(p, kind, cycle)
+            .map(|(_, path)| path)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "{}: no {kind} state of partition {p} for cycle {cycle}; was the crawl made by `dragnet init`?",
+                    crawl.state_dir(p).display()
+                ))
+            })
+    };
+    let seen_path = need("seen")?;
+    let urldb_path = need("urldb")?;
+    let fetched_path = crawl.fetched(cycle, p);
+    let splits: Vec<PathBuf> = (0..m).map(|q| crawl.split_run(cycle, p, q)).collect();
+    let mut inputs = vec![
+        RunReader::open_expect(&seen_path, Schema::SEEN)?,
+        RunReader::open_expect(&urldb_path, Schema::URLDB)?,
+        RunReader::open_expect(&fetched_path, Schema::FETCHED)?,
+    ];
+    for s in &splits {
+        inputs.push(RunReader::open_expect(s, Schema::SPLIT)?);
+    }
+    let paths: Vec<PathBuf> = [seen_path.clone(), urldb_path.clone(), fetched_path.clone()]
+        .into_iter()
+        .chain(splits.iter().cloned())
+        .collect();
+    let new_seen = crawl.state_file(p, "seen", cycle + 1);
+    let new_urldb = crawl.state_file(p, "urldb", cycle + 1);
+    let updates_path = crawl.new_urls(cycle, p);
+    crate::storage::create_dir_all(updates_path.parent().expect("has a parent"))?;
+    crate::storage::create_dir_all(&crawl.stage_dir(cycle, Stage::Merge))?;
+    let mut out = Out {
+        cycle,
+        urldb_path: urldb_path.clone(),
+        seen: RunWriter::create(&new_seen, Schema::SEEN)?,
+        urldb: RunWriter::create(&new_urldb, Schema::URLDB)?,
+        updates: RunWriter::create(&updates_path, Schema::NEW)?,
+        counts: BTreeMap::new(),
+    };
+
+    let mut merger = Merger::new(inputs);
+    let mut group: Option<Group> = None;
+    while merger.advance()? {
+        let fp = run::key_u64(merger.key());
+        if group.as_ref().is_some_and(|g| g.fp != fp) {
+            out.finish_group(group.take().expect("checked"))?;
+        }
+        let g = group.get_or_insert_with(|| Group {
+            fp,
+            depth: u32::MAX,
+            ..Group::default()
+        });
+        let src = merger.source();
+        let bad = |e: DecodeError| Error::corrupt(&paths[src], 0, format!("{fp:016x}: {e}"));
+        match src {
+            0 => g.in_seen = true,
+            1 => g.record = Some(UrlRecord::decode(merger.payload()).map_err(bad)?),
+            2 => g.fetched = Some(FetchResult::decode(merger.payload()).map_err(bad)?),
+            _ => {
+                let s = SplitRecord::decode(merger.payload()).map_err(bad)?;
+                g.cash += s.cash;
+                g.depth = g.depth.min(s.depth);
+                if s.url.is_empty() {
+                    g.credits += 1;
+                } else {
+                    g.routed += 1;
+                    if g.url.is_empty() {
+                        g.url = s.url;
+                    }
+                }
+            }
+        }
+    }
+    if let Some(g) = group.take() {
+        out.finish_group(g)?;
+    }
+    let Out {
+        seen,
+        urldb,
+        updates,
+        mut counts,
+        ..
+    } = out;
+    counts.insert("known_after".into(), seen.finish()?.records);
+    urldb.finish()?;
+    updates.finish()?;
+
+    let mut marker = DoneMarker::new(Stage::Merge, cycle, p, started);
+    for path in &paths {
+        marker.inputs.push(FileDigest::of_run(crawl, path)?);
+    }
+    for path in [&new_seen, &new_urldb, &updates_path] {
+        marker.outputs.push(FileDigest::of_run(crawl, path)?);
+    }
+    marker.counts = counts;
+    let marker = marker.commit(&done_path, started)?;
+    Ok(MergeReport {
+        skipped: false,
+        counts: marker.counts,
+        seconds: marker.seconds,
+    })
+}
+
+struct Out {
+    cycle: u32,
+    urldb_path: PathBuf,
+    seen: RunWriter,
+    urldb: RunWriter,
+    updates: RunWriter,
+    counts: BTreeMap<String, u64>,
+}
+
+impl Out {
+    fn bump(&mut self, name: &str) {
+        match self.counts.get_mut(name) {
+            Some(v) => *v += 1,
+            None => {
+                self.counts.insert(name.to_owned(), 1);
+            }
+        }
+    }
+
+    fn finish_group(&mut self, g: Group) -> Result<()> {
+        let key = run::fp_key(g.fp);
+        if g.in_seen != g.record.is_some() {
+            return Err(Error::corrupt(
+                &self.urldb_path,
+                0,
+                format!(
+                    "fingerprint {:016x} is in {} but not in {}: the seen set and the URL db disagree",
+                    g.fp,
+                    if g.in_seen { "the seen set" } else { "the URL db" },
+                    if g.in_seen { "the URL db" } else { "the seen set" },
+                ),
+            ));
+        }
+        let known = g.record.is_some();
+        if known {
+            self.bump("known_before");
+        }
+        let (mut rec, new) = match g.record {
+            Some(r) => (r, false),
+            None if !g.url.is_empty() => (
+                UrlRecord::discovered(g.url.clone(), g.depth, 0.0, self.cycle),
+                true,
+            ),
+            None => {
+                // Only cash credits (or a fetch result) for a URL this partition never knew:
+                // nothing to attach them to.
+                if g.fetched.is_some() {
+                    self.bump("orphan_fetch_results");
+                }
+                if g.credits > 0 {
+                    self.bump("orphan_credits");
+                }
+                return Ok(());
+            }
+        };
+        if new {
+            self.bump("new");
+        }
+        let mut requeue = false;
+        if let Some(f) = &g.fetched {
+            self.bump("fetch_results");
+            requeue = apply_fetch(&mut rec, f);
+        }
+        if g.routed + g.credits > 0 {
+            rec.score += g.cash;
+            rec.depth = rec.depth.min(g.depth);
+            if known {
+                self.bump("links_to_known");
+            }
+            if g.credits > 0 {
+                self.bump("credits");
+            }
+        }
+        let waiting = matches!(rec.state, UrlState::Unfetched | UrlState::Retry);
+        if new || requeue || (waiting && g.cash > 0.0) {
+            self.bump("updates");
+            let u = FrontierUpdate {
+                url: rec.url.clone(),
+                score: rec.score,
+                depth: rec.depth,
+                new,
+            };
+            self.updates.push(&key, &u.encode())?;
+        }
+        self.bump(&format!("state_{}", state_name(rec.state)));
+        self.seen.push(&key, &[])?;
+        self.urldb.push(&key, &rec.encode())
+    }
+}
+
+fn state_name(s: UrlState) -> &'static str {
+    match s {
+        UrlState::Unfetched => "unfetched",
+        UrlState::Fetched => "fetched",
+        UrlState::Redirected => "redirected",
+        UrlState::Gone => "gone",
+        UrlState::Retry => "retry",
+        UrlState::NotModified => "not_modified",
+    }
+}
+
+/// Folds one fetch result into a URL record; returns whether the URL must go back into the
+/// frontier (it was not fetched, or failed in a way worth retrying).
+fn apply_fetch(r: &mut UrlRecord, f: &FetchResult) -> bool {
+    match f.error.as_str() {
+        // Never attempted this cycle: back to the frontier as it was.
+        "deferred" | "robots_unreachable" | "host_failing" => {
+            if r.state == UrlState::Unfetched {
+                return true;
+            }
+            r.state = UrlState::Retry;
+            return true;
+        }
+        "robots" | "ssrf" | "url" => {
+            r.state = UrlState::Gone;
+            return false;
+        }
+        _ => {}
+    }
+    r.fetches = r.fetches.saturating_add(1);
+    r.fetched_at = f.fetched_at_ms / 1000;
+    r.http_status = f.status;
+    if f.status > 0 {
+        // OPIC: the page's cash went to its out-links when it was parsed.
+        r.score = 0.0;
+    }
+    let usable = f.error.is_empty() || f.error == "decoded_too_large";
+    r.state = match f.status {
+        200..=299 if usable => UrlState::Fetched,
+        304 => UrlState::NotModified,
+        300..=399 => UrlState::Redirected,
+        400..=499 if f.status != 408 && f.status != 429 => UrlState::Gone,
+        _ => UrlState::Retry,
+    };
+    if (200..300).contains(&f.status) && usable {
+        if f.digest != 0 && r.digest != 0 && f.digest != r.digest {
+            r.changes = r.changes.saturating_add(1);
+        }
+        r.digest = f.digest;
+        r.etag = f.etag.clone();
+        r.last_modified = f.last_modified.clone();
+    }
+    r.state == UrlState::Retry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_round_trip() {
+        let u = FrontierUpdate {
+            url: "http://a.test/".into(),
+            score: 1.5,
+            depth: 2,
+            new: true,
+        };
+        let b = u.encode();
+        assert_eq!(FrontierUpdate::decode(&b).unwrap(), u);
+        for n in 0..b.len() {
+            assert!(FrontierUpdate::decode(&b[..n]).is_err());
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! `dragnet merge`: the new URLs equal a reference computed with an in-memory set, duplicates
+//! within and across source partitions collapse with their cash summed, a URL is never new
+//! twice across cycles, and fetch results fold into the URL db.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use dragnet::crawl::{
+    self, Config, CrawlDir, DoneMarker, FetchResult, InitOptions, Stage, UrlRecord, UrlState,
+};
+use dragnet::keys::{self, partition_of};
+use dragnet::merge::{merge_partition, FrontierUpdate};
+use dragnet::run::{self, Cursor, RunReader, RunWriter, Schema};
+use dragnet::split::SplitRecord;
+use proptest::prelude::*;
+
+const M: u32 = 2;
+
+fn mark(dir: &CrawlDir, cycle: u32, stage: Stage, p: u32) {
+    let done = dir.done_path(cycle, stage, p);
+    std::fs::create_dir_all(done.parent().unwrap()).unwrap();
+    let now = std::time::SystemTime::now();
+    DoneMarker::new(stage, cycle, p, now)
+        .commit(&done, now)
+        .unwrap();
+}
+
+fn write_run(path: &std::path::Path, schema: Schema, mut recs: Vec<(u64, Vec<u8>)>) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    recs.sort_by_key(|r| r.0);
+    let mut w = RunWriter::create(path, schema).unwrap();
+    for (fp, payload) in recs {
+        w.push(&run::fp_key(fp), &payload).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+fn read<T>(path: &std::path::Path, schema: Schema, f: impl Fn(&[u8]) -> T) -> BTreeMap<u64, T> {
+    let mut r = RunReader::open_expect(path, schema).unwrap();
+    let mut m = BTreeMap::new();
+    while r.advance().unwrap() {
+        assert!(
+            m.insert(run::key_u64(r.key()), f(r.payload())).is_none(),
+            "unique"
+        );
+    }
+    m
+}
+
+/// URLs on hosts of partition 0 of M.
+fn urls_of_partition_0(n: usize) -> Vec<String> {
+    (0..)
+        .map(|h| format!("h{h}.test"))
+        .filter(|h| partition_of(keys::host_key(h), M) == 0)
+        .take(8)
+        .flat_map(|h| (0..n).map(move |i| format!("http://{h}/p{i}")))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10, ..ProptestConfig::default() })]
+
+    #[test]
+    fn merge_equals_an_in_memory_reference(
+        seeds in proptest::collection::btree_set(0usize..40, 1..10),
+        routed in proptest::collection::vec((0usize..80, 0u32..2, 0u8..4, any::<bool>(), 1u32..6), 0..120),
+        fetched in proptest::collection::btree_set(0usize..40, 0..6),
+    ) {
+        let pool = urls_of_partition_0(10);
+        let t = tempfile::tempdir().unwrap();
+        let seed_file = t.path().join("seeds");
+        let seed_urls: Vec<&String> = seeds.iter().map(|&i| &pool[i]).collect();
+        std::fs::write(&seed_file, seed_urls.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")).unwrap();
+        let root = t.path().join("crawl");
+        crawl::init(&root, &InitOptions { seeds: seed_file, config: None, partitions: Some(M) }, &mut |_| {}).unwrap();
+        let dir = CrawlDir::new(&root);
+        let cfg = Config::load(&dir.config_path()).unwrap();
+
+        // Fetch results for some seeds (fetched ones answer 200 with a digest).
+        let fetched_urls: BTreeSet<&String> = fetched.iter().map(|&i| &pool[i]).filter(|u| seed_urls.contains(u)).collect();
+        let results: Vec<(u64, Vec<u8>)> = fetched_urls.iter().map(|u| {
+            let r = FetchResult { url: u.to_string(), status: 200, digest: 7, fetched_at_ms: 5_000, ..FetchResult::default() };
+            (keys::fingerprint(u), r.encode())
+        }).collect();
+        write_run(&dir.fetched(0, 0), Schema::FETCHED, results);
+        mark(&dir, 0, Stage::Fetch, 0);
+        // What each source partition routed here: a URL or a bare credit, cash, depth.
+        let mut per_source: Vec<BTreeMap<u64, SplitRecord>> = vec![BTreeMap::new(), BTreeMap::new()];
+        for &(i, q, c, credit, depth) in &routed {
+            let url = &pool[i];
+            let known_seed = seed_urls.contains(&url);
+            // A credit only for a URL the owner knows (the sender's cache guarantees that).
+            let credit = credit && known_seed;
+            let e = per_source[q as usize].entry(keys::fingerprint(url)).or_default();
+            e.cash += f64::from(c) * 0.5;
+            e.depth = if e.inlinks == 0 { depth } else { e.depth.min(depth) };
+            e.inlinks += 1;
+            if !credit { e.url = url.clone(); }
+        }
+        for q in 0..M {
+            let recs = per_source[q as usize].iter().map(|(fp, r)| (*fp, r.encode())).collect();
+            write_run(&dir.split_run(0, 0, q), Schema::SPLIT, recs);
+            mark(&dir, 0, Stage::Split, q);
+        }
+
+        let r = merge_partition(&dir, &cfg, 0, 0).unwrap();
+
+        // Reference.
+        let mut cash: BTreeMap<u64, f64> = BTreeMap::new();
+        let mut with_url: BTreeMap<u64, String> = BTreeMap::new();
+        for src in &per_source {
+            for (fp, s) in src {
+                *cash.entry(*fp).or_default() += s.cash;
+                if !s.url.is_empty() { with_url.insert(*fp, s.url.clone()); }
+            }
+        }
+        let seed_fps: BTreeSet<u64> = seed_urls.iter().map(|u| keys::fingerprint(u)).collect();
+        let new: BTreeSet<u64> = with_url.keys().filter(|fp| !seed_fps.contains(fp)).copied().collect();
+        let updates = read(&dir.new_urls(0, 0), Schema::NEW, |p| FrontierUpdate::decode(p).unwrap());
+        let got_new: BTreeSet<u64> = updates.iter().filter(|(_, u)| u.new).map(|(fp, _)| *fp).collect();
+        prop_assert_eq!(&got_new, &new);
+        prop_assert_eq!(r.count("new") as usize, new.len());
+        for fp in &new {
+            prop_assert!((updates[fp].score - cash[fp]).abs() < 1e-9);
+            prop_assert_eq!(&updates[fp].url, &with_url[fp]);
+        }
+        let seen = read(&dir.state_file(0, "seen", 1), Schema::SEEN, |_| ());
+        let want_seen: BTreeSet<u64> = seed_fps.union(&new).copied().collect();
+        prop_assert_eq!(seen.keys().copied().collect::<BTreeSet<_>>(), want_seen);
+        let db = read(&dir.state_file(0, "urldb", 1), Schema::URLDB, |p| UrlRecord::decode(p).unwrap());
+        for u in &fetched_urls {
+            let rec = &db[&keys::fingerprint(u)];
+            prop_assert_eq!(rec.state, UrlState::Fetched);
+            prop_assert_eq!(rec.digest, 7);
+            prop_assert_eq!(rec.fetches, 1);
+            // Its cash was spent on its out-links; only what its in-links brought now is left.
+            prop_assert!((rec.score - cash.get(&keys::fingerprint(u)).copied().unwrap_or(0.0)).abs() < 1e-9);
+        }
+
+        // Cycle 1: the same links again. Nothing is new twice.
+        write_run(&dir.fetched(1, 0), Schema::FETCHED, Vec::new());
+        mark(&dir, 1, Stage::Fetch, 0);
+        for q in 0..M {
+            let recs = per_source[q as usize].iter().map(|(fp, r)| (*fp, r.encode())).collect();
+            write_run(&dir.split_run(1, 0, q), Schema::SPLIT, recs);
+            mark(&dir, 1, Stage::Split, q);
+        }
+        let r = merge_partition(&dir, &cfg, 1, 0).unwrap();
+        prop_assert_eq!(r.count("new"), 0);
+        let updates = read(&dir.new_urls(1, 0), Schema::NEW, |p| FrontierUpdate::decode(p).unwrap());
+        prop_assert!(updates.values().all(|u| !u.new));
+        let seen2 = read(&dir.state_file(0, "seen", 2), Schema::SEEN, |_| ());
+        prop_assert_eq!(seen2.len(), seen.len());
+    }
+}
+
+#[test]
+fn merge_needs_every_split_and_names_what_is_missing() {
+    let t = tempfile::tempdir().unwrap();
+    let seeds = t.path().join("seeds");
+    std::fs::write(&seeds, "http://a.test/\n").unwrap();
+    let root = t.path().join("crawl");
+    crawl::init(
+        &root,
+        &InitOptions {
+            seeds,
+            config: None,
+            partitions: Some(3),
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    let dir = CrawlDir::new(&root);
+    let cfg = Config::load(&dir.config_path()).unwrap();
+    mark(&dir, 0, Stage::Fetch, 1);
+    mark(&dir, 0, Stage::Split, 0);
+    let e = merge_partition(&dir, &cfg, 0, 1).unwrap_err().to_string();
+    assert!(
+        e.contains("split of partition 1") && e.contains("split of partition 2"),
+        "{e}"
+    );
+    assert!(!e.contains("fetch of partition 1,"), "{e}");
+}
