@@ -1,0 +1,190 @@
+//! Two cycles of fetch -> parse -> split -> dedup-merge over a websim web, every partition, with
+//! the next fetch list built from the merge's output as prioritize will build it: every followed
+//! link of a fetched page becomes known, no URL is new twice, and websim's audit stays clean.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use dragnet::crawl::{self, Config, CrawlDir, FetchItem, InitOptions};
+use dragnet::fetch::{fetch_partition, FetchOptions, ProgressMode};
+use dragnet::keys::{partition_of, Canonicalizer};
+use dragnet::merge::{merge_partition, FrontierUpdate};
+use dragnet::parse::parse_partition;
+use dragnet::run::{self, Cursor, RunReader, RunWriter, Schema};
+use dragnet::split::split_partition;
+use websim::model::WebConfig;
+use websim::server::{Server, ServerOptions};
+use websim::truth::{truth, Outcome, Policy};
+
+const M: u32 = 3;
+
+fn run_cycle(dir: &CrawlDir, cfg: &Config, cycle: u32) {
+    let quiet = FetchOptions {
+        progress: ProgressMode::Quiet,
+        ..FetchOptions::default()
+    };
+    for p in 0..M {
+        fetch_partition(dir, cfg, cycle, p, &quiet).unwrap();
+        parse_partition(dir, cfg, cycle, p).unwrap();
+        split_partition(dir, cfg, cycle, p).unwrap();
+    }
+    for p in 0..M {
+        merge_partition(dir, cfg, cycle, p).unwrap();
+    }
+}
+
+fn keys_of(path: &std::path::Path, schema: Schema) -> BTreeSet<u64> {
+    let mut r = RunReader::open_expect(path, schema).unwrap();
+    let mut s = BTreeSet::new();
+    while r.advance().unwrap() {
+        s.insert(run::key_u64(r.key()));
+    }
+    s
+}
+
+fn updates(dir: &CrawlDir, cycle: u32, p: u32) -> BTreeMap<u64, FrontierUpdate> {
+    let mut r = RunReader::open_expect(&dir.new_urls(cycle, p), Schema::NEW).unwrap();
+    let mut m = BTreeMap::new();
+    while r.advance().unwrap() {
+        m.insert(
+            run::key_u64(r.key()),
+            FrontierUpdate::decode(r.payload()).unwrap(),
+        );
+    }
+    m
+}
+
+#[test]
+fn two_cycles_discover_every_followed_link_once() {
+    let (web, server) = Server::start_web(
+        WebConfig {
+            seed: 12,
+            port: 0,
+            listeners: 2,
+            hosts: 8,
+            pages: 10,
+            hostile_every: 0,
+            max_crawl_delay: Duration::from_millis(100),
+            ..WebConfig::default()
+        },
+        ServerOptions::default(),
+    )
+    .unwrap();
+    let t = tempfile::tempdir().unwrap();
+    let hosts = t.path().join("hosts");
+    std::fs::write(&hosts, websim::cli::hosts_file(&web)).unwrap();
+    let mut cfg = Config::default();
+    cfg.crawl.partitions = M;
+    cfg.resolve.hosts_files = vec![hosts];
+    let f = &mut cfg.fetch;
+    f.allow_private_addresses = true;
+    f.threads = 4;
+    f.default_delay_secs = 0.0;
+    f.delay_factor = 0.0;
+    f.read_timeout_secs = 10.0;
+    f.total_timeout_secs = 30.0;
+    let config = t.path().join("config.toml");
+    std::fs::write(&config, cfg.to_toml()).unwrap();
+    let homes: Vec<String> = (0..web.hosts.len() as u32)
+        .map(|h| format!("{}/", web.origin(h)))
+        .collect();
+    let seeds = t.path().join("seeds");
+    std::fs::write(&seeds, homes.join("\n")).unwrap();
+    let root = t.path().join("crawl");
+    crawl::init(
+        &root,
+        &InitOptions {
+            seeds,
+            config: Some(config),
+            partitions: None,
+        },
+        &mut |b| panic!("{b:?}"),
+    )
+    .unwrap();
+    let dir = CrawlDir::new(&root);
+    let cfg = Config::load(&dir.config_path()).unwrap();
+    let canon = Canonicalizer::new(&cfg.canon);
+    let c = |u: &str| canon.canonicalize(u, None).unwrap();
+
+    run_cycle(&dir, &cfg, 0);
+
+    // Every followed link of every fetched home page is known now, in its owner's seen set.
+    let t0 = truth(&web, &Policy::new(&web));
+    let known: Vec<BTreeSet<u64>> = (0..M)
+        .map(|p| keys_of(&dir.state_file(p, "seen", 1), Schema::SEEN))
+        .collect();
+    let homes_set: BTreeSet<String> = homes.iter().map(|h| c(h).url).collect();
+    let mut expected = 0;
+    for page in t0
+        .pages
+        .iter()
+        .filter(|pg| homes_set.contains(&c(&pg.url).url))
+    {
+        if page.meta_nofollow || page.header_nofollow {
+            continue;
+        }
+        for l in page.links.iter().filter(|l| l.followed && !l.nofollow) {
+            let k = c(&l.url);
+            if l.url.contains(".outside.test") {
+                continue; // another web: scope is every host here, but it is never fetched
+            }
+            let owner = partition_of(k.host_key, M) as usize;
+            assert!(
+                known[owner].contains(&k.fingerprint),
+                "{} not known to its owner, partition {owner}",
+                l.url
+            );
+            expected += 1;
+        }
+    }
+    assert!(expected > 20, "{expected} links checked");
+
+    // The next fetch list, as prioritize will make it: every new URL, grouped by host.
+    let mut new0: BTreeSet<u64> = BTreeSet::new();
+    for p in 0..M {
+        let mut items: Vec<([u8; 16], Vec<u8>)> = Vec::new();
+        for (fp, u) in updates(&dir, 0, p) {
+            assert!(u.new, "only new URLs after cycle 0: {}", u.url);
+            new0.insert(fp);
+            let k = c(&u.url);
+            let item = FetchItem {
+                url: u.url.clone(),
+                depth: u.depth,
+                priority: u.score,
+                ..FetchItem::default()
+            };
+            items.push((run::host_fp_key(k.host_key, fp), item.encode()));
+        }
+        items.sort();
+        let path = dir.fetchlist(1, p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut w = RunWriter::create(&path, Schema::FETCHLIST).unwrap();
+        for (k, v) in items {
+            w.push(&k, &v).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    assert!(!new0.is_empty());
+
+    run_cycle(&dir, &cfg, 1);
+    for p in 0..M {
+        for (fp, u) in updates(&dir, 1, p) {
+            if u.new {
+                assert!(!new0.contains(&fp), "{} was new twice", u.url);
+            }
+        }
+        let before = keys_of(&dir.state_file(p, "seen", 1), Schema::SEEN);
+        let after = keys_of(&dir.state_file(p, "seen", 2), Schema::SEEN);
+        assert!(before.is_subset(&after), "the seen set only grows");
+    }
+    // Cycle 1 fetched the depth-1 pages the model says exist and are allowed.
+    let fetched_html = t0
+        .fetched
+        .iter()
+        .filter(|f| f.depth == 1 && f.outcome == Outcome::Html)
+        .count();
+    assert!(fetched_html > 10);
+
+    let report = server.stop();
+    assert_eq!(report.counts.total(), 0, "{:?}", report.counts);
+}
