@@ -244,6 +244,68 @@ pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     })
 }
 
+/// What [`check_update`] found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CheckUpdate {
+    /// Fingerprints in the old seen set.
+    pub seen: u64,
+    /// Incoming fingerprints (duplicates counted).
+    pub incoming: u64,
+    /// Incoming fingerprints not in the old seen set (each counted once).
+    pub new: u64,
+}
+
+/// DRUM's check+update on fingerprints alone: merges the sorted `seen` set with a sorted batch
+/// of `incoming` fingerprints (duplicates allowed) in one sequential pass, writing the new seen
+/// set to `out_seen` and the fingerprints that were not seen, once each, to `out_new`. This is
+/// the heart of [`merge_partition`] without the URL records, for the scale benchmark
+/// (`tools/bench/drum.sh`) and for tools that only need the set.
+pub fn check_update(
+    seen: RunReader,
+    incoming: RunReader,
+    out_seen: &mut RunWriter,
+    out_new: &mut RunWriter,
+) -> Result<CheckUpdate> {
+    let mut stats = CheckUpdate::default();
+    let mut merger = Merger::new(vec![seen, incoming]);
+    // The current key, whether it was seen, and whether it came in.
+    let mut cur: Option<(u64, bool, bool)> = None;
+    let mut flush = |c: (u64, bool, bool), stats: &mut CheckUpdate| -> Result<()> {
+        let key = run::fp_key(c.0);
+        out_seen.push(&key, &[])?;
+        if !c.1 {
+            stats.new += 1;
+            out_new.push(&key, &[])?;
+        }
+        Ok(())
+    };
+    while merger.advance()? {
+        let fp = run::key_u64(merger.key());
+        let from_seen = merger.source() == 0;
+        if from_seen {
+            stats.seen += 1;
+        } else {
+            stats.incoming += 1;
+        }
+        match &mut cur {
+            Some(c) if c.0 == fp => {
+                c.1 |= from_seen;
+                c.2 |= !from_seen;
+            }
+            _ => {
+                if let Some(c) = cur.take() {
+                    flush(c, &mut stats)?;
+                }
+                cur = Some((fp, from_seen, !from_seen));
+            }
+        }
+    }
+    if let Some(c) = cur {
+        flush(c, &mut stats)?;
+    }
+    Ok(stats)
+}
+
 struct Out {
     cycle: u32,
     urldb_path: PathBuf,
@@ -392,6 +454,51 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn check_update_finds_exactly_the_unseen() {
+        let t = tempfile::tempdir().unwrap();
+        let write = |name: &str, schema: Schema, keys: &[u64]| {
+            let p = t.path().join(name);
+            let mut w = RunWriter::create(&p, schema).unwrap();
+            for k in keys {
+                w.push(&run::fp_key(*k), &[]).unwrap();
+            }
+            w.finish().unwrap();
+            p
+        };
+        let seen = write("seen", Schema::SEEN, &[2, 4, 6, 8]);
+        let batch = write("batch", Schema::FINGERPRINTS, &[1, 1, 4, 5, 8, 9, 9]);
+        let mut os = RunWriter::create(&t.path().join("s2"), Schema::SEEN).unwrap();
+        let mut on = RunWriter::create(&t.path().join("n"), Schema::SEEN).unwrap();
+        let st = check_update(
+            RunReader::open(&seen).unwrap(),
+            RunReader::open(&batch).unwrap(),
+            &mut os,
+            &mut on,
+        )
+        .unwrap();
+        os.finish().unwrap();
+        on.finish().unwrap();
+        assert_eq!(
+            st,
+            CheckUpdate {
+                seen: 4,
+                incoming: 7,
+                new: 3
+            }
+        );
+        let keys = |name: &str| {
+            let mut r = RunReader::open(&t.path().join(name)).unwrap();
+            let mut v = Vec::new();
+            while crate::run::Cursor::advance(&mut r).unwrap() {
+                v.push(run::key_u64(crate::run::Cursor::key(&r)));
+            }
+            v
+        };
+        assert_eq!(keys("s2"), vec![1, 2, 4, 5, 6, 8, 9]);
+        assert_eq!(keys("n"), vec![1, 5, 9]);
+    }
 
     #[test]
     fn update_round_trip() {

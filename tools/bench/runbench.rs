@@ -11,6 +11,8 @@
 //! runbench read   --input sorted.run [--digest] [--raw-out sorted.u64]
 //! runbench hexdigest --input sorted.hex
 //! runbench evict  FILE_OR_DIR...
+//! runbench gen-batch --seen-n S --seen-seed A --n B --new-frac F --seed C --out batch.u64
+//! runbench drum   --seen seen.run --batch batch.run --out-seen seen2.run --out-new new.run
 //! ```
 //!
 //! Raw fingerprint files are little-endian 8-byte values. MB means 10^6 bytes throughout.
@@ -111,6 +113,35 @@ enum Cmd {
     },
     /// fsync and drop files (or every file in directories) from the page cache.
     Evict { paths: Vec<PathBuf> },
+    /// Write B incoming fingerprints: a fraction F fresh (seed C), the rest drawn uniformly, with
+    /// repeats, from the S values `gen --n S --seed A` writes (splitmix64 is counter-based, so
+    /// any of them can be computed directly).
+    GenBatch {
+        #[arg(long)]
+        seen_n: u64,
+        #[arg(long, default_value_t = 1)]
+        seen_seed: u64,
+        #[arg(long)]
+        n: u64,
+        #[arg(long, default_value_t = 0.2)]
+        new_frac: f64,
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// DRUM check+update: merge a seen run with a sorted batch run, writing the new seen set and
+    /// the new fingerprints (`dragnet::merge::check_update`).
+    Drum {
+        #[arg(long)]
+        seen: PathBuf,
+        #[arg(long)]
+        batch: PathBuf,
+        #[arg(long)]
+        out_seen: PathBuf,
+        #[arg(long)]
+        out_new: PathBuf,
+    },
 }
 
 fn main() {
@@ -146,6 +177,20 @@ fn main() {
         } => read(&input, digest, raw_out.as_deref()),
         Cmd::Hexdigest { input } => hexdigest(&input),
         Cmd::Evict { paths } => evict(&paths),
+        Cmd::GenBatch {
+            seen_n,
+            seen_seed,
+            n,
+            new_frac,
+            seed,
+            out,
+        } => gen_batch(seen_n, seen_seed, n, new_frac, seed, &out),
+        Cmd::Drum {
+            seen,
+            batch,
+            out_seen,
+            out_new,
+        } => drum(&seen, &batch, &out_seen, &out_new),
     };
     if let Err(e) = r {
         eprintln!("runbench: {e}");
@@ -526,5 +571,66 @@ fn evict(paths: &[PathBuf]) -> Res<()> {
         }
     }
     emit(json!({"phase": "evict", "files": files.len(), "bytes": bytes}));
+    Ok(())
+}
+
+/// The `i`-th value (0-based) `gen` writes for `seed`.
+fn splitmix_at(seed: u64, i: u64) -> u64 {
+    let mut state = seed.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    splitmix64(&mut state)
+}
+
+fn gen_batch(seen_n: u64, seen_seed: u64, n: u64, new_frac: f64, seed: u64, out: &Path) -> Res<()> {
+    let t = Instant::now();
+    let mut w = BufWriter::with_capacity(1 << 20, File::create(out)?);
+    let mut rng = seed ^ 0x5EED_5EED_5EED_5EED;
+    let mut fresh = seed.wrapping_mul(0x1000_0000_0000_0001);
+    let threshold = (new_frac.clamp(0.0, 1.0) * u64::MAX as f64) as u64;
+    let mut fresh_n = 0u64;
+    for _ in 0..n {
+        let v = if splitmix64(&mut rng) < threshold || seen_n == 0 {
+            fresh_n += 1;
+            splitmix64(&mut fresh)
+        } else {
+            splitmix_at(seen_seed, splitmix64(&mut rng) % seen_n)
+        };
+        w.write_all(&v.to_le_bytes())?;
+    }
+    w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    emit(json!({
+        "phase": "gen-batch",
+        "records": n,
+        "fresh": fresh_n,
+        "seconds": round3(t.elapsed().as_secs_f64()),
+    }));
+    Ok(())
+}
+
+fn drum(seen: &Path, batch: &Path, out_seen: &Path, out_new: &Path) -> Res<()> {
+    let t = Instant::now();
+    let in_bytes = fs::metadata(seen)?.len() + fs::metadata(batch)?.len();
+    let mut os = RunWriter::create(out_seen, Schema::SEEN)?;
+    let mut on = RunWriter::create(out_new, Schema::SEEN)?;
+    let st = dragnet::merge::check_update(
+        RunReader::open(seen)?,
+        RunReader::open(batch)?,
+        &mut os,
+        &mut on,
+    )?;
+    let out_bytes = os.finish()?.bytes + on.finish()?.bytes;
+    let secs = t.elapsed().as_secs_f64();
+    emit(json!({
+        "phase": "drum",
+        "seen": st.seen,
+        "incoming": st.incoming,
+        "new": st.new,
+        "seconds": round3(secs),
+        "records_per_s": rate((st.seen + st.incoming) as f64, secs).round(),
+        "ns_per_incoming": round3(secs * 1e9 / st.incoming.max(1) as f64),
+        "in_mb_per_s": round3(rate(mb(in_bytes), secs)),
+        "in_bytes": in_bytes,
+        "out_bytes": out_bytes,
+        "max_rss_kb": max_rss_kb(),
+    }));
     Ok(())
 }

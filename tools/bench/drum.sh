@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The URL-seen check+update at scale (DESIGN §5, IRLbot's DRUM): a seen set of S fingerprints,
+# built with the external sorter, merged in one sequential pass with a sorted batch of B incoming
+# fingerprints of which a fraction are new (`dragnet::merge::check_update`, the core of
+# `dragnet merge`), for several S. Caches are dropped before each merge (cold reads), and the
+# disk's sequential read bandwidth is measured in the same run with dd (O_DIRECT).
+#
+#   tools/bench/drum.sh [B] [S...]        # defaults: B = 10^8, S = 10^7 10^8 10^9
+#
+# Needs ~14 bytes of disk per seen fingerprint at the largest S (raw input, sorted run, new
+# run); TMPDIR chooses where. Settings: BUDGET (sort memory, 256 MiB), NEW_FRAC (0.2), KEEP=1.
+# Prints a markdown report for docs/BENCHMARKS.md.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+B=${1:-100000000}
+shift || true
+SIZES=("$@")
+[ ${#SIZES[@]} -gt 0 ] || SIZES=(10000000 100000000 1000000000)
+BUDGET=${BUDGET:-268435456}
+NEW_FRAC=${NEW_FRAC:-0.2}
+
+echo "== building runbench (release)" >&2
+cargo build --release -q --example runbench
+RB="${CARGO_TARGET_DIR:-target}/release/examples/runbench"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/drum-bench.XXXXXX")
+cleanup() { [ "${KEEP:-0}" = 1 ] || rm -rf "$work"; }
+trap cleanup EXIT INT TERM
+
+field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
+
+rows=()
+dd_mbs=""
+for S in "${SIZES[@]}"; do
+    echo "== seen set of $S" >&2
+    "$RB" gen --n "$S" --seed 1 --out "$work/seen.u64" >/dev/null
+    "$RB" sort --input "$work/seen.u64" --budget "$BUDGET" --out "$work/seen.run" --tmp "$work" > "$work/sort-seen.json"
+    rm -f "$work/seen.u64"
+    echo "== batch of $B ($NEW_FRAC new)" >&2
+    "$RB" gen-batch --seen-n "$S" --seen-seed 1 --n "$B" --new-frac "$NEW_FRAC" --seed 7 --out "$work/batch.u64" > "$work/gen-batch.json"
+    "$RB" sort --input "$work/batch.u64" --budget "$BUDGET" --out "$work/batch.run" --tmp "$work" >/dev/null
+    rm -f "$work/batch.u64"
+    if [ -z "$dd_mbs" ]; then
+        dd_mbs=$(dd if="$work/seen.run" of=/dev/null bs=8M iflag=direct 2>&1 | awk '/copied/ {print $(NF-1), $NF}')
+    fi
+    "$RB" evict "$work/seen.run" "$work/batch.run" >/dev/null
+    echo "== check+update" >&2
+    out=$(/usr/bin/time -o "$work/drum.time" -f "%e %U %S %M" "$RB" drum --seen "$work/seen.run" --batch "$work/batch.run" \
+        --out-seen "$work/seen2.run" --out-new "$work/new.run")
+    read -r wall user sys rss < "$work/drum.time"
+    seen_mb=$(( $(stat -c %s "$work/seen.run") / 1000000 ))
+    rows+=("| $S | $B | $(field "$out" new) | $wall | $(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.1f", u + s}') | $(field "$out" records_per_s) | $(field "$out" in_mb_per_s) | $(field "$out" ns_per_incoming) | $seen_mb | $(( rss / 1024 )) |")
+    rm -f "$work/seen.run" "$work/batch.run" "$work/seen2.run" "$work/new.run"
+done
+
+cat <<EOF
+### $(date -u +%Y-%m-%d) — DRUM check+update, batch of $B incoming ($NEW_FRAC new)
+
+- Machine: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) cores, kernel $(uname -r); disk sequential read (dd, O_DIRECT, 8 MiB blocks): $dd_mbs
+- Command: \`tools/bench/drum.sh $B ${SIZES[*]}\` (sort budget $BUDGET bytes); caches dropped before each merge
+- Commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (+ uncommitted changes)'); load average at end: $(cut -d' ' -f1-3 /proc/loadavg)
+
+| seen | incoming | new | wall s | CPU s | records/s | MB/s read | ns per incoming | seen run MB | peak RSS MiB |
+|---|---|---|---|---|---|---|---|---|---|
+$(printf '%s\n' "${rows[@]}")
+EOF
