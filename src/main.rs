@@ -324,17 +324,19 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             json,
             dir,
         } => {
-            let crawl = crawl::CrawlDir::new(&dir);
-            let cfg = Config::load(&crawl.config_path())?;
-            let r = dragnet::parse::parse_partition(&crawl, &cfg, cycle, partition)?;
-            if json {
-                println!("{}", serde_json::to_string(&r).expect("report serializes"));
-            }
-            if r.skipped {
-                eprintln!("parse: cycle {cycle} partition {partition} is already done (its .done marker exists); nothing to do");
-            } else {
-                print_parse("parse", &r);
-            }
+            let run = |c: &crawl::CrawlDir, cfg: &Config| {
+                dragnet::parse::parse_partition(c, cfg, cycle, partition)
+            };
+            stage_cmd(
+                "parse",
+                &dir,
+                cycle,
+                partition,
+                json,
+                run,
+                |r| r.skipped,
+                |r| print_parse("parse", r),
+            )?;
             Ok(EXIT_OK)
         }
         Command::Split {
@@ -343,41 +345,19 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             json,
             dir,
         } => {
-            let crawl = crawl::CrawlDir::new(&dir);
-            let cfg = Config::load(&crawl.config_path())?;
-            let r = dragnet::split::split_partition(&crawl, &cfg, cycle, partition)?;
-            if json {
-                println!("{}", serde_json::to_string(&r).expect("report serializes"));
-            }
-            if r.skipped {
-                eprintln!("split: cycle {cycle} partition {partition} is already done (its .done marker exists); nothing to do");
-            } else {
-                let c = |k: &str| r.count(k);
-                let refused: Vec<String> = [
-                    "nofollow",
-                    "out_of_domain",
-                    "too_deep",
-                    "trap_path",
-                    "trap_repeat",
-                    "trap_query",
-                    "dropped_pattern",
-                    "over_host_budget",
-                ]
-                .iter()
-                .filter(|k| c(k) > 0)
-                .map(|k| format!("{k} {}", c(k)))
-                .collect();
-                eprintln!(
-                    "split: cycle {cycle} partition {partition}: {} links to {} URLs; {} routed with their URL, {} as cash credits; cache hit rate {:.1}%; refused: {} in {:.1}s",
-                    c("links"),
-                    c("targets"),
-                    c("routed"),
-                    c("credits"),
-                    c("cache_hit_permille") as f64 / 10.0,
-                    if refused.is_empty() { "none".to_owned() } else { refused.join(", ") },
-                    r.seconds
-                );
-            }
+            let run = |c: &crawl::CrawlDir, cfg: &Config| {
+                dragnet::split::split_partition(c, cfg, cycle, partition)
+            };
+            stage_cmd(
+                "split",
+                &dir,
+                cycle,
+                partition,
+                json,
+                run,
+                |r| r.skipped,
+                |r| print_split(cycle, partition, r),
+            )?;
             Ok(EXIT_OK)
         }
         Command::Merge {
@@ -386,28 +366,19 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             json,
             dir,
         } => {
-            let crawl = crawl::CrawlDir::new(&dir);
-            let cfg = Config::load(&crawl.config_path())?;
-            let r = dragnet::merge::merge_partition(&crawl, &cfg, cycle, partition)?;
-            if json {
-                println!("{}", serde_json::to_string(&r).expect("report serializes"));
-            }
-            if r.skipped {
-                eprintln!("merge: cycle {cycle} partition {partition} is already done (its .done marker exists); nothing to do");
-            } else {
-                let c = |k: &str| r.count(k);
-                eprintln!(
-                    "merge: cycle {cycle} partition {partition}: {} URLs known before, {} new, {} after; {} fetch results folded in, {} links to known URLs ({} cash credits), {} frontier updates in {:.1}s",
-                    c("known_before"),
-                    c("new"),
-                    c("known_after"),
-                    c("fetch_results"),
-                    c("links_to_known"),
-                    c("credits"),
-                    c("updates"),
-                    r.seconds
-                );
-            }
+            let run = |c: &crawl::CrawlDir, cfg: &Config| {
+                dragnet::merge::merge_partition(c, cfg, cycle, partition)
+            };
+            stage_cmd(
+                "merge",
+                &dir,
+                cycle,
+                partition,
+                json,
+                run,
+                |r| r.skipped,
+                |r| print_merge(cycle, partition, r),
+            )?;
             Ok(EXIT_OK)
         }
         Command::Reparse {
@@ -499,6 +470,77 @@ fn fetch(
     } else {
         EXIT_OK
     })
+}
+
+/// Runs one stage of one partition for the command line: loads the crawl's configuration, runs
+/// the stage, prints its report as JSON on stdout if asked, and a one-line summary (or that the
+/// stage was already done) on stderr.
+#[allow(clippy::too_many_arguments)]
+fn stage_cmd<R: serde::Serialize>(
+    name: &str,
+    dir: &std::path::Path,
+    cycle: u32,
+    partition: u32,
+    json: bool,
+    run: impl FnOnce(&crawl::CrawlDir, &Config) -> Result<R, Error>,
+    skipped: impl Fn(&R) -> bool,
+    summary: impl FnOnce(&R),
+) -> Result<R, Error> {
+    let crawl = crawl::CrawlDir::new(dir);
+    let cfg = Config::load(&crawl.config_path())?;
+    let r = run(&crawl, &cfg)?;
+    if json {
+        println!("{}", serde_json::to_string(&r).expect("report serializes"));
+    }
+    if skipped(&r) {
+        eprintln!("{name}: cycle {cycle} partition {partition} is already done (its .done marker exists); nothing to do");
+    } else {
+        summary(&r);
+    }
+    Ok(r)
+}
+
+fn print_split(cycle: u32, partition: u32, r: &dragnet::split::SplitReport) {
+    let c = |k: &str| r.count(k);
+    let refused: Vec<String> = [
+        "nofollow",
+        "out_of_domain",
+        "too_deep",
+        "trap_path",
+        "trap_repeat",
+        "trap_query",
+        "dropped_pattern",
+        "over_host_budget",
+    ]
+    .iter()
+    .filter(|k| c(k) > 0)
+    .map(|k| format!("{k} {}", c(k)))
+    .collect();
+    eprintln!(
+        "split: cycle {cycle} partition {partition}: {} links to {} URLs; {} routed with their URL, {} as cash credits; cache hit rate {:.1}%; refused: {} in {:.1}s",
+        c("links"),
+        c("targets"),
+        c("routed"),
+        c("credits"),
+        c("cache_hit_permille") as f64 / 10.0,
+        if refused.is_empty() { "none".to_owned() } else { refused.join(", ") },
+        r.seconds
+    );
+}
+
+fn print_merge(cycle: u32, partition: u32, r: &dragnet::merge::MergeReport) {
+    let c = |k: &str| r.count(k);
+    eprintln!(
+        "merge: cycle {cycle} partition {partition}: {} URLs known before, {} new, {} after; {} fetch results folded in, {} links to known URLs ({} cash credits), {} frontier updates in {:.1}s",
+        c("known_before"),
+        c("new"),
+        c("known_after"),
+        c("fetch_results"),
+        c("links_to_known"),
+        c("credits"),
+        c("updates"),
+        r.seconds
+    );
 }
 
 fn print_parse(what: &str, r: &dragnet::parse::ParseReport) {

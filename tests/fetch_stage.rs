@@ -4,6 +4,8 @@
 //! loses, robots.txt is cached across cycles, and the WARC files check (ours, and warcio's when
 //! it is installed).
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -18,11 +20,7 @@ use websim::model::{Hostile, PageRef, Web, WebConfig};
 use websim::server::{Server, ServerOptions};
 use websim::truth::{truth, Outcome, Policy, Reason};
 
-struct Crawl {
-    _tmp: tempfile::TempDir,
-    dir: CrawlDir,
-    cfg: Config,
-}
+use common::{websim_crawl as crawl_of, Crawl};
 
 fn start(config: WebConfig) -> (std::sync::Arc<Web>, Server) {
     Server::start_web(
@@ -64,33 +62,6 @@ fn test_config() -> Config {
     f.max_decoded = ByteSize(1 << 20);
     f.deadline_secs = 60.0;
     cfg
-}
-
-/// A crawl of `urls` on `web`, resolving its hosts through websim's hosts file.
-fn crawl_of(web: &Web, urls: &[String], cfg: Config) -> Crawl {
-    let tmp = tempfile::tempdir().unwrap();
-    let hosts = tmp.path().join("websim.hosts");
-    std::fs::write(&hosts, websim::cli::hosts_file(web)).unwrap();
-    let mut cfg = cfg;
-    cfg.resolve.hosts_files = vec![hosts];
-    let config_path = tmp.path().join("config.toml");
-    std::fs::write(&config_path, cfg.to_toml()).unwrap();
-    let seeds = tmp.path().join("seeds.txt");
-    std::fs::write(&seeds, urls.join("\n")).unwrap();
-    let root = tmp.path().join("crawl");
-    let opts = InitOptions {
-        seeds,
-        config: Some(config_path),
-        partitions: None,
-    };
-    crawl::init(&root, &opts, &mut |b| panic!("bad seed {b:?}")).unwrap();
-    let dir = CrawlDir::new(&root);
-    let cfg = Config::load(&dir.config_path()).unwrap();
-    Crawl {
-        _tmp: tmp,
-        dir,
-        cfg,
-    }
 }
 
 fn quiet() -> FetchOptions {

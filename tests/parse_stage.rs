@@ -7,7 +7,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use dragnet::crawl::{self, ByteSize, Config, CrawlDir, InitOptions};
+use dragnet::crawl::{ByteSize, Config};
 use dragnet::fetch::{fetch_partition, FetchOptions, ProgressMode};
 use dragnet::keys::Canonicalizer;
 use dragnet::parse::records::{LinkKind, LinkRecord, PageRecord};
@@ -68,12 +68,8 @@ fn parse_finds_the_model_links_and_conserves_cash() {
         .map(|f| f.url.clone())
         .collect();
 
-    let tmp = tempfile::tempdir().unwrap();
-    let hosts = tmp.path().join("websim.hosts");
-    std::fs::write(&hosts, websim::cli::hosts_file(&web)).unwrap();
     let mut cfg = Config::default();
     cfg.crawl.partitions = 2;
-    cfg.resolve.hosts_files = vec![hosts];
     cfg.fetch.allow_private_addresses = true;
     cfg.fetch.threads = 4;
     cfg.fetch.default_delay_secs = 0.0;
@@ -82,23 +78,8 @@ fn parse_finds_the_model_links_and_conserves_cash() {
     cfg.fetch.read_timeout_secs = 10.0;
     cfg.fetch.total_timeout_secs = 30.0;
     cfg.fetch.max_body = ByteSize(1 << 20);
-    let config = tmp.path().join("config.toml");
-    std::fs::write(&config, cfg.to_toml()).unwrap();
-    let seed_file = tmp.path().join("seeds");
-    std::fs::write(&seed_file, seeds.join("\n")).unwrap();
-    let root = tmp.path().join("crawl");
-    crawl::init(
-        &root,
-        &InitOptions {
-            seeds: seed_file,
-            config: Some(config),
-            partitions: None,
-        },
-        &mut |b| panic!("{b:?}"),
-    )
-    .unwrap();
-    let dir = CrawlDir::new(&root);
-    let cfg = Config::load(&dir.config_path()).unwrap();
+    let crawl = common::websim_crawl(&web, &seeds, cfg);
+    let (dir, cfg, tmp) = (&crawl.dir, &crawl.cfg, &crawl.tmp);
     let quiet = FetchOptions {
         progress: ProgressMode::Quiet,
         ..FetchOptions::default()
@@ -107,13 +88,13 @@ fn parse_finds_the_model_links_and_conserves_cash() {
     let mut pages = BTreeMap::new();
     for p in 0..2 {
         assert!(
-            parse_partition(&dir, &cfg, 0, p).is_err(),
+            parse_partition(dir, cfg, 0, p).is_err(),
             "parse needs the fetch"
         );
-        fetch_partition(&dir, &cfg, 0, p, &quiet).unwrap();
-        let r = parse_partition(&dir, &cfg, 0, p).unwrap();
+        fetch_partition(dir, cfg, 0, p, &quiet).unwrap();
+        let r = parse_partition(dir, cfg, 0, p).unwrap();
         assert!(!r.skipped);
-        assert!(parse_partition(&dir, &cfg, 0, p).unwrap().skipped);
+        assert!(parse_partition(dir, cfg, 0, p).unwrap().skipped);
         links.extend(links_of(&dir.links(0, p)));
         pages.extend(pages_of(&dir.pages(0, p)));
     }
@@ -224,7 +205,7 @@ fn parse_finds_the_model_links_and_conserves_cash() {
         .map(|e| e.unwrap().path())
         .collect();
     let out = tmp.path().join("reparse");
-    let r = reparse(&warcs, &out, &cfg).unwrap();
+    let r = reparse(&warcs, &out, cfg).unwrap();
     assert!(r.failed_files.is_empty(), "{:?}", r.failed_files);
     let pairs = |v: &[LinkRecord]| -> BTreeSet<(String, String)> {
         v.iter()

@@ -2,10 +2,12 @@
 //! the next fetch list built from the merge's output as prioritize will build it: every followed
 //! link of a fetched page becomes known, no URL is new twice, and websim's audit stays clean.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use dragnet::crawl::{self, Config, CrawlDir, FetchItem, InitOptions};
+use dragnet::crawl::{Config, CrawlDir, FetchItem};
 use dragnet::fetch::{fetch_partition, FetchOptions, ProgressMode};
 use dragnet::keys::{partition_of, Canonicalizer};
 use dragnet::merge::{merge_partition, FrontierUpdate};
@@ -70,12 +72,8 @@ fn two_cycles_discover_every_followed_link_once() {
         ServerOptions::default(),
     )
     .unwrap();
-    let t = tempfile::tempdir().unwrap();
-    let hosts = t.path().join("hosts");
-    std::fs::write(&hosts, websim::cli::hosts_file(&web)).unwrap();
     let mut cfg = Config::default();
     cfg.crawl.partitions = M;
-    cfg.resolve.hosts_files = vec![hosts];
     let f = &mut cfg.fetch;
     f.allow_private_addresses = true;
     f.threads = 4;
@@ -83,26 +81,11 @@ fn two_cycles_discover_every_followed_link_once() {
     f.delay_factor = 0.0;
     f.read_timeout_secs = 10.0;
     f.total_timeout_secs = 30.0;
-    let config = t.path().join("config.toml");
-    std::fs::write(&config, cfg.to_toml()).unwrap();
     let homes: Vec<String> = (0..web.hosts.len() as u32)
         .map(|h| format!("{}/", web.origin(h)))
         .collect();
-    let seeds = t.path().join("seeds");
-    std::fs::write(&seeds, homes.join("\n")).unwrap();
-    let root = t.path().join("crawl");
-    crawl::init(
-        &root,
-        &InitOptions {
-            seeds,
-            config: Some(config),
-            partitions: None,
-        },
-        &mut |b| panic!("{b:?}"),
-    )
-    .unwrap();
-    let dir = CrawlDir::new(&root);
-    let cfg = Config::load(&dir.config_path()).unwrap();
+    let crawl = common::websim_crawl(&web, &homes, cfg);
+    let (dir, cfg) = (crawl.dir.clone(), crawl.cfg.clone());
     let canon = Canonicalizer::new(&cfg.canon);
     let c = |u: &str| canon.canonicalize(u, None).unwrap();
 

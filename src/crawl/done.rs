@@ -205,6 +205,28 @@ impl DoneMarker {
 mod tests {
     use super::*;
 
+    /// Regression: serde_json's default float parser is not exact, so a marker whose `seconds`
+    /// did not survive the text round trip failed its own checksum when read back (seen as a
+    /// flaky "checksum mismatch" on re-running a finished fetch). `float_roundtrip` fixes it.
+    #[test]
+    fn regression_seconds_survive_the_json_round_trip() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("p.done");
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..2000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let secs = (x >> 11) as f64 / (1u64 << 53) as f64 * 1000.0;
+            let mut m = DoneMarker::new(Stage::Fetch, 0, 0, std::time::SystemTime::now());
+            m.seconds = secs;
+            m.checksum = m.body_checksum();
+            let mut text = serde_json::to_string_pretty(&m).unwrap();
+            text.push('\n');
+            std::fs::write(&path, text).unwrap();
+            let back = DoneMarker::read(&path).unwrap().unwrap();
+            assert_eq!(back.seconds.to_bits(), secs.to_bits(), "{secs}");
+        }
+    }
+
     #[test]
     fn commit_read_and_tamper() {
         let t = tempfile::tempdir().unwrap();

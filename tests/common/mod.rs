@@ -5,6 +5,7 @@ use std::path::PathBuf;
 /// The third-party conformance data: `../shared/testdata` beside the repo, or the directory
 /// named by `DRAGNET_TESTDATA`. Panics with how to fix it when `sub` (e.g. `"robots"`) is
 /// missing there; `holds` says what that folder should contain.
+#[allow(dead_code)]
 pub fn testdata_dir(sub: &str, holds: &str) -> PathBuf {
     let dir = match std::env::var_os("DRAGNET_TESTDATA") {
         Some(dir) => PathBuf::from(dir),
@@ -17,4 +18,44 @@ pub fn testdata_dir(sub: &str, holds: &str) -> PathBuf {
         dir.display()
     );
     dir
+}
+
+/// A crawl made by `dragnet init` from `seeds` with configuration `cfg`, resolving `web`'s hosts
+/// through websim's hosts file: where the websim integration tests start. The temporary
+/// directory lives as long as the value.
+#[allow(dead_code)]
+pub struct Crawl {
+    /// Keeps the directory alive.
+    pub tmp: tempfile::TempDir,
+    /// The crawl directory.
+    pub dir: dragnet::crawl::CrawlDir,
+    /// Its configuration as `init` wrote it.
+    pub cfg: dragnet::crawl::Config,
+}
+
+/// See [`Crawl`].
+#[allow(dead_code)]
+pub fn websim_crawl(
+    web: &websim::model::Web,
+    seeds: &[String],
+    mut cfg: dragnet::crawl::Config,
+) -> Crawl {
+    let tmp = tempfile::tempdir().unwrap();
+    let hosts = tmp.path().join("websim.hosts");
+    std::fs::write(&hosts, websim::cli::hosts_file(web)).unwrap();
+    cfg.resolve.hosts_files = vec![hosts];
+    let config_path = tmp.path().join("config.toml");
+    std::fs::write(&config_path, cfg.to_toml()).unwrap();
+    let seed_file = tmp.path().join("seeds.txt");
+    std::fs::write(&seed_file, seeds.join("\n")).unwrap();
+    let root = tmp.path().join("crawl");
+    let opts = dragnet::crawl::InitOptions {
+        seeds: seed_file,
+        config: Some(config_path),
+        partitions: None,
+    };
+    dragnet::crawl::init(&root, &opts, &mut |b| panic!("bad seed {b:?}")).unwrap();
+    let dir = dragnet::crawl::CrawlDir::new(&root);
+    let cfg = dragnet::crawl::Config::load(&dir.config_path()).unwrap();
+    Crawl { tmp, dir, cfg }
 }
