@@ -214,7 +214,9 @@ mod tests {
         let path = t.path().join("p.done");
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         for _ in 0..2000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let secs = (x >> 11) as f64 / (1u64 << 53) as f64 * 1000.0;
             let mut m = DoneMarker::new(Stage::Fetch, 0, 0, std::time::SystemTime::now());
             m.seconds = secs;
