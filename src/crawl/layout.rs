@@ -12,7 +12,7 @@
 //!   cycles/CCCCCC/fetched/pNNNN.run     what became of each URL of the fetch list
 //!   cycles/CCCCCC/links/pNNNN.run       links found by parse (target host, fp)
 //!   cycles/CCCCCC/pages/pNNNN.run       page facts from parse (fp)
-//!   cycles/CCCCCC/split/to-QQQQ/from-PPPP.run   what split of P routes to owner Q (fp)
+//!   cycles/CCCCCC/split/to-pQQQQ/from-pPPPP.run   what split of P routes to owner Q (fp)
 //!   state/pNNNN/cache.CCCCCC.clock      the split stage's CLOCK cache as cycle C starts
 //!   cycles/CCCCCC/new/pNNNN.run         what the merge hands to prioritize (fp)
 //!   cycles/CCCCCC/<stage>/pNNNN.done    commit marker of one stage for one partition
@@ -212,7 +212,7 @@ impl CrawlDir {
             .join(format!("{}.run", CrawlDir::partition_name(p)))
     }
 
-    /// `cycles/CCCCCC/split/to-QQQQ/from-PPPP.run`: what partition p's split routes to owner q.
+    /// `cycles/CCCCCC/split/to-pQQQQ/from-pPPPP.run`: what partition p's split routes to owner q.
     pub fn split_run(&self, cycle: u32, q: u32, p: u32) -> PathBuf {
         self.stage_dir(cycle, Stage::Split)
             .join(format!("to-{}", CrawlDir::partition_name(q)))
