@@ -317,12 +317,7 @@ struct Out {
 
 impl Out {
     fn bump(&mut self, name: &str) {
-        match self.counts.get_mut(name) {
-            Some(v) => *v += 1,
-            None => {
-                self.counts.insert(name.to_owned(), 1);
-            }
-        }
+        crate::util::count(&mut self.counts, name, 1);
     }
 
     fn finish_group(&mut self, g: Group) -> Result<()> {

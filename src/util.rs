@@ -64,6 +64,17 @@ pub fn file_digest(path: &Path) -> Result<(u64, u64)> {
     Ok((h.digest(), n))
 }
 
+/// Adds `n` to the counter `name` of a stage's counts (the map its `.done` marker carries),
+/// allocating the name only the first time.
+pub fn count(counts: &mut std::collections::BTreeMap<String, u64>, name: &str, n: u64) {
+    match counts.get_mut(name) {
+        Some(v) => *v += n,
+        None => {
+            counts.insert(name.to_owned(), n);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

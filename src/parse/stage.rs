@@ -172,12 +172,7 @@ impl Extractor {
     }
 
     fn bump(&mut self, name: &str, n: u64) {
-        match self.counts.get_mut(name) {
-            Some(v) => *v += n,
-            None => {
-                self.counts.insert(name.to_owned(), n);
-            }
-        }
+        crate::util::count(&mut self.counts, name, n);
     }
 
     /// Canonicalizes `target` and hands the link's encoded [`LinkRecord`] to `out`, keyed by

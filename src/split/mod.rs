@@ -263,12 +263,7 @@ struct Split<'a> {
 
 impl Split<'_> {
     fn bump(&mut self, name: &str, n: u64) {
-        match self.counts.get_mut(name) {
-            Some(v) => *v += n,
-            None => {
-                self.counts.insert(name.to_owned(), n);
-            }
-        }
+        crate::util::count(&mut self.counts, name, n);
     }
 
     /// Applies the rules to one collapsed target and routes what survives.

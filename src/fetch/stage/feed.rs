@@ -119,16 +119,11 @@ impl Shared<'_> {
         if st.deferred || Instant::now() >= self.deadline {
             self.defer_locked(&mut st);
             drop(st);
-            let mut state = HostState {
-                record,
-                policies: HashMap::new(),
-                pending: jobs.len(),
-                client: Arc::new(self.fetcher.client()),
-            };
+            // The host never enters the table: its URLs are deferred, its record goes out as is.
             for j in jobs {
-                self.record(&j, &mut state, error_result(&j, "deferred"))?;
+                self.emit(&j, &error_result(&j, "deferred"))?;
             }
-            lock(&self.host_out).push(&run::fp_key(hk), &state.record.encode())?;
+            lock(&self.host_out).push(&run::fp_key(hk), &record.encode())?;
             return Ok(());
         }
         lock(&self.hosts).insert(

@@ -346,17 +346,6 @@ impl Shared<'_> {
         Ok(())
     }
 
-    /// Like [`Shared::finish_job`] for a host the feeder holds itself (deferred at once).
-    pub(super) fn record(
-        &self,
-        job: &Job,
-        state: &mut HostState,
-        result: FetchResult,
-    ) -> Result<()> {
-        state.pending -= 1;
-        self.emit(job, &result)
-    }
-
     pub(super) fn emit(&self, job: &Job, result: &FetchResult) -> Result<()> {
         {
             let mut t = lock(&self.tally);
