@@ -14,6 +14,8 @@
 //! - [`parse`]: the parse stage; today HTML link extraction and charset detection.
 //! - [`fetch`]: the fetch stage; today robots.txt parsing and matching ([`fetch::robots`]).
 //! - [`merge`]: the dedup-merge: the seen set and URL db updated in one sequential pass.
+//! - [`queue`]: the frontier's disk-resident priority queues (quickheap and CBT of R-blocks) and
+//!   the journaled pager under them.
 //! - [`split`]: the split stage: scope and trap rules, the CLOCK cache, routing links to the
 //!   partitions that own their hosts.
 //! - [`warc`]: WARC 1.1 files: the writer the fetch stage uses, the streaming reader the parse
@@ -27,6 +29,7 @@ pub mod fetch;
 pub mod keys;
 pub mod merge;
 pub mod parse;
+pub mod queue;
 pub mod resolve;
 pub mod run;
 pub mod split;

@@ -1,0 +1,668 @@
+//! A paged file for the disk queues: a memory map behind a bounded frame cache, with an undo
+//! journal.
+//!
+//! The queue file is mapped with memmap2. Queues never touch the map directly: they read and write
+//! byte ranges through [`Pager::read`] and [`Pager::write`], which go through at most
+//! `cache_pages` page frames of `page_size` bytes held in RAM (CLOCK replacement). That frame cache
+//! is the queue's RAM budget, enforced for real, and the place I/O is counted: bringing a page into
+//! a frame is one block read, writing a dirty frame back into the file is one block write. (The
+//! operating system may keep more of the mapped file in its page cache; that memory is clean,
+//! shared and reclaimable, and is not what the paper's Fig. 9 counts.)
+//!
+//! # Crash safety
+//!
+//! Next to `queue.dat` sit `queue.dat.meta` (written atomically on every commit: a generation
+//! number, the file length, the queue's own state as an opaque blob, a checksum) and, while a
+//! transaction is open, `queue.dat.journal`: the pre-image of every page of the committed file that
+//! the transaction has overwritten. The rules:
+//!
+//! 1. The first time a page that existed at the last commit is dirtied, its committed image is
+//!    appended to the journal.
+//! 2. No dirty frame is written into the map before the journal records covering it are fsynced.
+//! 3. Commit: write back every dirty frame, msync the map, fsync the file, publish the new meta
+//!    (generation + 1) atomically, then delete the journal.
+//! 4. Open: if a journal exists whose base generation is the meta's generation, the transaction did
+//!    not commit: every complete journal record is copied back and the file is cut to the
+//!    committed length. A journal with an older base generation is left over from a commit that
+//!    finished; it is deleted.
+//!
+//! So a `kill -9` at any instant, followed by a reopen, gives the state of the last commit.
+//! Without the journal (`durable: false`, used by benchmarks), a crash may leave garbage; the meta
+//! is still only published at commit.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use memmap2::MmapMut;
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::IoStats;
+use crate::error::{Error, IoContext, Result};
+
+const META_MAGIC: &[u8; 8] = b"DNQMETA1";
+const JOURNAL_MAGIC: &[u8; 8] = b"DNQJRNL1";
+
+/// How a [`Pager`] is set up.
+#[derive(Debug, Clone, Copy)]
+pub struct PagerOptions {
+    /// Bytes per page (block); a multiple of 512.
+    pub page_size: usize,
+    /// Frames in the cache: the RAM budget in pages (at least 1).
+    pub cache_pages: usize,
+    /// Keep the undo journal (crash safety). Benchmarks turn it off.
+    pub durable: bool,
+}
+
+impl Default for PagerOptions {
+    fn default() -> PagerOptions {
+        PagerOptions {
+            page_size: 4096,
+            cache_pages: 4096,
+            durable: true,
+        }
+    }
+}
+
+struct Frame {
+    page: u64,
+    data: Box<[u8]>,
+    dirty: bool,
+    referenced: bool,
+}
+
+/// A file of pages behind a bounded frame cache; see the module docs.
+pub struct Pager {
+    path: PathBuf,
+    file: File,
+    map: Option<MmapMut>,
+    opts: PagerOptions,
+    /// Current length of the file in bytes (a multiple of the page size).
+    len: u64,
+    /// Length at the last commit.
+    committed_len: u64,
+    generation: u64,
+    meta: Vec<u8>,
+    frames: Vec<Frame>,
+    index: HashMap<u64, usize>,
+    hand: usize,
+    /// The journal of the open transaction, with the pages it covers.
+    journal: Option<File>,
+    journaled: HashMap<u64, ()>,
+    journal_unsynced: bool,
+    stats: IoStats,
+}
+
+impl Pager {
+    /// Opens (or creates) the paged file at `path`, recovering from an interrupted transaction.
+    /// Returns the pager and the blob stored by the last commit (empty for a new file).
+    pub fn open(path: &Path, opts: PagerOptions) -> Result<Pager> {
+        if opts.page_size == 0 || opts.page_size % 512 != 0 {
+            return Err(Error::Usage(format!(
+                "queue page size {} is not a positive multiple of 512",
+                opts.page_size
+            )));
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .ctx("open", path)?;
+        let mut p = Pager {
+            path: path.to_path_buf(),
+            file,
+            map: None,
+            opts,
+            len: 0,
+            committed_len: 0,
+            generation: 0,
+            meta: Vec::new(),
+            frames: Vec::new(),
+            index: HashMap::new(),
+            hand: 0,
+            journal: None,
+            journaled: HashMap::new(),
+            journal_unsynced: false,
+            stats: IoStats::default(),
+        };
+        p.load_meta()?;
+        p.recover()?;
+        p.file.set_len(p.committed_len).ctx("truncate", path)?;
+        p.len = p.committed_len;
+        p.remap()?;
+        Ok(p)
+    }
+
+    fn meta_path(&self) -> PathBuf {
+        sibling(&self.path, "meta")
+    }
+
+    fn journal_path(&self) -> PathBuf {
+        sibling(&self.path, "journal")
+    }
+
+    fn load_meta(&mut self) -> Result<()> {
+        let mp = self.meta_path();
+        let bytes = match std::fs::read(&mp) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io("read", &mp, e)),
+        };
+        let bad = |off: usize, why: &str| Error::corrupt(&mp, off as u64, why.to_string());
+        if bytes.len() < 8 + 8 + 8 + 4 + 8 || &bytes[..8] != META_MAGIC {
+            return Err(bad(0, "not a dragnet queue meta file"));
+        }
+        let body = &bytes[..bytes.len() - 8];
+        let sum = u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().expect("8"));
+        if xxh3_64(body) != sum {
+            return Err(bad(bytes.len() - 8, "checksum mismatch"));
+        }
+        let u64_at = |i: usize| u64::from_le_bytes(body[i..i + 8].try_into().expect("8"));
+        self.generation = u64_at(8);
+        self.committed_len = u64_at(16);
+        let page_size = u32::from_le_bytes(body[24..28].try_into().expect("4")) as usize;
+        if page_size != self.opts.page_size {
+            return Err(Error::Usage(format!(
+                "{}: the queue was written with {page_size}-byte pages, not {}; keep the page \
+                 size a queue was created with",
+                self.path.display(),
+                self.opts.page_size
+            )));
+        }
+        self.meta = body[28..].to_vec();
+        Ok(())
+    }
+
+    /// Undoes an interrupted transaction (module docs, rule 4).
+    fn recover(&mut self) -> Result<()> {
+        let jp = self.journal_path();
+        let mut f = match File::open(&jp) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io("open", &jp, e)),
+        };
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).ctx("read", &jp)?;
+        let ps = self.opts.page_size;
+        if bytes.len() >= 24 && &bytes[..8] == JOURNAL_MAGIC {
+            let base = u64::from_le_bytes(bytes[8..16].try_into().expect("8"));
+            if base == self.generation {
+                let mut off = 24;
+                let rec = 8 + ps + 8;
+                let file_len = self.file.metadata().ctx("stat", &self.path)?.len();
+                while off + rec <= bytes.len() {
+                    let r = &bytes[off..off + rec];
+                    let sum = u64::from_le_bytes(r[8 + ps..].try_into().expect("8"));
+                    if xxh3_64(&r[..8 + ps]) != sum {
+                        break; // a torn tail: its page was never overwritten (rule 2)
+                    }
+                    let page = u64::from_le_bytes(r[..8].try_into().expect("8"));
+                    let at = page * ps as u64;
+                    if at + ps as u64 <= file_len {
+                        write_at(&self.file, &r[8..8 + ps], at).ctx("write", &self.path)?;
+                    }
+                    off += rec;
+                }
+                self.file.sync_all().ctx("fsync", &self.path)?;
+            }
+        }
+        // A journal that is empty, torn in its header or from an older generation undoes nothing.
+        std::fs::remove_file(&jp).ctx("remove", &jp)?;
+        if let Some(dir) = self.path.parent() {
+            crate::storage::sync_dir(dir)?;
+        }
+        Ok(())
+    }
+
+    fn remap(&mut self) -> Result<()> {
+        self.map = None;
+        if self.len > 0 {
+            // SAFETY: the file is private to this crawl and open only through this pager; the
+            // crawl lock keeps other processes out while a stage runs.
+            let m = unsafe { MmapMut::map_mut(&self.file) }.ctx("mmap", &self.path)?;
+            self.map = Some(m);
+        }
+        Ok(())
+    }
+
+    /// The blob stored by the last commit (empty for a new file).
+    pub fn meta(&self) -> &[u8] {
+        &self.meta
+    }
+
+    /// The generation of the last commit (0: never committed).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Bytes per page.
+    pub fn page_size(&self) -> usize {
+        self.opts.page_size
+    }
+
+    /// Frames in the cache.
+    pub fn cache_pages(&self) -> usize {
+        self.opts.cache_pages
+    }
+
+    /// Current length of the file in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the file is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The I/O counters (comparisons stay 0: the queues count those).
+    pub fn stats(&self) -> IoStats {
+        self.stats
+    }
+
+    /// Zeroes the counters.
+    pub fn reset_stats(&mut self) {
+        self.stats = IoStats::default();
+    }
+
+    /// Grows the file to at least `bytes` (rounded up to whole pages). New pages read as zeros.
+    pub fn grow(&mut self, bytes: u64) -> Result<()> {
+        let ps = self.opts.page_size as u64;
+        let want = bytes.div_ceil(ps) * ps;
+        if want <= self.len {
+            return Ok(());
+        }
+        // Grow geometrically so a queue that grows by one page at a time does not remap each time.
+        let target = want.max(self.len + self.len / 4);
+        let target = target.div_ceil(ps) * ps;
+        self.file.set_len(target).ctx("extend", &self.path)?;
+        self.len = target;
+        self.remap()
+    }
+
+    /// Copies `buf.len()` bytes at `off` out of the file (through the cache).
+    pub fn read(&mut self, mut off: u64, mut buf: &mut [u8]) -> Result<()> {
+        self.check_range(off, buf.len())?;
+        let ps = self.opts.page_size as u64;
+        while !buf.is_empty() {
+            let page = off / ps;
+            let in_page = (off % ps) as usize;
+            let n = buf.len().min(ps as usize - in_page);
+            let f = self.frame(page, false)?;
+            buf[..n].copy_from_slice(&self.frames[f].data[in_page..in_page + n]);
+            buf = &mut buf[n..];
+            off += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Copies `buf` into the file at `off` (through the cache).
+    pub fn write(&mut self, mut off: u64, mut buf: &[u8]) -> Result<()> {
+        self.check_range(off, buf.len())?;
+        let ps = self.opts.page_size as u64;
+        while !buf.is_empty() {
+            let page = off / ps;
+            let in_page = (off % ps) as usize;
+            let n = buf.len().min(ps as usize - in_page);
+            let f = self.frame(page, n == ps as usize)?;
+            self.mark_dirty(f)?;
+            self.frames[f].data[in_page..in_page + n].copy_from_slice(&buf[..n]);
+            buf = &buf[n..];
+            off += n as u64;
+        }
+        Ok(())
+    }
+
+    fn check_range(&self, off: u64, n: usize) -> Result<()> {
+        if off + n as u64 > self.len {
+            return Err(Error::Usage(format!(
+                "{}: access to bytes {off}..{} past the end of the queue file ({} bytes)",
+                self.path.display(),
+                off + n as u64,
+                self.len
+            )));
+        }
+        Ok(())
+    }
+
+    /// The frame holding `page`, loading it (unless `overwrite`: the caller replaces it whole).
+    fn frame(&mut self, page: u64, overwrite: bool) -> Result<usize> {
+        if let Some(&f) = self.index.get(&page) {
+            self.frames[f].referenced = true;
+            return Ok(f);
+        }
+        let ps = self.opts.page_size;
+        let f = if self.frames.len() < self.opts.cache_pages.max(1) {
+            self.frames.push(Frame {
+                page,
+                data: vec![0u8; ps].into_boxed_slice(),
+                dirty: false,
+                referenced: true,
+            });
+            self.frames.len() - 1
+        } else {
+            let v = self.victim();
+            self.write_back(v)?;
+            self.index.remove(&self.frames[v].page);
+            self.frames[v].page = page;
+            self.frames[v].referenced = true;
+            v
+        };
+        self.index.insert(page, f);
+        if !overwrite {
+            let at = (page * ps as u64) as usize;
+            let map = self.map.as_ref().expect("a non-empty file is mapped");
+            self.frames[f].data.copy_from_slice(&map[at..at + ps]);
+            self.stats.block_reads += 1;
+            self.stats.bytes_read += ps as u64;
+        }
+        Ok(f)
+    }
+
+    /// CLOCK: the first frame past the hand whose reference bit is clear.
+    fn victim(&mut self) -> usize {
+        loop {
+            let h = self.hand;
+            self.hand = (self.hand + 1) % self.frames.len();
+            if self.frames[h].referenced {
+                self.frames[h].referenced = false;
+            } else {
+                return h;
+            }
+        }
+    }
+
+    fn mark_dirty(&mut self, f: usize) -> Result<()> {
+        if self.frames[f].dirty {
+            return Ok(());
+        }
+        let page = self.frames[f].page;
+        let ps = self.opts.page_size as u64;
+        if self.opts.durable
+            && (page + 1) * ps <= self.committed_len
+            && !self.journaled.contains_key(&page)
+        {
+            // Rule 1: journal the committed image. The frame may have been dirtied and written
+            // back before in this transaction; the map still holds the committed image only if
+            // it was not, which is exactly when the page is not yet journaled.
+            let at = (page * ps) as usize;
+            let map = self.map.as_ref().expect("mapped");
+            let image = map[at..at + ps as usize].to_vec();
+            self.journal_append(page, &image)?;
+        }
+        self.frames[f].dirty = true;
+        Ok(())
+    }
+
+    fn journal_append(&mut self, page: u64, image: &[u8]) -> Result<()> {
+        let jp = self.journal_path();
+        if self.journal.is_none() {
+            let mut j = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&jp)
+                .ctx("create", &jp)?;
+            let mut head = Vec::with_capacity(24);
+            head.extend_from_slice(JOURNAL_MAGIC);
+            head.extend_from_slice(&self.generation.to_le_bytes());
+            head.extend_from_slice(&self.committed_len.to_le_bytes());
+            j.write_all(&head).ctx("write", &jp)?;
+            self.journal = Some(j);
+            if let Some(dir) = self.path.parent() {
+                crate::storage::sync_dir(dir)?;
+            }
+        }
+        let mut rec = Vec::with_capacity(16 + image.len());
+        rec.extend_from_slice(&page.to_le_bytes());
+        rec.extend_from_slice(image);
+        let sum = xxh3_64(&rec);
+        rec.extend_from_slice(&sum.to_le_bytes());
+        self.journal
+            .as_mut()
+            .expect("open")
+            .write_all(&rec)
+            .ctx("write", &jp)?;
+        self.journaled.insert(page, ());
+        self.journal_unsynced = true;
+        Ok(())
+    }
+
+    /// Writes a dirty frame into the map (rule 2 first).
+    fn write_back(&mut self, f: usize) -> Result<()> {
+        if !self.frames[f].dirty {
+            return Ok(());
+        }
+        if self.journal_unsynced {
+            let jp = self.journal_path();
+            self.journal
+                .as_mut()
+                .expect("unsynced records imply an open journal")
+                .sync_data()
+                .ctx("fsync", &jp)?;
+            self.journal_unsynced = false;
+        }
+        let ps = self.opts.page_size;
+        let at = (self.frames[f].page * ps as u64) as usize;
+        let map = self.map.as_mut().expect("mapped");
+        map[at..at + ps].copy_from_slice(&self.frames[f].data);
+        self.frames[f].dirty = false;
+        self.stats.block_writes += 1;
+        self.stats.bytes_written += ps as u64;
+        Ok(())
+    }
+
+    /// Writes every dirty frame back into the map (no fsync).
+    pub fn flush(&mut self) -> Result<()> {
+        for f in 0..self.frames.len() {
+            self.write_back(f)?;
+        }
+        Ok(())
+    }
+
+    /// Makes the file durable and publishes `meta` with it (module docs, rule 3).
+    pub fn commit(&mut self, meta: &[u8]) -> Result<()> {
+        self.flush()?;
+        if let Some(m) = &self.map {
+            m.flush().ctx("msync", &self.path)?;
+        }
+        self.file.sync_all().ctx("fsync", &self.path)?;
+        let generation = self.generation + 1;
+        let mut body = Vec::with_capacity(36 + meta.len());
+        body.extend_from_slice(META_MAGIC);
+        body.extend_from_slice(&generation.to_le_bytes());
+        body.extend_from_slice(&self.len.to_le_bytes());
+        body.extend_from_slice(&(self.opts.page_size as u32).to_le_bytes());
+        body.extend_from_slice(meta);
+        let sum = xxh3_64(&body);
+        body.extend_from_slice(&sum.to_le_bytes());
+        crate::storage::write_atomic(&self.meta_path(), &body)?;
+        self.generation = generation;
+        self.committed_len = self.len;
+        self.meta = meta.to_vec();
+        if self.journal.take().is_some() {
+            let jp = self.journal_path();
+            std::fs::remove_file(&jp).ctx("remove", &jp)?;
+            if let Some(dir) = self.path.parent() {
+                crate::storage::sync_dir(dir)?;
+            }
+        }
+        self.journaled.clear();
+        self.journal_unsynced = false;
+        Ok(())
+    }
+}
+
+fn sibling(path: &Path, ext: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".");
+    name.push(ext);
+    path.with_file_name(name)
+}
+
+fn write_at(f: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    f.write_all_at(buf, at)
+}
+
+/// Fixed-size [`super::Entry`] slots over a pager, never straddling a page: slot `i` lives in
+/// page `i / per_page` at `(i % per_page) * 24`, after `base` bytes of the file.
+#[derive(Debug, Clone, Copy)]
+pub struct Slots {
+    base: u64,
+    per_page: u64,
+    page_size: u64,
+}
+
+impl Slots {
+    /// Slots starting at byte `base` (a page boundary) of a pager with `page_size`-byte pages.
+    pub fn new(base: u64, page_size: usize) -> Slots {
+        Slots {
+            base,
+            per_page: (page_size / super::Entry::SIZE) as u64,
+            page_size: page_size as u64,
+        }
+    }
+
+    /// Bytes of file that `n` slots need.
+    pub fn bytes_for(&self, n: u64) -> u64 {
+        n.div_ceil(self.per_page) * self.page_size
+    }
+
+    /// Byte offset of slot `i`.
+    pub fn offset(&self, i: u64) -> u64 {
+        self.base
+            + (i / self.per_page) * self.page_size
+            + (i % self.per_page) * super::Entry::SIZE as u64
+    }
+
+    /// Reads slot `i`.
+    pub fn get(&self, p: &mut Pager, i: u64) -> Result<super::Entry> {
+        let mut b = [0u8; super::Entry::SIZE];
+        p.read(self.offset(i), &mut b)?;
+        Ok(super::Entry::read_from(&b))
+    }
+
+    /// Writes slot `i`.
+    pub fn set(&self, p: &mut Pager, i: u64, e: super::Entry) -> Result<()> {
+        let mut b = [0u8; super::Entry::SIZE];
+        e.write_to(&mut b);
+        p.write(self.offset(i), &b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(cache: usize) -> PagerOptions {
+        PagerOptions {
+            page_size: 512,
+            cache_pages: cache,
+            durable: true,
+        }
+    }
+
+    #[test]
+    fn read_back_through_a_small_cache_counts_io() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.dat");
+        let mut p = Pager::open(&path, opts(2)).unwrap();
+        p.grow(512 * 8).unwrap();
+        for i in 0..8u64 {
+            p.write(i * 512 + 3, &i.to_le_bytes()).unwrap();
+        }
+        let mut b = [0u8; 8];
+        for i in 0..8u64 {
+            p.read(i * 512 + 3, &mut b).unwrap();
+            assert_eq!(u64::from_le_bytes(b), i);
+        }
+        let s = p.stats();
+        assert!(s.block_reads >= 8, "{s:?}");
+        assert!(s.block_writes >= 6, "{s:?}");
+        p.commit(b"m").unwrap();
+        drop(p);
+        let mut p = Pager::open(&path, opts(2)).unwrap();
+        assert_eq!(p.meta(), b"m");
+        assert_eq!(p.generation(), 1);
+        p.read(7 * 512 + 3, &mut b).unwrap();
+        assert_eq!(u64::from_le_bytes(b), 7);
+    }
+
+    #[test]
+    fn an_uncommitted_transaction_is_rolled_back_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.dat");
+        let mut p = Pager::open(&path, opts(1)).unwrap();
+        p.grow(512 * 4).unwrap();
+        for i in 0..4u64 {
+            p.write(i * 512, &[i as u8 + 1; 512]).unwrap();
+        }
+        p.commit(b"one").unwrap();
+        // Overwrite everything through a one-frame cache (so pages reach the file), grow, and
+        // "crash" without committing.
+        for i in 0..4u64 {
+            p.write(i * 512, &[0xEE; 512]).unwrap();
+        }
+        p.grow(512 * 16).unwrap();
+        p.write(10 * 512, &[0xAB; 16]).unwrap();
+        p.flush().unwrap();
+        std::mem::forget(p);
+        let mut p = Pager::open(&path, opts(1)).unwrap();
+        assert_eq!(p.meta(), b"one");
+        assert_eq!(p.len(), 512 * 4);
+        let mut b = [0u8; 512];
+        for i in 0..4u64 {
+            p.read(i * 512, &mut b).unwrap();
+            assert_eq!(b, [i as u8 + 1; 512], "page {i}");
+        }
+        assert!(!sibling(&path, "journal").exists());
+    }
+
+    #[test]
+    fn a_stale_journal_after_a_finished_commit_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.dat");
+        let mut p = Pager::open(&path, opts(4)).unwrap();
+        p.grow(512).unwrap();
+        p.write(0, &[1; 512]).unwrap();
+        p.commit(b"a").unwrap();
+        p.write(0, &[2; 512]).unwrap();
+        // Keep a copy of the journal as it was before the commit removed it.
+        let journal = std::fs::read(sibling(&path, "journal")).unwrap();
+        p.commit(b"b").unwrap();
+        std::fs::write(sibling(&path, "journal"), journal).unwrap();
+        drop(p);
+        let mut p = Pager::open(&path, opts(4)).unwrap();
+        assert_eq!(p.meta(), b"b");
+        let mut b = [0u8; 512];
+        p.read(0, &mut b).unwrap();
+        assert_eq!(b, [2; 512]);
+    }
+
+    #[test]
+    fn a_corrupt_meta_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.dat");
+        let mut p = Pager::open(&path, opts(4)).unwrap();
+        p.commit(b"x").unwrap();
+        drop(p);
+        let mp = sibling(&path, "meta");
+        let mut m = std::fs::read(&mp).unwrap();
+        m[10] ^= 1;
+        std::fs::write(&mp, m).unwrap();
+        let e = Pager::open(&path, opts(4)).err().unwrap().to_string();
+        assert!(e.contains("q.dat.meta") && e.contains("checksum"), "{e}");
+    }
+
+    #[test]
+    fn slots_never_straddle_pages() {
+        let s = Slots::new(0, 512);
+        assert_eq!(s.offset(20), 20 * 24);
+        assert_eq!(s.offset(21), 512);
+        assert_eq!(s.bytes_for(22), 1024);
+    }
+}
