@@ -136,6 +136,12 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 
 /// Removes temporary files (and sort scratch directories) left in `dir` by writers that were
 /// killed. Returns how many.
+///
+/// Partitions of one stage write side by side in the same directories (the local executor runs
+/// them in one process, on threads), so a temporary name whose writer's pid still runs on this
+/// host is left alone: it is another partition's file in the making, not debris. (On a shared
+/// filesystem a writer on another host is not visible from here; each executor task sweeps only
+/// directories of its own stage and cycle, see docs/architecture.md.)
 pub fn remove_temps(dir: &Path) -> Result<usize> {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
@@ -147,7 +153,7 @@ pub fn remove_temps(dir: &Path) -> Result<usize> {
         let entry = entry.ctx("list", dir)?;
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if is_temp_name(&name) {
+        if is_temp_name(&name) && !temp_writer(&name).is_some_and(crate::util::pid_alive) {
             let p = entry.path();
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
             let removed = if is_dir {
@@ -163,6 +169,13 @@ pub fn remove_temps(dir: &Path) -> Result<usize> {
         }
     }
     Ok(n)
+}
+
+/// The pid in a temporary name (`.x.run.tmp.PID`, `.sort.tmp.PID.N`).
+fn temp_writer(name: &str) -> Option<u32> {
+    let after = &name[name.find(TEMP_MARK)? + TEMP_MARK.len()..];
+    let digits = after.split('.').next()?;
+    digits.parse().ok()
 }
 
 /// Whether a file name is one of [`AtomicFile`]'s temporary names.
@@ -218,11 +231,17 @@ mod tests {
     #[test]
     fn remove_temps_sweeps_only_temps() {
         let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join(".x.run.tmp.123"), b"junk").unwrap();
+        // A pid no process can have: its writer is gone.
+        fs::write(dir.path().join(".x.run.tmp.4000000000"), b"junk").unwrap();
+        fs::create_dir(dir.path().join(".sort.tmp.4000000000.3")).unwrap();
+        // A live writer's (ours: another partition being written by another thread).
+        let live = format!(".y.run.tmp.{}", std::process::id());
+        fs::write(dir.path().join(&live), b"in the making").unwrap();
         fs::write(dir.path().join("x.run"), b"keep").unwrap();
         fs::write(dir.path().join(".hidden"), b"keep").unwrap();
-        assert_eq!(remove_temps(dir.path()).unwrap(), 1);
+        assert_eq!(remove_temps(dir.path()).unwrap(), 2);
         assert!(dir.path().join("x.run").exists());
         assert!(dir.path().join(".hidden").exists());
+        assert!(dir.path().join(&live).exists());
     }
 }

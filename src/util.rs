@@ -35,6 +35,39 @@ pub fn rfc3339(secs: u64) -> String {
     )
 }
 
+/// Parses what [`rfc3339`] writes (`2026-11-23T09:14:00Z`) back into Unix seconds.
+pub fn parse_rfc3339(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days-from-civil (H. Hinnant's algorithm), the inverse of the one above.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
+}
+
+/// Whether a process with this pid runs on this host (it may belong to another user).
+pub fn pid_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill with signal 0 only checks for the process's existence.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 /// This machine's host name.
 pub fn hostname() -> String {
     let mut buf = [0u8; 256];
@@ -82,5 +115,26 @@ mod tests {
         assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(super::rfc3339(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(super::rfc3339(1_795_424_040), "2026-11-23T08:54:00Z");
+    }
+
+    #[test]
+    fn rfc3339_parses_back() {
+        for t in [
+            0,
+            951_782_400,
+            1_795_424_040,
+            4_102_444_799,
+            1_709_164_800 + 86_399,
+        ] {
+            assert_eq!(super::parse_rfc3339(&super::rfc3339(t)), Some(t), "{t}");
+        }
+        for bad in [
+            "",
+            "2026-13-01T00:00:00Z",
+            "2026-11-23 08:54:00Z",
+            "2026-11-23T08:54:00",
+        ] {
+            assert_eq!(super::parse_rfc3339(bad), None, "{bad}");
+        }
     }
 }

@@ -47,9 +47,7 @@ impl LockInfo {
         if self.host != crate::util::hostname() {
             return Holder::Unknown;
         }
-        // SAFETY: kill with signal 0 only checks for the process's existence.
-        let rc = unsafe { libc::kill(self.pid as libc::pid_t, 0) };
-        if rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) {
+        if crate::util::pid_alive(self.pid) {
             Holder::Alive
         } else {
             Holder::Gone
