@@ -33,6 +33,20 @@ pub fn host_key(host: &str) -> u64 {
     xxh3_64(host.as_bytes())
 }
 
+/// The host of a canonical URL string, as [`UrlKey::host`] has it (no user info, no port; an
+/// IPv6 address keeps its brackets), without parsing the URL again. Empty if there is none.
+pub fn host_of(canonical_url: &str) -> &str {
+    let Some((_, rest)) = canonical_url.split_once("://") else {
+        return "";
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    if hostport.starts_with('[') {
+        return hostport.find(']').map_or(hostport, |i| &hostport[..=i]);
+    }
+    hostport.split(':').next().unwrap_or("")
+}
+
 /// The logical partition, in `0..partitions`, of a host key.
 ///
 /// `((host_key as u128 * partitions as u128) >> 64)` is Lemire's "fast range" reduction: it
@@ -91,6 +105,22 @@ mod tests {
         assert_eq!(key.fingerprint, xxh3_64(b"http://[::1]:8080/a"));
         assert_eq!(key.host_key, xxh3_64(b"[::1]"));
         assert_eq!(fingerprint(""), 0x2d06800538d394c2);
+    }
+
+    #[test]
+    fn host_of_agrees_with_the_url_crate() {
+        for u in [
+            "http://a.example/x",
+            "http://user:pw@b.example:8080/?q",
+            "http://[::1]:8080/a",
+            "https://[2001:db8::1]/",
+            "http://127.0.0.1:9/",
+            "http://c.example?x",
+        ] {
+            let key = UrlKey::new(url::Url::parse(u).unwrap());
+            assert_eq!(host_of(u), key.host, "{u}");
+        }
+        assert_eq!(host_of("no-scheme"), "");
     }
 
     #[test]

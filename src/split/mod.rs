@@ -273,11 +273,7 @@ impl Split<'_> {
             self.bump("nofollow", 1);
             return Ok(());
         }
-        let host = t
-            .url
-            .split_once("://")
-            .map(|(_, r)| r.split(['/', ':', '?']).next().unwrap_or(""))
-            .unwrap_or("");
+        let host = crate::keys::host_of(&t.url);
         if let Some(reason) = self.cfg.scope.refusal(&t.url, host, t.depth) {
             self.bump(reason, 1);
             return Ok(());
