@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use crate::crawl::records::{check_version, Dec, Enc};
+use crate::crawl::records::{Dec, Enc};
 use crate::crawl::{
     Config, CrawlDir, DecodeError, DoneMarker, FetchResult, FileDigest, Stage, UrlRecord, UrlState,
 };
@@ -47,39 +47,55 @@ pub struct FrontierUpdate {
     pub depth: u32,
     /// Discovered this cycle.
     pub new: bool,
+    /// A fetched URL whose recrawl is due (version 2 of the record).
+    pub recrawl: bool,
 }
 
 impl FrontierUpdate {
-    const VERSION: u8 = 1;
+    /// Version 1: url, score, depth, new (0 or 1). Version 2 turns the last byte into flags
+    /// (bit 0 new, bit 1 recrawl); an update that is not a recrawl is still written as version 1.
+    const VERSION: u8 = 2;
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
         let mut e = Enc::default();
-        e.u8(FrontierUpdate::VERSION)
+        e.u8(if self.recrawl { 2 } else { 1 })
             .str(&self.url)
             .f64(self.score)
             .u64(u64::from(self.depth))
-            .u8(u8::from(self.new));
+            .u8(u8::from(self.new) | (u8::from(self.recrawl) << 1));
         e.0
     }
 
-    /// Decodes a payload.
+    /// Decodes a payload (version 1 or 2).
     pub fn decode(b: &[u8]) -> std::result::Result<FrontierUpdate, DecodeError> {
         let mut d = Dec(b);
-        check_version(&mut d, "frontier update", FrontierUpdate::VERSION)?;
-        let r = FrontierUpdate {
-            url: d.str("url")?.to_owned(),
-            score: d.f64("score")?,
-            depth: u32::try_from(d.u64("depth")?)
-                .map_err(|_| DecodeError("depth out of range".into()))?,
-            new: match d.u8("new")? {
-                0 => false,
-                1 => true,
-                v => return Err(DecodeError(format!("new flag {v} is not 0 or 1"))),
-            },
-        };
+        let v = d.u8("record version")?;
+        if v == 0 || v > FrontierUpdate::VERSION {
+            return Err(DecodeError(format!(
+                "frontier update record version {v} is not supported (this build reads 1 to {})",
+                FrontierUpdate::VERSION
+            )));
+        }
+        let url = d.str("url")?.to_owned();
+        let score = d.f64("score")?;
+        let depth =
+            u32::try_from(d.u64("depth")?).map_err(|_| DecodeError("depth out of range".into()))?;
+        let flags = d.u8("flags")?;
+        let known = if v == 1 { 1 } else { 3 };
+        if flags & !known != 0 {
+            return Err(DecodeError(format!(
+                "unknown frontier update flags {flags:#x}"
+            )));
+        }
         d.end()?;
-        Ok(r)
+        Ok(FrontierUpdate {
+            url,
+            score,
+            depth,
+            new: flags & 1 != 0,
+            recrawl: flags & 2 != 0,
+        })
     }
 }
 
@@ -172,8 +188,15 @@ pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     let updates_path = crawl.new_urls(cycle, p);
     crate::storage::create_dir_all(updates_path.parent().expect("has a parent"))?;
     crate::storage::create_dir_all(&crawl.stage_dir(cycle, Stage::Merge))?;
+    // The recrawl clock: when this partition's fetch of the cycle started, from its committed
+    // marker, so a re-run of the merge decides exactly as the first run did.
+    let now = DoneMarker::read(&crawl.done_path(cycle, Stage::Fetch, p))?
+        .and_then(|m| crate::util::parse_rfc3339(&m.started))
+        .unwrap_or(0);
     let mut out = Out {
         cycle,
+        now,
+        recrawl: &cfg.prioritize,
         urldb_path: urldb_path.clone(),
         seen: RunWriter::create(&new_seen, Schema::SEEN)?,
         urldb: RunWriter::create(&new_urldb, Schema::URLDB)?,
@@ -306,8 +329,11 @@ pub fn check_update(
     Ok(stats)
 }
 
-struct Out {
+struct Out<'a> {
     cycle: u32,
+    /// Unix seconds the recrawl decisions are made at.
+    now: u64,
+    recrawl: &'a crate::prioritize::config::PrioritizeSection,
     urldb_path: PathBuf,
     seen: RunWriter,
     urldb: RunWriter,
@@ -315,7 +341,7 @@ struct Out {
     counts: BTreeMap<String, u64>,
 }
 
-impl Out {
+impl Out<'_> {
     fn bump(&mut self, name: &str) {
         crate::util::count(&mut self.counts, name, 1);
     }
@@ -362,7 +388,7 @@ impl Out {
         let mut requeue = false;
         if let Some(f) = &g.fetched {
             self.bump("fetch_results");
-            requeue = apply_fetch(&mut rec, f);
+            requeue = apply_fetch(&mut rec, f, self.recrawl.max_attempts);
         }
         if g.routed + g.credits > 0 {
             rec.score += g.cash;
@@ -375,19 +401,41 @@ impl Out {
             }
         }
         let waiting = matches!(rec.state, UrlState::Unfetched | UrlState::Retry);
-        if new || requeue || (waiting && g.cash > 0.0) {
+        let recrawl = self.recrawl_due(&rec);
+        if recrawl {
+            rec.recrawl_queued = self.cycle + 1;
+            self.bump("recrawls_due");
+        }
+        if new || requeue || recrawl || (waiting && g.cash > 0.0) {
             self.bump("updates");
             let u = FrontierUpdate {
                 url: rec.url.clone(),
                 score: rec.score,
                 depth: rec.depth,
                 new,
+                recrawl,
             };
             self.updates.push(&key, &u.encode())?;
         }
         self.bump(&format!("state_{}", state_name(rec.state)));
         self.seen.push(&key, &[])?;
         self.urldb.push(&key, &rec.encode())
+    }
+}
+
+impl Out<'_> {
+    /// Whether a fetched URL is due for a recrawl now and has none pending: its last fetch is
+    /// older than the interval its change history earns (`[prioritize]` recrawl settings).
+    fn recrawl_due(&self, r: &UrlRecord) -> bool {
+        let c = self.recrawl;
+        c.recrawl
+            && r.recrawl_queued == 0
+            && r.fetched_at > 0
+            && matches!(
+                r.state,
+                UrlState::Fetched | UrlState::NotModified | UrlState::Redirected
+            )
+            && self.now >= r.fetched_at + c.recrawl_interval(r.fetches, r.changes)
     }
 }
 
@@ -403,16 +451,34 @@ fn state_name(s: UrlState) -> &'static str {
 }
 
 /// Folds one fetch result into a URL record; returns whether the URL must go back into the
-/// frontier (it was not fetched, or failed in a way worth retrying).
-fn apply_fetch(r: &mut UrlRecord, f: &FetchResult) -> bool {
-    match f.error.as_str() {
-        // Never attempted this cycle: back to the frontier as it was.
-        "deferred" | "robots_unreachable" | "host_failing" => {
-            if r.state == UrlState::Unfetched {
-                return true;
+/// frontier (it was not fetched, or failed in a way worth retrying). A URL that failed
+/// `max_attempts` times in a row is given up (`Gone`).
+fn apply_fetch(r: &mut UrlRecord, f: &FetchResult, max_attempts: u32) -> bool {
+    let give_up = |r: &mut UrlRecord| {
+        r.failures = r.failures.saturating_add(1);
+        if r.failures >= max_attempts {
+            r.state = UrlState::Gone;
+            false
+        } else {
+            if r.state != UrlState::Unfetched {
+                r.state = UrlState::Retry;
             }
-            r.state = UrlState::Retry;
+            true
+        }
+    };
+    match f.error.as_str() {
+        // Not attempted this cycle (the deadline came first): back to the frontier as it was.
+        "deferred" => {
+            if r.state != UrlState::Unfetched {
+                r.state = UrlState::Retry;
+            }
             return true;
+        }
+        // Not attempted because of its host: an attempt all the same, or a dead host would
+        // come back every cycle.
+        "robots_unreachable" | "host_failing" => {
+            r.recrawl_queued = 0;
+            return give_up(r);
         }
         "robots" | "ssrf" | "url" => {
             r.state = UrlState::Gone;
@@ -420,6 +486,7 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult) -> bool {
         }
         _ => {}
     }
+    r.recrawl_queued = 0;
     r.fetches = r.fetches.saturating_add(1);
     r.fetched_at = f.fetched_at_ms / 1000;
     r.http_status = f.status;
@@ -435,6 +502,10 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult) -> bool {
         400..=499 if f.status != 408 && f.status != 429 => UrlState::Gone,
         _ => UrlState::Retry,
     };
+    if r.state == UrlState::Retry {
+        return give_up(r);
+    }
+    r.failures = 0;
     if (200..300).contains(&f.status) && usable {
         if f.digest != 0 && r.digest != 0 && f.digest != r.digest {
             r.changes = r.changes.saturating_add(1);
@@ -443,7 +514,7 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult) -> bool {
         r.etag = f.etag.clone();
         r.last_modified = f.last_modified.clone();
     }
-    r.state == UrlState::Retry
+    false
 }
 
 #[cfg(test)]
@@ -497,16 +568,20 @@ mod tests {
 
     #[test]
     fn update_round_trip() {
-        let u = FrontierUpdate {
-            url: "http://a.test/".into(),
-            score: 1.5,
-            depth: 2,
-            new: true,
-        };
-        let b = u.encode();
-        assert_eq!(FrontierUpdate::decode(&b).unwrap(), u);
-        for n in 0..b.len() {
-            assert!(FrontierUpdate::decode(&b[..n]).is_err());
+        for recrawl in [false, true] {
+            let u = FrontierUpdate {
+                url: "http://a.test/".into(),
+                score: 1.5,
+                depth: 2,
+                new: !recrawl,
+                recrawl,
+            };
+            let b = u.encode();
+            assert_eq!(b[0], if recrawl { 2 } else { 1 }, "version");
+            assert_eq!(FrontierUpdate::decode(&b).unwrap(), u);
+            for n in 0..b.len() {
+                assert!(FrontierUpdate::decode(&b[..n]).is_err());
+            }
         }
     }
 }

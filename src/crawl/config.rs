@@ -42,6 +42,12 @@ pub struct Config {
     /// `[split]`: the split stage's CLOCK cache.
     #[serde(default)]
     pub split: crate::split::scope::SplitSection,
+    /// `[prioritize]`: the frontier queue, fetch budget, host cap, recrawl policy.
+    #[serde(default)]
+    pub prioritize: crate::prioritize::config::PrioritizeSection,
+    /// `[cycle]`: how `dragnet cycle` runs the stages on this machine.
+    #[serde(default)]
+    pub cycle: crate::cycle::CycleSection,
 }
 
 /// `[crawl]`.
@@ -187,6 +193,8 @@ impl Config {
         self.fetch.validate(path)?;
         self.scope.validate(path)?;
         self.split.validate(path)?;
+        self.prioritize.validate(path)?;
+        self.cycle.validate(path)?;
         if self.canon.max_url_len < 16 {
             return Err(Error::config(
                 path,

@@ -242,10 +242,19 @@ pub struct UrlRecord {
     pub changes: u32,
     /// How many fetches in all.
     pub fetches: u32,
+    /// Cycle + 1 in which a recrawl of this fetched URL was put into the frontier (0: none
+    /// pending). Cleared when the next fetch result is folded in.
+    pub recrawl_queued: u32,
+    /// Failed attempts in a row (no usable answer, robots.txt unreachable, host failing); reset
+    /// by a usable answer. At `[prioritize] max_attempts` the URL is given up (state `Gone`).
+    pub failures: u32,
 }
 
 impl UrlRecord {
-    const VERSION: u8 = 1;
+    /// Version 1: up to `fetches`. Version 2 adds `recrawl_queued` and `failures`; a record with
+    /// both zero is still written as version 1, so URL dbs stay byte-identical to earlier builds'
+    /// until recrawls begin.
+    const VERSION: u8 = 2;
 
     /// A newly discovered URL.
     pub fn discovered(url: String, depth: u32, score: f64, cycle: u32) -> UrlRecord {
@@ -262,13 +271,16 @@ impl UrlRecord {
             digest: 0,
             changes: 0,
             fetches: 0,
+            recrawl_queued: 0,
+            failures: 0,
         }
     }
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
+        let v2 = self.recrawl_queued != 0 || self.failures != 0;
         let mut e = Enc::default();
-        e.u8(UrlRecord::VERSION)
+        e.u8(if v2 { 2 } else { 1 })
             .str(&self.url)
             .u8(self.state as u8)
             .u64(u64::from(self.depth))
@@ -281,13 +293,23 @@ impl UrlRecord {
             .u64(self.digest)
             .u64(u64::from(self.changes))
             .u64(u64::from(self.fetches));
+        if v2 {
+            e.u64(u64::from(self.recrawl_queued))
+                .u64(u64::from(self.failures));
+        }
         e.0
     }
 
     /// Decodes a payload.
     pub fn decode(b: &[u8]) -> Result<UrlRecord, DecodeError> {
         let mut d = Dec(b);
-        check_version(&mut d, "URL db", UrlRecord::VERSION)?;
+        let v = d.u8("record version")?;
+        if v == 0 || v > UrlRecord::VERSION {
+            return Err(DecodeError(format!(
+                "URL db record version {v} is not supported (this build reads 1 to {})",
+                UrlRecord::VERSION
+            )));
+        }
         let small = |v: u64, what: &str| {
             u32::try_from(v).map_err(|_| DecodeError(format!("{what} out of range")))
         };
@@ -305,7 +327,14 @@ impl UrlRecord {
             digest: d.u64("digest")?,
             changes: small(d.u64("changes")?, "changes")?,
             fetches: small(d.u64("fetches")?, "fetches")?,
+            recrawl_queued: 0,
+            failures: 0,
         };
+        let mut r = r;
+        if v >= 2 {
+            r.recrawl_queued = small(d.u64("recrawl_queued")?, "recrawl_queued")?;
+            r.failures = small(d.u64("failures")?, "failures")?;
+        }
         d.end()?;
         Ok(r)
     }
@@ -353,9 +382,18 @@ mod tests {
         r.digest = u64::MAX;
         let b = r.encode();
         assert_eq!(UrlRecord::decode(&b).unwrap(), r);
+        assert_eq!(b[0], 1, "nothing of version 2 set: written as version 1");
         let mut extra = b.clone();
         extra.push(0);
         assert!(UrlRecord::decode(&extra).is_err());
+        r.recrawl_queued = 9;
+        r.failures = 2;
+        let b = r.encode();
+        assert_eq!(b[0], 2);
+        assert_eq!(UrlRecord::decode(&b).unwrap(), r);
+        for n in 0..b.len() {
+            assert!(UrlRecord::decode(&b[..n]).is_err(), "truncated to {n}");
+        }
     }
 }
 

@@ -1,0 +1,240 @@
+//! The prioritize stage over a websim crawl: the fetch list is the top of the frontier within the
+//! budget and the per-host cap, stale entries never reach it, a re-run after a kill between the
+//! queue's commit and the marker changes nothing, and due recrawls come back with validators.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Duration;
+
+use dragnet::crawl::{Config, CrawlDir, FetchItem, UrlRecord, UrlState};
+use dragnet::fetch::{fetch_partition, FetchOptions, ProgressMode};
+use dragnet::keys::{host_key, host_of};
+use dragnet::merge::{merge_partition, FrontierUpdate};
+use dragnet::parse::parse_partition;
+use dragnet::prioritize::config::QueueKind;
+use dragnet::prioritize::prioritize_partition;
+use dragnet::queue::Entry;
+use dragnet::run::{self, Cursor, RunReader, Schema};
+use dragnet::split::split_partition;
+use websim::model::WebConfig;
+use websim::server::{Server, ServerOptions};
+
+const M: u32 = 2;
+
+fn cycle_until_merge(dir: &CrawlDir, cfg: &Config, cycle: u32) {
+    let quiet = FetchOptions {
+        progress: ProgressMode::Quiet,
+        ..FetchOptions::default()
+    };
+    for p in 0..M {
+        fetch_partition(dir, cfg, cycle, p, &quiet).unwrap();
+        parse_partition(dir, cfg, cycle, p).unwrap();
+        split_partition(dir, cfg, cycle, p).unwrap();
+    }
+    for p in 0..M {
+        merge_partition(dir, cfg, cycle, p).unwrap();
+    }
+}
+
+fn read_all<T>(
+    path: &std::path::Path,
+    schema: Schema,
+    f: impl Fn(&[u8]) -> T,
+) -> Vec<(Vec<u8>, T)> {
+    let mut r = RunReader::open_expect(path, schema).unwrap();
+    let mut v = Vec::new();
+    while r.advance().unwrap() {
+        v.push((r.key().to_vec(), f(r.payload())));
+    }
+    v
+}
+
+fn fetchlist(dir: &CrawlDir, cycle: u32, p: u32) -> Vec<(u64, u64, FetchItem)> {
+    read_all(&dir.fetchlist(cycle, p), Schema::FETCHLIST, |b| {
+        FetchItem::decode(b).unwrap()
+    })
+    .into_iter()
+    .map(|(k, item)| (run::key_u64(&k[..8]), run::key_u64(&k[8..]), item))
+    .collect()
+}
+
+fn urldb(dir: &CrawlDir, cycle: u32, p: u32) -> BTreeMap<u64, UrlRecord> {
+    read_all(&dir.state_file(p, "urldb", cycle), Schema::URLDB, |b| {
+        UrlRecord::decode(b).unwrap()
+    })
+    .into_iter()
+    .map(|(k, r)| (run::key_u64(&k), r))
+    .collect()
+}
+
+fn crawl(queue: QueueKind, tune: impl Fn(&mut Config)) -> (common::Crawl, Server) {
+    let (web, server) = Server::start_web(
+        WebConfig {
+            seed: 31,
+            port: 0,
+            listeners: 2,
+            hosts: 6,
+            pages: 40,
+            hostile_every: 0,
+            max_crawl_delay: Duration::from_millis(50),
+            ..WebConfig::default()
+        },
+        ServerOptions::default(),
+    )
+    .unwrap();
+    let mut cfg = Config::default();
+    cfg.crawl.partitions = M;
+    let f = &mut cfg.fetch;
+    f.allow_private_addresses = true;
+    f.threads = 4;
+    f.default_delay_secs = 0.0;
+    f.delay_factor = 0.0;
+    // Short: a web may have a host whose robots.txt never answers (disallow all, retried each
+    // cycle until its URLs are given up); each attempt costs a read timeout.
+    f.read_timeout_secs = 2.0;
+    f.total_timeout_secs = 5.0;
+    cfg.prioritize.queue = queue;
+    // websim's own hosts only: links to x*.outside.test must not make the crawl resolve them.
+    cfg.scope.allowed_domains = vec!["websim.test".into()];
+    cfg.prioritize.block = 7; // several extraction steps even on a small web
+    tune(&mut cfg);
+    let homes: Vec<String> = (0..web.hosts.len() as u32)
+        .map(|h| format!("{}/", web.origin(h)))
+        .collect();
+    (common::websim_crawl(&web, &homes, cfg), server)
+}
+
+fn budget_and_cap(queue: QueueKind) {
+    let (c, server) = crawl(queue, |cfg| {
+        cfg.prioritize.fetch_budget = 10;
+        cfg.prioritize.max_urls_per_host = 2;
+    });
+    let (dir, cfg) = (&c.dir, &c.cfg);
+    cycle_until_merge(dir, cfg, 0);
+    for p in 0..M {
+        let r = prioritize_partition(dir, cfg, 0, p).unwrap();
+        // The reference: every update of cycle 0 is a new URL with one entry; take them in
+        // priority order, at most 2 per host, at most 10.
+        let updates = read_all(&dir.new_urls(0, p), Schema::NEW, |b| {
+            FrontierUpdate::decode(b).unwrap()
+        });
+        let mut entries: Vec<(Entry, String)> = updates
+            .iter()
+            .map(|(k, u)| {
+                let fp = run::key_u64(k);
+                let e = Entry::new(Entry::key_for_score(u.score), fp, host_key(host_of(&u.url)));
+                (e, u.url.clone())
+            })
+            .collect();
+        entries.sort();
+        // Small enough that the stage's scan bound (16 x budget entries) does not cut it short.
+        assert!(entries.len() < 16 * 10, "{} updates", entries.len());
+        let mut per_host: HashMap<u64, u32> = HashMap::new();
+        let mut want = BTreeSet::new();
+        for (e, _) in &entries {
+            let n = per_host.entry(e.host).or_default();
+            if want.len() < 10 && *n < 2 {
+                *n += 1;
+                want.insert(e.fp);
+            }
+        }
+        let list = fetchlist(dir, 1, p);
+        let got: BTreeSet<u64> = list.iter().map(|(_, fp, _)| *fp).collect();
+        assert_eq!(got, want, "partition {p}");
+        assert_eq!(got.len(), list.len(), "no URL twice");
+        for (h, _, item) in &list {
+            assert_eq!(*h, host_key(host_of(&item.url)));
+        }
+        assert_eq!(
+            r.counts["frontier"],
+            updates.len() as u64 - list.len() as u64
+        );
+        assert_eq!(r.counts["selected"], list.len() as u64);
+
+        // A kill after the queue's commit and before the marker: the re-run writes only the
+        // marker, and the fetch list keeps its bytes.
+        let bytes = std::fs::read(dir.fetchlist(1, p)).unwrap();
+        std::fs::remove_file(dir.done_path(0, dragnet::crawl::Stage::Prioritize, p)).unwrap();
+        let again = prioritize_partition(dir, cfg, 0, p).unwrap();
+        assert_eq!(again.counts.get("resumed"), Some(&1));
+        assert_eq!(again.counts["frontier"], r.counts["frontier"]);
+        assert_eq!(std::fs::read(dir.fetchlist(1, p)).unwrap(), bytes);
+    }
+
+    // The next cycle: what the merge re-emits makes older entries stale; none may be selected.
+    cycle_until_merge(dir, cfg, 1);
+    let mut stale = 0;
+    for p in 0..M {
+        let r = prioritize_partition(dir, cfg, 1, p).unwrap();
+        stale += r.counts.get("stale").copied().unwrap_or(0);
+        let db = urldb(dir, 2, p);
+        for (_, fp, item) in fetchlist(dir, 2, p) {
+            let rec = &db[&fp];
+            assert!(
+                matches!(rec.state, UrlState::Unfetched | UrlState::Retry),
+                "{} is {:?}",
+                item.url,
+                rec.state
+            );
+        }
+    }
+    // Not a hard law of the web, but this one has links to the same pages from several pages.
+    eprintln!("stale entries dropped: {stale}");
+    assert_eq!(server.stop().counts.total(), 0);
+}
+
+#[test]
+fn quickheap_frontier_honours_budget_cap_and_staleness() {
+    budget_and_cap(QueueKind::Quickheap);
+}
+
+#[test]
+fn cbt_frontier_honours_budget_cap_and_staleness() {
+    budget_and_cap(QueueKind::Cbt);
+}
+
+#[test]
+fn due_recrawls_come_back_with_validators() {
+    let (c, server) = crawl(QueueKind::Quickheap, |cfg| {
+        cfg.prioritize.recrawl_after_secs = 0;
+        cfg.prioritize.recrawl_min_secs = 0;
+    });
+    let (dir, cfg) = (&c.dir, &c.cfg);
+    cycle_until_merge(dir, cfg, 0);
+    for p in 0..M {
+        prioritize_partition(dir, cfg, 0, p).unwrap();
+    }
+    // Cycle 1's merge runs on a clock (its fetch's start) later than every cycle-0 fetch.
+    std::thread::sleep(Duration::from_millis(1100));
+    cycle_until_merge(dir, cfg, 1);
+    let mut recrawls = 0;
+    let mut with_validators = 0;
+    for p in 0..M {
+        let r = prioritize_partition(dir, cfg, 1, p).unwrap();
+        let db = urldb(dir, 2, p);
+        for (_, fp, item) in fetchlist(dir, 2, p) {
+            let rec = &db[&fp];
+            if rec.fetches > 0 && rec.state != UrlState::Retry {
+                recrawls += 1;
+                assert_ne!(rec.recrawl_queued, 0, "{}", item.url);
+                if !item.etag.is_empty() || !item.last_modified.is_empty() {
+                    with_validators += 1;
+                }
+            }
+        }
+        assert_eq!(
+            r.counts.get("selected_recrawl").copied().unwrap_or(0),
+            fetchlist(dir, 2, p)
+                .iter()
+                .filter(|(_, fp, _)| db[fp].fetches > 0 && db[fp].state != UrlState::Retry)
+                .count() as u64
+        );
+    }
+    assert!(recrawls > 0, "no recrawl was scheduled");
+    assert!(
+        with_validators > 0,
+        "recrawls carry the validators of their last fetch"
+    );
+    assert_eq!(server.stop().counts.total(), 0);
+}
