@@ -16,6 +16,7 @@
 //!   state/pNNNN/cache.CCCCCC.clock      the split stage's CLOCK cache as cycle C starts
 //!   cycles/CCCCCC/new/pNNNN.run         what the merge hands to prioritize (fp)
 //!   cycles/CCCCCC/<stage>/pNNNN.done    commit marker of one stage for one partition
+//!   cycles/CCCCCC/<stage>/pNNNN.failed  why its last attempt failed (until it succeeds)
 //! ```
 //!
 //! State files are versioned by cycle: `seen.000007.run` is the seen set as cycle 7 starts. A
@@ -228,6 +229,13 @@ impl CrawlDir {
     pub fn done_path(&self, cycle: u32, stage: Stage, p: u32) -> PathBuf {
         self.stage_dir(cycle, stage)
             .join(format!("{}.done", CrawlDir::partition_name(p)))
+    }
+
+    /// `cycles/CCCCCC/<stage>/pNNNN.failed`: why the last attempt of one stage for one partition
+    /// failed (removed when the stage succeeds).
+    pub fn failed_path(&self, cycle: u32, stage: Stage, p: u32) -> PathBuf {
+        self.stage_dir(cycle, stage)
+            .join(format!("{}.failed", CrawlDir::partition_name(p)))
     }
 
     /// Cycle numbers that have a directory, ascending.

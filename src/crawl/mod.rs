@@ -7,9 +7,11 @@
 
 mod config;
 mod done;
+pub mod failed;
 mod init;
 mod layout;
 mod lock;
+pub mod metrics;
 pub(crate) mod records;
 mod status;
 
@@ -19,4 +21,7 @@ pub use init::{init, BadSeed, InitOptions, InitReport};
 pub use layout::{CrawlDir, Stage};
 pub use lock::{read_lock, unlock, CrawlLock, Holder, LockInfo};
 pub use records::{DecodeError, FetchItem, FetchResult, UrlRecord, UrlState};
-pub use status::{status, CycleStatus, StageStatus, Status};
+pub use status::{
+    status, status_with, CacheSummary, CycleState, CycleStatus, FetchSummary, HostCount,
+    PartitionState, StageStatus, Status, StatusOptions, TopHosts, MAX_TRACKED_HOSTS, TOP_HOSTS,
+};
