@@ -11,9 +11,14 @@
 //! - [`storage`]: the one place files are published atomically (write-temp, fsync, rename, fsync-dir).
 //! - [`resolve`]: the crawl's own hosts table (`[resolve]` in crawl.toml), like curl's `--resolve`.
 //! - [`crawl`]: the crawl directory, `crawl.toml`, `dragnet init`, `.done` markers and the lock.
+//! - [`cycle`]: `dragnet cycle`, the local executor that runs every stage over every partition.
+//! - [`demo`]: `dragnet demo`, a whole crawl of websim's synthetic web on loopback, checked
+//!   against its ground truth.
 //! - [`parse`]: the parse stage; today HTML link extraction and charset detection.
 //! - [`fetch`]: the fetch stage; today robots.txt parsing and matching ([`fetch::robots`]).
 //! - [`merge`]: the dedup-merge: the seen set and URL db updated in one sequential pass.
+//! - [`prioritize`]: the prioritize stage: the frontier queue of each partition and the next
+//!   cycle's fetch list (budget, host cap, stale entries, recrawls).
 //! - [`queue`]: the frontier's disk-resident priority queues (quickheap and CBT of R-blocks) and
 //!   the journaled pager under them.
 //! - [`split`]: the split stage: scope and trap rules, the CLOCK cache, routing links to the
@@ -24,11 +29,14 @@
 #![deny(missing_docs)]
 
 pub mod crawl;
+pub mod cycle;
+pub mod demo;
 pub mod error;
 pub mod fetch;
 pub mod keys;
 pub mod merge;
 pub mod parse;
+pub mod prioritize;
 pub mod queue;
 pub mod resolve;
 pub mod run;

@@ -54,6 +54,51 @@ enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
+    /// Run crawl cycles with the local executor: fetch, parse and split every partition (a few
+    /// partitions at a time), then merge and prioritize every partition, skipping every
+    /// (stage, partition) already done, so a re-run after a crash resumes where it stopped. Holds
+    /// the crawl lock. Writes metrics.prom after each cycle. Exit 3 if a partition failed (the
+    /// others' work is kept), 2 if the crawl is locked.
+    Cycle {
+        /// Cycles to run.
+        #[arg(long, default_value_t = 1)]
+        cycles: u32,
+        /// Run cycles until the fetch lists are empty (at most --max-cycles).
+        #[arg(long)]
+        until_empty: bool,
+        /// The bound for --until-empty.
+        #[arg(long, default_value_t = 1000)]
+        max_cycles: u32,
+        /// Progress display of each fetch: log lines (default; a bar per partition would
+        /// interleave), a bar, or nothing.
+        #[arg(long, value_enum, default_value = "log")]
+        progress: ProgressArg,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
+    /// Crawl a built-in synthetic web (websim, a few hundred hosts on loopback, some hostile)
+    /// to the end with `dragnet cycle`, then print what was fetched, how fast, and how it
+    /// compares with the web's ground truth and its politeness audit.
+    Demo {
+        /// Keep the crawl in this (new) directory [default: a new directory in the temp dir].
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Hosts in the synthetic web.
+        #[arg(long, default_value_t = 300)]
+        hosts: u32,
+        /// Pages per host.
+        #[arg(long, default_value_t = 15)]
+        pages: u32,
+        /// The web's random seed.
+        #[arg(long, default_value_t = 2026)]
+        seed: u64,
+        /// Print the summary as JSON on stdout too.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the fetch stage of one partition: fetch its fetch list politely (robots.txt first,
     /// per-host delays, every limit of [fetch] in crawl.toml) into WARC files and a
     /// fetch-results run. Does nothing if the stage is already done. Exit 1 if the deadline
@@ -112,6 +157,23 @@ enum Command {
     /// db and the URLs for prioritize (new/pNNNN.run). Does nothing if the stage is done.
     Merge {
         /// Cycle number.
+        #[arg(long)]
+        cycle: u32,
+        /// Partition number.
+        #[arg(long)]
+        partition: u32,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
+    /// Run the prioritize stage of one partition: insert what the merge found (new URLs, cash
+    /// updates, retries, due recrawls) into the partition's disk-resident frontier queue, then
+    /// extract its top into the next cycle's fetch list within the fetch budget and the per-host
+    /// cap. Does nothing if the stage is done.
+    Prioritize {
+        /// Cycle number (writes the fetch list of the next cycle).
         #[arg(long)]
         cycle: u32,
         /// Partition number.
@@ -311,6 +373,57 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             }
             Ok(EXIT_OK)
         }
+        Command::Cycle {
+            cycles,
+            until_empty,
+            max_cycles,
+            progress,
+            json,
+            dir,
+        } => {
+            let crawl = crawl::CrawlDir::new(&dir);
+            let cfg = Config::load(&crawl.config_path())?;
+            let opts = dragnet::cycle::CycleOptions {
+                cycles,
+                until_empty,
+                max_cycles,
+                progress: progress.into(),
+                log: true,
+            };
+            let r = dragnet::cycle::run_cycles(&crawl, &cfg, &opts)?;
+            if json {
+                println!("{}", serde_json::to_string(&r).expect("report serializes"));
+            }
+            eprintln!("cycle: {}", r.stopped);
+            Ok(match dragnet::cycle::failure(&crawl, &r) {
+                Some((msg, code)) => {
+                    eprintln!("dragnet: error: {msg}");
+                    code
+                }
+                None => EXIT_OK,
+            })
+        }
+        Command::Demo {
+            dir,
+            hosts,
+            pages,
+            seed,
+            json,
+        } => {
+            let opts = dragnet::demo::DemoOptions {
+                dir,
+                hosts,
+                pages,
+                seed,
+                ..Default::default()
+            };
+            let s = dragnet::demo::run_demo(&opts)?;
+            if json {
+                println!("{}", serde_json::to_string(&s).expect("summary serializes"));
+            }
+            eprint!("{}", dragnet::demo::render(&s));
+            Ok(EXIT_OK)
+        }
         Command::Fetch {
             cycle,
             partition,
@@ -378,6 +491,27 @@ fn execute(cmd: Command) -> Result<i32, Error> {
                 run,
                 |r| r.skipped,
                 |r| print_merge(cycle, partition, r),
+            )?;
+            Ok(EXIT_OK)
+        }
+        Command::Prioritize {
+            cycle,
+            partition,
+            json,
+            dir,
+        } => {
+            let run = |c: &crawl::CrawlDir, cfg: &Config| {
+                dragnet::prioritize::prioritize_partition(c, cfg, cycle, partition)
+            };
+            stage_cmd(
+                "prioritize",
+                &dir,
+                cycle,
+                partition,
+                json,
+                run,
+                |r| r.skipped,
+                |r| print_prioritize(cycle, partition, r),
             )?;
             Ok(EXIT_OK)
         }
@@ -539,6 +673,24 @@ fn print_merge(cycle: u32, partition: u32, r: &dragnet::merge::MergeReport) {
         c("links_to_known"),
         c("credits"),
         c("updates"),
+        r.seconds
+    );
+}
+
+fn print_prioritize(cycle: u32, partition: u32, r: &dragnet::prioritize::PrioritizeReport) {
+    let c = |k: &str| r.count(k);
+    eprintln!(
+        "prioritize: cycle {cycle} partition {partition}: {} inserted ({} new, {} recrawls), {} extracted, {} stale, {} over their host's cap; {} URLs from {} hosts in the fetch list of cycle {}; frontier {} in {:.1}s",
+        c("inserted_new") + c("inserted_requeue") + c("inserted_recrawl"),
+        c("inserted_new"),
+        c("inserted_recrawl"),
+        c("extracted"),
+        c("stale") + c("stale_unknown"),
+        c("host_capped"),
+        c("selected"),
+        c("hosts"),
+        cycle + 1,
+        c("frontier"),
         r.seconds
     );
 }

@@ -1,0 +1,404 @@
+//! `dragnet cycle`: the local executor (DESIGN §1, §8).
+//!
+//! One cycle runs the five stages over every partition on this machine, in dependency order:
+//!
+//! 1. fetch -> parse -> split, per partition, `[cycle] fetch_partitions` partitions at a time
+//!    (each fetch has its own `[fetch] threads` robots and politeness is per host, and a host
+//!    lives in one partition, so partitions fetch side by side without sharing a host);
+//! 2. merge of every partition (it needs every partition's split), on a rayon pool;
+//! 3. prioritize of every partition, on the rayon pool, writing the next cycle's fetch lists.
+//!
+//! Every (stage, partition) whose `.done` marker exists is skipped, so a re-run after a crash or a
+//! `kill -9` resumes where the work stopped and gives the same bytes (each stage's own commit
+//! protocol makes a half-done stage invisible). A stage that fails for one partition leaves a
+//! `.failed` marker with its error (`dragnet status` shows it) and stops only what depends on it:
+//! the other partitions' fetch, parse and split go on; the merge waits for every split, so the
+//! cycle ends there with exit code 3, and the next `dragnet cycle` retries what is missing.
+//!
+//! The crawl lock is held for the whole run: a second `dragnet cycle` on the same crawl fails at
+//! once with "already running" (exit 2), and nothing it could touch is written.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::crawl::{Config, CrawlDir, CrawlLock, Stage};
+use crate::error::{Error, Result};
+use crate::fetch::{FetchOptions, ProgressMode};
+use crate::run::RunReader;
+
+/// `[cycle]` in crawl.toml: how the local executor runs a cycle.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CycleSection {
+    /// Partitions fetched (then parsed and split) at the same time; each runs `[fetch] threads`
+    /// robots of its own.
+    pub fetch_partitions: u32,
+}
+
+impl Default for CycleSection {
+    fn default() -> Self {
+        CycleSection {
+            fetch_partitions: 4,
+        }
+    }
+}
+
+impl CycleSection {
+    /// Checks values.
+    pub fn validate(&self, path: &std::path::Path) -> Result<()> {
+        if self.fetch_partitions == 0 || self.fetch_partitions > 1024 {
+            return Err(Error::config(
+                path,
+                format!(
+                    "cycle.fetch_partitions: {} must be between 1 and 1024 (default 4)",
+                    self.fetch_partitions
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// How `dragnet cycle` runs.
+#[derive(Debug, Clone)]
+pub struct CycleOptions {
+    /// Cycles to run (at least 1), unless `until_empty`.
+    pub cycles: u32,
+    /// Run until a cycle's fetch lists are empty (at most `max_cycles`).
+    pub until_empty: bool,
+    /// The bound on cycles for `until_empty`.
+    pub max_cycles: u32,
+    /// Progress display of each fetch.
+    pub progress: ProgressMode,
+    /// Print a log line per stage on stderr.
+    pub log: bool,
+}
+
+impl Default for CycleOptions {
+    fn default() -> Self {
+        CycleOptions {
+            cycles: 1,
+            until_empty: false,
+            max_cycles: 1000,
+            progress: ProgressMode::Log,
+            log: true,
+        }
+    }
+}
+
+/// What one stage did over all partitions in one run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StageRun {
+    /// Partitions the stage ran for now.
+    pub ran: u32,
+    /// Partitions already done before (skipped).
+    pub skipped: u32,
+    /// Partitions that failed, with the error and its exit code.
+    pub failed: Vec<(u32, String, i32)>,
+    /// Wall-clock seconds of the stage on this machine (for fetch, parse and split, which run
+    /// interleaved, the sum of their per-partition times).
+    pub seconds: f64,
+    /// Counts summed over the partitions that ran or were done.
+    pub counts: BTreeMap<String, u64>,
+}
+
+/// One cycle.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CycleRun {
+    /// Cycle number.
+    pub cycle: u32,
+    /// Per stage.
+    pub stages: BTreeMap<String, StageRun>,
+    /// URLs in the next cycle's fetch lists (0 if the cycle did not finish).
+    pub next_fetch_list: u64,
+    /// Wall-clock seconds of the whole cycle.
+    pub seconds: f64,
+    /// Every partition finished every stage.
+    pub complete: bool,
+}
+
+/// The result of `dragnet cycle`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CycleReport {
+    /// The cycles run, in order.
+    pub cycles: Vec<CycleRun>,
+    /// Why the run stopped.
+    pub stopped: String,
+}
+
+impl CycleReport {
+    /// Whether every cycle run completed.
+    pub fn complete(&self) -> bool {
+        self.cycles.iter().all(|c| c.complete)
+    }
+}
+
+/// The cycle to run next: the first whose prioritize is not done for every partition (its fetch
+/// lists exist: `init` writes cycle 0's, each prioritize the next one's).
+pub fn next_cycle(crawl: &CrawlDir, m: u32) -> u32 {
+    let mut c = 0;
+    while (0..m).all(|p| crawl.done_path(c, Stage::Prioritize, p).exists()) {
+        c += 1;
+    }
+    c
+}
+
+/// Runs cycles as `opts` says, holding the crawl lock.
+pub fn run_cycles(crawl: &CrawlDir, cfg: &Config, opts: &CycleOptions) -> Result<CycleReport> {
+    let _lock = CrawlLock::acquire(crawl.root(), "cycle")?;
+    let m = cfg.crawl.partitions;
+    let mut report = CycleReport::default();
+    let limit = if opts.until_empty {
+        opts.max_cycles
+    } else {
+        opts.cycles.max(1)
+    };
+    for _ in 0..limit {
+        let cycle = next_cycle(crawl, m);
+        let fetch_list = fetch_list_size(crawl, cycle, m)?;
+        if opts.until_empty && fetch_list == 0 {
+            report.stopped = format!("the fetch lists of cycle {cycle} are empty");
+            break;
+        }
+        let run = run_cycle(crawl, cfg, cycle, opts)?;
+        let complete = run.complete;
+        let next = run.next_fetch_list;
+        report.cycles.push(run);
+        if let Err(e) = crate::crawl::metrics::write_metrics(crawl, cfg) {
+            log(opts, &format!("cannot write metrics.prom: {e}"));
+        }
+        if !complete {
+            report.stopped = format!("cycle {cycle} did not complete (see the failed partitions)");
+            return Ok(report);
+        }
+        if opts.until_empty && next == 0 {
+            report.stopped = format!("the fetch lists of cycle {} are empty", cycle + 1);
+            return Ok(report);
+        }
+    }
+    if report.stopped.is_empty() {
+        report.stopped = if opts.until_empty {
+            format!("reached --max-cycles {}", opts.max_cycles)
+        } else {
+            format!("ran {} cycle(s)", report.cycles.len())
+        };
+    }
+    Ok(report)
+}
+
+fn log(opts: &CycleOptions, line: &str) {
+    if opts.log {
+        eprintln!("cycle: {line}");
+    }
+}
+
+/// URLs in the fetch lists of `cycle` (from the run trailers).
+pub fn fetch_list_size(crawl: &CrawlDir, cycle: u32, m: u32) -> Result<u64> {
+    let mut n = 0;
+    for p in 0..m {
+        let path = crawl.fetchlist(cycle, p);
+        if path.exists() {
+            n += RunReader::open(&path)?.len();
+        }
+    }
+    Ok(n)
+}
+
+type StageResult = Result<(bool, BTreeMap<String, u64>, f64)>;
+
+/// Runs one stage for one partition and records the outcome (the `.failed` marker on error).
+fn one(
+    crawl: &CrawlDir,
+    stage: Stage,
+    cycle: u32,
+    p: u32,
+    acc: &Mutex<StageRun>,
+    f: impl FnOnce() -> StageResult,
+) -> bool {
+    let r = f();
+    let mut a = acc.lock().expect("not poisoned");
+    match r {
+        Ok((skipped, counts, seconds)) => {
+            if skipped {
+                a.skipped += 1;
+            } else {
+                a.ran += 1;
+                a.seconds += seconds;
+            }
+            for (k, v) in counts {
+                *a.counts.entry(k).or_insert(0) += v;
+            }
+            let _ = crate::crawl::failed::clear_failed(crawl, stage, cycle, p);
+            true
+        }
+        Err(e) => {
+            a.failed.push((p, e.to_string(), e.exit_code()));
+            if let Err(w) = crate::crawl::failed::write_failed(crawl, stage, cycle, p, &e) {
+                eprintln!(
+                    "cycle: cannot record the failure of {} p{p}: {w}",
+                    stage.name()
+                );
+            }
+            false
+        }
+    }
+}
+
+/// Runs one cycle over every partition.
+pub fn run_cycle(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    cycle: u32,
+    opts: &CycleOptions,
+) -> Result<CycleRun> {
+    let m = cfg.crawl.partitions;
+    let started = Instant::now();
+    log(
+        opts,
+        &format!(
+            "cycle {cycle}: {} URLs to fetch in {m} partitions",
+            fetch_list_size(crawl, cycle, m)?
+        ),
+    );
+    let acc: BTreeMap<Stage, Mutex<StageRun>> = Stage::CYCLE
+        .iter()
+        .map(|&s| (s, Mutex::new(StageRun::default())))
+        .collect();
+    let fetch_opts = FetchOptions {
+        progress: opts.progress,
+        ..FetchOptions::default()
+    };
+
+    // 1. fetch -> parse -> split per partition, a few partitions at a time.
+    let workers = (cfg.cycle.fetch_partitions as usize).clamp(1, m as usize);
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let p = next.fetch_add(1, Ordering::Relaxed);
+                if p >= m as usize {
+                    return;
+                }
+                let p = p as u32;
+                let ok = one(crawl, Stage::Fetch, cycle, p, &acc[&Stage::Fetch], || {
+                    crate::fetch::fetch_partition(crawl, cfg, cycle, p, &fetch_opts)
+                        .map(|r| (r.skipped, r.counts, r.seconds))
+                }) && one(crawl, Stage::Parse, cycle, p, &acc[&Stage::Parse], || {
+                    crate::parse::parse_partition(crawl, cfg, cycle, p)
+                        .map(|r| (r.skipped, r.counts, r.seconds))
+                }) && one(crawl, Stage::Split, cycle, p, &acc[&Stage::Split], || {
+                    crate::split::split_partition(crawl, cfg, cycle, p)
+                        .map(|r| (r.skipped, r.counts, r.seconds))
+                });
+                let _ = ok;
+            });
+        }
+    });
+    let mut run = CycleRun {
+        cycle,
+        ..CycleRun::default()
+    };
+    let split_failed = !acc[&Stage::Split].lock().expect("ok").failed.is_empty()
+        || !acc[&Stage::Fetch].lock().expect("ok").failed.is_empty()
+        || !acc[&Stage::Parse].lock().expect("ok").failed.is_empty();
+    log_stage(opts, cycle, Stage::Fetch, &acc);
+    log_stage(opts, cycle, Stage::Parse, &acc);
+    log_stage(opts, cycle, Stage::Split, &acc);
+
+    // 2 and 3. merge, then prioritize, every partition on the rayon pool.
+    if !split_failed {
+        for stage in [Stage::Merge, Stage::Prioritize] {
+            let t = Instant::now();
+            rayon_each(m, |p| {
+                one(crawl, stage, cycle, p, &acc[&stage], || match stage {
+                    Stage::Merge => crate::merge::merge_partition(crawl, cfg, cycle, p)
+                        .map(|r| (r.skipped, r.counts, r.seconds)),
+                    _ => crate::prioritize::prioritize_partition(crawl, cfg, cycle, p)
+                        .map(|r| (r.skipped, r.counts, r.seconds)),
+                });
+            });
+            acc[&stage].lock().expect("ok").seconds = t.elapsed().as_secs_f64();
+            log_stage(opts, cycle, stage, &acc);
+            if !acc[&stage].lock().expect("ok").failed.is_empty() {
+                break;
+            }
+        }
+    }
+    run.complete = (0..m).all(|p| crawl.done_path(cycle, Stage::Prioritize, p).exists());
+    if run.complete {
+        run.next_fetch_list = fetch_list_size(crawl, cycle + 1, m)?;
+    }
+    for (stage, a) in acc {
+        run.stages.insert(
+            stage.name().to_owned(),
+            a.into_inner().expect("not poisoned"),
+        );
+    }
+    run.seconds = started.elapsed().as_secs_f64();
+    log(
+        opts,
+        &format!(
+            "cycle {cycle}: {} in {:.1}s; {} URLs in the fetch lists of cycle {}",
+            if run.complete {
+                "complete"
+            } else {
+                "INCOMPLETE"
+            },
+            run.seconds,
+            run.next_fetch_list,
+            cycle + 1
+        ),
+    );
+    Ok(run)
+}
+
+fn rayon_each(m: u32, f: impl Fn(u32) + Sync + Send) {
+    use rayon::prelude::*;
+    (0..m).into_par_iter().for_each(f);
+}
+
+fn log_stage(
+    opts: &CycleOptions,
+    cycle: u32,
+    stage: Stage,
+    acc: &BTreeMap<Stage, Mutex<StageRun>>,
+) {
+    let a = acc[&stage].lock().expect("not poisoned");
+    let mut line = format!(
+        "cycle {cycle}: {}: {} partitions run, {} already done, {:.1}s",
+        stage.name(),
+        a.ran,
+        a.skipped,
+        a.seconds
+    );
+    for (p, e, _) in &a.failed {
+        line.push_str(&format!("\n  FAILED partition {p}: {e}"));
+    }
+    log(opts, &line);
+}
+
+/// The first failure of a report that did not complete: a message pointing to `dragnet status`,
+/// and the exit code of the failed stage's error (2 for usage or configuration, 3 for I/O or
+/// corrupt data).
+pub fn failure(crawl: &CrawlDir, report: &CycleReport) -> Option<(String, i32)> {
+    let c = report.cycles.iter().find(|c| !c.complete)?;
+    let (stage, p, e, code) = c.stages.iter().find_map(|(s, r)| {
+        r.failed
+            .first()
+            .map(|(p, e, code)| (s.clone(), *p, e.clone(), *code))
+    })?;
+    Some((
+        format!(
+            "cycle {} stopped: {stage} of partition {p} failed: {e}; the other partitions' work \
+             is kept; `dragnet status {}` lists every failure, and `dragnet cycle` again retries \
+             what is missing",
+            c.cycle,
+            crawl.root().display()
+        ),
+        code,
+    ))
+}

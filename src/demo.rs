@@ -1,0 +1,361 @@
+//! `dragnet demo`: a real crawl of a synthetic web on loopback, end to end, in about a minute.
+//!
+//! It starts websim in this process (a few hundred hosts on 127.0.x.y addresses, some of them
+//! hostile: slow drips, endless bodies, huge headers, gzip bombs, resets, a crawler trap), creates
+//! a crawl directory whose `[resolve]` table points the web's host names at those addresses and
+//! which allows private addresses (a real crawl refuses them), runs `dragnet cycle` until the
+//! frontier is empty, and prints a summary checked against websim's ground truth: what a perfect,
+//! polite crawler fetches from this web, and the server's own audit of politeness (requests too
+//! soon, concurrent requests to one host, fetches before robots.txt or disallowed by it).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::crawl::{Config, CrawlDir, FetchResult, InitOptions};
+use crate::cycle::{run_cycles, CycleOptions, CycleReport};
+use crate::error::{Error, IoContext, Result};
+use crate::run::{Cursor, RunReader, Schema};
+
+/// How the demo runs.
+#[derive(Debug, Clone)]
+pub struct DemoOptions {
+    /// Where the crawl goes (a new directory under the system's temp dir if `None`).
+    pub dir: Option<PathBuf>,
+    /// websim's seed.
+    pub seed: u64,
+    /// Hosts in the web.
+    pub hosts: u32,
+    /// Pages per host.
+    pub pages: u32,
+    /// One host in this many is hostile (0: none).
+    pub hostile_every: u32,
+    /// Partitions of the crawl.
+    pub partitions: u32,
+    /// Largest depth crawled (seeds are 0).
+    pub max_depth: u32,
+    /// Print the cycle's log lines.
+    pub log: bool,
+}
+
+impl Default for DemoOptions {
+    fn default() -> Self {
+        DemoOptions {
+            dir: None,
+            seed: 2026,
+            hosts: 300,
+            pages: 15,
+            hostile_every: 30,
+            partitions: 8,
+            max_depth: 12,
+            log: true,
+        }
+    }
+}
+
+/// What the demo found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DemoSummary {
+    /// The crawl directory.
+    pub dir: PathBuf,
+    /// Where the WARC files are.
+    pub warc_dirs: Vec<PathBuf>,
+    /// Cycles run.
+    pub cycles: u32,
+    /// Fetch results by status class (`2xx`, ..., `none` for no usable response).
+    pub pages_by_status: BTreeMap<String, u64>,
+    /// New URLs discovered per cycle.
+    pub new_per_cycle: Vec<u64>,
+    /// URLs fetched per cycle.
+    pub fetched_per_cycle: Vec<u64>,
+    /// CLOCK cache hits / lookups over all cycles.
+    pub cache_hit_rate: f64,
+    /// Seconds per stage, summed over cycles (fetch, parse and split run interleaved).
+    pub stage_seconds: BTreeMap<String, f64>,
+    /// Wall-clock seconds of all cycles.
+    pub seconds: f64,
+    /// Fetch results per second of wall-clock time over the whole run.
+    pub pages_per_second: f64,
+    /// URLs the ground truth says a perfect crawler fetches (robots.txt excluded).
+    pub should_fetch: u64,
+    /// Of those, fetched.
+    pub fetched_of_should: u64,
+    /// URLs fetched that the truth does not fetch (robots.txt excluded).
+    pub fetched_not_in_truth: u64,
+    /// A few of those, for a look.
+    pub examples_not_in_truth: Vec<String>,
+    /// A few should-fetch URLs that were not fetched.
+    pub examples_missed: Vec<String>,
+    /// Fetches of URLs robots.txt disallows (websim's audit).
+    pub disallowed_fetched: u64,
+    /// All politeness violations websim saw (too soon, concurrent, before robots, disallowed).
+    pub politeness_violations: u64,
+    /// Why the run stopped.
+    pub stopped: String,
+}
+
+/// Runs the demo.
+pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
+    use websim::model::WebConfig;
+    use websim::server::{Server, ServerOptions};
+    let web_cfg = WebConfig {
+        seed: opts.seed,
+        hosts: opts.hosts,
+        pages: opts.pages,
+        port: 0,
+        listeners: 4,
+        hostile_every: opts.hostile_every,
+        max_crawl_delay: Duration::from_millis(100),
+        drip_interval: Duration::from_millis(500),
+        bomb_bytes: 256 << 20,
+        ..WebConfig::default()
+    };
+    let (web, server) = Server::start_web(web_cfg, ServerOptions::default())
+        .map_err(|e| Error::Usage(format!("cannot start websim on loopback: {e}")))?;
+
+    let root = match &opts.dir {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!(
+            "dragnet-demo-{}-{}",
+            std::process::id(),
+            crate::util::unix_now()
+        )),
+    };
+    let work = root.with_file_name(format!(
+        "{}.setup",
+        root.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    crate::storage::create_dir_all(&work)?;
+    let hosts_path = work.join("websim.hosts");
+    std::fs::write(&hosts_path, websim::cli::hosts_file(&web)).ctx("write", &hosts_path)?;
+    let mut cfg = Config::default();
+    cfg.crawl.name = "demo".into();
+    cfg.crawl.partitions = opts.partitions;
+    cfg.resolve.hosts_files = vec![hosts_path];
+    let f = &mut cfg.fetch;
+    f.allow_private_addresses = true;
+    f.threads = 8;
+    f.default_delay_secs = 0.0;
+    f.delay_factor = 0.0;
+    f.connect_timeout_secs = 2.0;
+    f.read_timeout_secs = 2.0;
+    f.total_timeout_secs = 4.0;
+    cfg.scope.max_depth = opts.max_depth;
+    // The web's own hosts: its links to hosts outside it are never resolved or fetched.
+    cfg.scope.allowed_domains = vec!["websim.test".into()];
+    cfg.cycle.fetch_partitions = opts.partitions;
+    let config_path = work.join("crawl.toml");
+    std::fs::write(&config_path, cfg.to_toml()).ctx("write", &config_path)?;
+    let seeds: Vec<String> = (0..web.hosts.len() as u32)
+        .map(|h| format!("{}/", web.origin(h)))
+        .collect();
+    let seeds_path = work.join("seeds.txt");
+    std::fs::write(&seeds_path, seeds.join("\n")).ctx("write", &seeds_path)?;
+    crate::crawl::init(
+        &root,
+        &InitOptions {
+            seeds: seeds_path,
+            config: Some(config_path),
+            partitions: None,
+        },
+        &mut |b| eprintln!("demo: bad seed {b:?}"),
+    )?;
+    let crawl = CrawlDir::new(&root);
+    let cfg = Config::load(&crawl.config_path())?;
+    if opts.log {
+        eprintln!(
+            "demo: websim serves {} hosts x {} pages on loopback ({} hostile); crawl in {}",
+            opts.hosts,
+            opts.pages,
+            web.hosts.iter().filter(|h| h.hostile.is_some()).count(),
+            root.display()
+        );
+    }
+
+    let started = Instant::now();
+    let report = run_cycles(
+        &crawl,
+        &cfg,
+        &CycleOptions {
+            until_empty: true,
+            max_cycles: 100,
+            progress: crate::fetch::ProgressMode::Quiet,
+            log: opts.log,
+            ..CycleOptions::default()
+        },
+    );
+    let audit = server.stop();
+    let report = report?;
+    let seconds = started.elapsed().as_secs_f64();
+
+    let mut policy = websim::truth::Policy::new(&web);
+    policy.max_depth = opts.max_depth;
+    let truth = websim::truth::truth(&web, &policy);
+    let should: BTreeSet<&str> = truth
+        .fetched
+        .iter()
+        .filter(|f| f.outcome != websim::truth::Outcome::Robots)
+        .map(|f| f.url.as_str())
+        .collect();
+    let mut s = summarize(&crawl, &report)?;
+    let fetched = fetched_urls(&crawl, s.cycles, cfg.crawl.partitions)?;
+    s.seconds = seconds;
+    s.pages_per_second = fetched.len() as f64 / seconds.max(1e-9);
+    s.should_fetch = should.len() as u64;
+    s.fetched_of_should = should.iter().filter(|u| fetched.contains(**u)).count() as u64;
+    let extra: Vec<&String> = fetched
+        .iter()
+        .filter(|u| !should.contains(u.as_str()))
+        .collect();
+    s.fetched_not_in_truth = extra.len() as u64;
+    s.examples_not_in_truth = extra.iter().take(5).map(|u| u.to_string()).collect();
+    s.examples_missed = should
+        .iter()
+        .filter(|u| !fetched.contains(**u))
+        .take(5)
+        .map(|u| u.to_string())
+        .collect();
+    s.disallowed_fetched = audit.counts.disallowed;
+    s.politeness_violations = audit.counts.total();
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(s)
+}
+
+/// The URLs fetched (robots.txt excluded) in cycles `0..cycles`.
+fn fetched_urls(crawl: &CrawlDir, cycles: u32, m: u32) -> Result<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    for c in 0..cycles {
+        for p in 0..m {
+            let path = crawl.fetched(c, p);
+            if !path.exists() {
+                continue;
+            }
+            let mut r = RunReader::open_expect(&path, Schema::FETCHED)?;
+            while r.advance()? {
+                let f = FetchResult::decode(r.payload())
+                    .map_err(|e| Error::corrupt(&path, 0, e.to_string()))?;
+                // Attempted: a request went out (not refused by robots or the guard, not left
+                // for a later cycle).
+                let attempted = !matches!(
+                    f.error.as_str(),
+                    "deferred" | "robots" | "ssrf" | "url" | "robots_unreachable" | "host_failing"
+                );
+                if attempted {
+                    out.insert(f.url);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn summarize(crawl: &CrawlDir, report: &CycleReport) -> Result<DemoSummary> {
+    let mut s = DemoSummary {
+        dir: crawl.root().to_path_buf(),
+        stopped: report.stopped.clone(),
+        ..DemoSummary::default()
+    };
+    let (mut hits, mut lookups) = (0u64, 0u64);
+    for c in &report.cycles {
+        s.cycles = s.cycles.max(c.cycle + 1);
+        let count = |stage: &str, k: &str| {
+            c.stages
+                .get(stage)
+                .and_then(|r| r.counts.get(k))
+                .copied()
+                .unwrap_or(0)
+        };
+        for class in ["2xx", "3xx", "4xx", "5xx"] {
+            *s.pages_by_status.entry(class.into()).or_insert(0) +=
+                count("fetch", &format!("status_{class}"));
+        }
+        let answered: u64 = ["2xx", "3xx", "4xx", "5xx"]
+            .iter()
+            .map(|k| count("fetch", &format!("status_{k}")))
+            .sum();
+        *s.pages_by_status.entry("none".into()).or_insert(0) +=
+            count("fetch", "urls").saturating_sub(answered);
+        s.new_per_cycle.push(count("merge", "new"));
+        s.fetched_per_cycle.push(count("fetch", "urls"));
+        hits += count("split", "cache_hits");
+        lookups += count("split", "cache_hits") + count("split", "cache_misses");
+        for (name, r) in &c.stages {
+            *s.stage_seconds.entry(name.clone()).or_insert(0.0) += r.seconds;
+        }
+        let warcs = crawl.warc_dir(c.cycle);
+        if warcs.exists() {
+            s.warc_dirs.push(warcs);
+        }
+    }
+    s.cache_hit_rate = hits as f64 / lookups.max(1) as f64;
+    Ok(s)
+}
+
+/// The summary as the demo prints it.
+pub fn render(s: &DemoSummary) -> String {
+    let mut o = String::new();
+    let mut line = |t: String| {
+        o.push_str(&t);
+        o.push('\n');
+    };
+    line(format!(
+        "\ndragnet demo: {} cycles in {:.1}s ({})",
+        s.cycles, s.seconds, s.stopped
+    ));
+    let total: u64 = s.pages_by_status.values().sum();
+    line(format!(
+        "  fetched      {total} URLs, {:.0} per second over the whole crawl",
+        s.pages_per_second
+    ));
+    line(format!(
+        "  by status    {}",
+        s.pages_by_status
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    line(format!("  per cycle    fetched {:?}", s.fetched_per_cycle));
+    line(format!("               new URLs {:?}", s.new_per_cycle));
+    line(format!(
+        "  cache        {:.1}% of link targets were hits in the CLOCK cache",
+        100.0 * s.cache_hit_rate
+    ));
+    line(format!(
+        "  stage times  {}",
+        s.stage_seconds
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.1}s"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    line(format!(
+        "  coverage     {} of the {} URLs websim's ground truth fetches ({:.1}%); {} fetched beyond it",
+        s.fetched_of_should,
+        s.should_fetch,
+        100.0 * s.fetched_of_should as f64 / s.should_fetch.max(1) as f64,
+        s.fetched_not_in_truth
+    ));
+    for u in &s.examples_missed {
+        line(format!("               missed: {u}"));
+    }
+    for u in &s.examples_not_in_truth {
+        line(format!("               beyond: {u}"));
+    }
+    line(format!(
+        "  politeness   {} disallowed URLs fetched, {} violations in websim's audit",
+        s.disallowed_fetched, s.politeness_violations
+    ));
+    line(format!("  crawl        {}", s.dir.display()));
+    if let (Some(first), Some(last)) = (s.warc_dirs.first(), s.warc_dirs.last()) {
+        line(format!(
+            "  WARC files   {} .. {}",
+            first.display(),
+            last.display()
+        ));
+    }
+    line(format!("  next         dragnet status {}", s.dir.display()));
+    o
+}
