@@ -1,5 +1,6 @@
 //! Miss-rate plots: an RGB canvas, a 5x7 bitmap font, and a line chart (log2 x-axis of cache
 //! sizes, linear miss-rate y-axis, one coloured polyline per policy, a legend of swatches).
+//! [`line_chart`] is the general form (any range, linear or log10 axes), used by `pqbench`.
 
 use crate::png;
 
@@ -160,7 +161,8 @@ pub struct Series {
     pub label: String,
     /// Colour.
     pub color: Rgb,
-    /// (log2 of the cache size, miss rate in [0, 1]).
+    /// (log2 of the cache size, miss rate in [0, 1]) for [`chart`]; (x, y) values for
+    /// [`line_chart`].
     pub points: Vec<(f64, f64)>,
 }
 
@@ -251,4 +253,220 @@ pub fn policy_color(p: crate::policies::Policy) -> Rgb {
         Min => [0, 0, 0],             // black
         Infinite => [150, 150, 150],
     }
+}
+
+/// How an axis of [`line_chart`] maps values to pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Evenly spaced values; ticks at 1, 2 or 5 times a power of ten.
+    Linear,
+    /// Evenly spaced powers of ten; ticks at each power (values <= 0 are not drawn).
+    Log10,
+}
+
+/// One axis of [`line_chart`]: its title and value range.
+#[derive(Debug, Clone)]
+pub struct Axis {
+    /// Axis title.
+    pub label: String,
+    /// Smallest value shown.
+    pub min: f64,
+    /// Largest value shown.
+    pub max: f64,
+    /// Value-to-pixel mapping.
+    pub scale: Scale,
+}
+
+impl Axis {
+    /// An axis whose range covers `values` with round ends: whole powers of ten for
+    /// [`Scale::Log10`], 0 up to a multiple of the tick step for [`Scale::Linear`].
+    pub fn fit(label: &str, scale: Scale, values: impl IntoIterator<Item = f64>) -> Axis {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for v in values {
+            if v.is_finite() && (scale == Scale::Linear || v > 0.0) {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        }
+        let (min, max) = match scale {
+            Scale::Log10 if lo.is_finite() => {
+                let a = lo.log10().floor();
+                let b = hi.log10().ceil().max(a + 1.0);
+                (10f64.powf(a), 10f64.powf(b))
+            }
+            Scale::Log10 => (1.0, 10.0),
+            Scale::Linear => {
+                let top = if hi.is_finite() && hi > 0.0 { hi } else { 1.0 };
+                let bottom = if lo.is_finite() && lo < 0.0 { lo } else { 0.0 };
+                let step = nice_step((top - bottom) / 5.0);
+                (
+                    (bottom / step).floor() * step,
+                    ((top / step).ceil() * step).max(step),
+                )
+            }
+        };
+        Axis {
+            label: label.to_string(),
+            min,
+            max,
+            scale,
+        }
+    }
+
+    fn t(&self, v: f64) -> Option<f64> {
+        match self.scale {
+            Scale::Linear => Some(v),
+            Scale::Log10 if v > 0.0 => Some(v.log10()),
+            Scale::Log10 => None,
+        }
+    }
+
+    /// Tick values and their labels (base, superscript).
+    fn ticks(&self) -> Vec<(f64, String, String)> {
+        match self.scale {
+            Scale::Log10 => {
+                let (a, b) = (
+                    self.min.log10().ceil() as i32,
+                    self.max.log10().floor() as i32,
+                );
+                (a..=b)
+                    .map(|k| (10f64.powi(k), "10".to_string(), k.to_string()))
+                    .collect()
+            }
+            Scale::Linear => {
+                let step = nice_step((self.max - self.min) / 5.0);
+                let first = (self.min / step).ceil() as i64;
+                let last = (self.max / step + 1e-9).floor() as i64;
+                (first..=last)
+                    .map(|i| {
+                        let v = i as f64 * step;
+                        (v, compact_number(v, step), String::new())
+                    })
+                    .collect()
+            }
+        }
+    }
+}
+
+/// 1, 2 or 5 times a power of ten, at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    if !raw.is_finite() || raw <= 0.0 {
+        return 1.0;
+    }
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * p)
+        .find(|&s| s >= raw * (1.0 - 1e-9))
+        .unwrap_or(10.0 * p)
+}
+
+/// `v` with a K or M suffix when large, and as many decimals as `step` needs.
+fn compact_number(v: f64, step: f64) -> String {
+    let (div, suffix) = if v.abs() >= 1e6 && step >= 1e5 {
+        (1e6, "M")
+    } else if v.abs() >= 1e3 && step >= 100.0 {
+        (1e3, "K")
+    } else {
+        (1.0, "")
+    };
+    let s = step / div;
+    let decimals = if s >= 1.0 {
+        0
+    } else {
+        (-s.log10().floor()) as usize
+    };
+    format!("{:.*}{suffix}", decimals, v / div)
+}
+
+/// A general line chart: `x` and `y` axes with their own ranges and scales, one coloured
+/// polyline with square markers per series (points are (x, y) values; points outside a
+/// logarithmic axis' domain are skipped), and a legend. Same canvas size and style as [`chart`].
+pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> Canvas {
+    const W: i64 = 960;
+    const H: i64 = 600;
+    let (left, right, top, bottom) = (100i64, 230i64, 50i64, 70i64);
+    let white = [255, 255, 255];
+    let black = [0, 0, 0];
+    let grid = [225, 225, 225];
+    let mut c = Canvas::new(W as u32, H as u32, white);
+    let (pw, ph) = (W - left - right, H - top - bottom);
+    let (x0, x1) = (x.t(x.min).unwrap_or(0.0), x.t(x.max).unwrap_or(1.0));
+    let (y0, y1) = (y.t(y.min).unwrap_or(0.0), y.t(y.max).unwrap_or(1.0));
+    let xspan = if x1 > x0 { x1 - x0 } else { 1.0 };
+    let yspan = if y1 > y0 { y1 - y0 } else { 1.0 };
+    let px = |v: f64| left + ((v - x0) / xspan * pw as f64).round() as i64;
+    let py = |v: f64| top + ph - ((v - y0) / yspan * ph as f64).round() as i64;
+    for (v, base, sup) in y.ticks() {
+        let yp = py(y.t(v).unwrap_or(y0));
+        c.line((left, yp), (left + pw, yp), 1, grid);
+        let w = text_width(&base, 2)
+            + if sup.is_empty() {
+                0
+            } else {
+                text_width(&sup, 1) + 2
+            };
+        c.text(left - 10 - w, yp - 7, &base, 2, black);
+        if !sup.is_empty() {
+            c.text(
+                left - 10 - w + text_width(&base, 2) + 2,
+                yp - 12,
+                &sup,
+                1,
+                black,
+            );
+        }
+    }
+    for (v, base, sup) in x.ticks() {
+        let xp = px(x.t(v).unwrap_or(x0));
+        c.line((xp, top), (xp, top + ph), 1, grid);
+        c.line((xp, top + ph), (xp, top + ph + 5), 1, black);
+        let w = text_width(&base, 2)
+            + if sup.is_empty() {
+                0
+            } else {
+                text_width(&sup, 1) + 2
+            };
+        c.text(xp - w / 2, top + ph + 16, &base, 2, black);
+        if !sup.is_empty() {
+            c.text(
+                xp - w / 2 + text_width(&base, 2) + 2,
+                top + ph + 10,
+                &sup,
+                1,
+                black,
+            );
+        }
+    }
+    c.line((left, top), (left, top + ph), 2, black);
+    c.line((left, top + ph), (left + pw, top + ph), 2, black);
+    c.text(left, 8, title, 2, black);
+    c.text(
+        left + pw / 2 - text_width(&x.label, 2) / 2,
+        H - 25,
+        &x.label,
+        2,
+        black,
+    );
+    c.text(10, top - 18, &y.label, 1, black);
+    for s in series {
+        let pts: Vec<(i64, i64)> = s
+            .points
+            .iter()
+            .filter_map(|&(a, b)| Some((px(x.t(a)?), py(y.t(b)?))))
+            .collect();
+        for w in pts.windows(2) {
+            c.line(w[0], w[1], 3, s.color);
+        }
+        for &(a, b) in &pts {
+            c.rect(a - 3, b - 3, 7, 7, s.color);
+        }
+    }
+    let lx = left + pw + 20;
+    for (i, s) in series.iter().enumerate() {
+        let ly = top + 10 + i as i64 * 28;
+        c.rect(lx, ly, 24, 14, s.color);
+        c.text(lx + 32, ly, &s.label, 2, black);
+    }
+    c
 }
