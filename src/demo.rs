@@ -92,6 +92,10 @@ pub struct DemoSummary {
     pub disallowed_fetched: u64,
     /// All politeness violations websim saw (too soon, concurrent, before robots, disallowed).
     pub politeness_violations: u64,
+    /// A few of them.
+    pub violation_examples: Vec<String>,
+    /// The same, by kind.
+    pub violations_by_kind: BTreeMap<String, u64>,
     /// Why the run stopped.
     pub stopped: String,
 }
@@ -145,6 +149,8 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
     cfg.scope.max_depth = opts.max_depth;
     // The web's own hosts: its links to hosts outside it are never resolved or fetched.
     cfg.scope.allowed_domains = vec!["websim.test".into()];
+    // The budget websim's ground truth gives every host (pages + 100): what bounds its trap.
+    cfg.prioritize.max_urls_per_host_total = u64::from(opts.pages) + 100;
     cfg.cycle.fetch_partitions = opts.partitions;
     let config_path = work.join("crawl.toml");
     std::fs::write(&config_path, cfg.to_toml()).ctx("write", &config_path)?;
@@ -219,6 +225,18 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
         .collect();
     s.disallowed_fetched = audit.counts.disallowed;
     s.politeness_violations = audit.counts.total();
+    let v = &audit.counts;
+    for (k, n) in [
+        ("too_soon", v.too_soon),
+        ("concurrent", v.concurrent),
+        ("before_robots", v.before_robots),
+        ("disallowed", v.disallowed),
+    ] {
+        s.violations_by_kind.insert(k.into(), n);
+    }
+    for e in audit.violations.iter().take(5) {
+        s.violation_examples.push(format!("{e:?}"));
+    }
     let _ = std::fs::remove_dir_all(&work);
     Ok(s)
 }
@@ -348,6 +366,15 @@ pub fn render(s: &DemoSummary) -> String {
         "  politeness   {} disallowed URLs fetched, {} violations in websim's audit",
         s.disallowed_fetched, s.politeness_violations
     ));
+    if s.politeness_violations > 0 {
+        line(format!(
+            "               by kind: {:?}",
+            s.violations_by_kind
+        ));
+        for e in &s.violation_examples {
+            line(format!("               {e}"));
+        }
+    }
     line(format!("  crawl        {}", s.dir.display()));
     if let (Some(first), Some(last)) = (s.warc_dirs.first(), s.warc_dirs.last()) {
         line(format!(

@@ -44,6 +44,10 @@ pub struct PrioritizeSection {
     pub fetch_budget: u64,
     /// URLs one host may have in one cycle's fetch list (the rest wait in the frontier).
     pub max_urls_per_host: u64,
+    /// URLs one host may have in fetch lists over the whole crawl (0: no limit). The last
+    /// defence against a crawler trap that mints URLs faster than the other rules catch them:
+    /// once a host has spent it, its URLs are dropped from the frontier as they surface.
+    pub max_urls_per_host_total: u64,
     /// Attempts in a row without a usable answer (5xx, timeouts, robots.txt unreachable, the
     /// host failing) after which a URL is given up.
     pub max_attempts: u32,
@@ -68,6 +72,7 @@ impl Default for PrioritizeSection {
             queue_memory_mib: 64,
             fetch_budget: 100_000,
             max_urls_per_host: 5_000,
+            max_urls_per_host_total: 1_000_000,
             max_attempts: 3,
             recrawl: true,
             recrawl_after_secs: 7 * 86_400,

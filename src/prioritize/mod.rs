@@ -177,6 +177,7 @@ pub fn prioritize_partition(
         st.insert_updates(&updates_path)?;
         let items = st.select(&urldb_path)?;
         counts = st.counts;
+        let items = host_budget(crawl, cfg, cycle, p, items, &mut counts)?;
         write_fetchlist(&out_path, items)?;
         queue.commit(applied)?;
     }
@@ -359,9 +360,98 @@ fn current(e: &Entry, rec: &UrlRecord) -> bool {
     }
 }
 
-/// Step 3: the fetch list, sorted by host key then fingerprint as the fetch stage reads it.
-fn write_fetchlist(path: &Path, mut items: Vec<(u64, u64, FetchItem)>) -> Result<()> {
+/// The lifetime per-host budget (`max_urls_per_host_total`): a merge-join of this cycle's
+/// selection, by host, with the counts so far (`state/pNNNN/host_budget.C.run`), which it writes
+/// anew for the next cycle. A host's URLs beyond its budget are dropped, highest priority kept.
+/// Returns the selection sorted by host key, then fingerprint.
+fn host_budget(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    cycle: u32,
+    p: u32,
+    mut items: Vec<(u64, u64, FetchItem)>,
+    counts: &mut BTreeMap<String, u64>,
+) -> Result<Vec<(u64, u64, FetchItem)>> {
+    let total = cfg.prioritize.max_urls_per_host_total;
+    // By host, highest priority first within a host (the ones kept if the budget cuts).
+    items.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(b.2.priority.total_cmp(&a.2.priority))
+            .then(a.1.cmp(&b.1))
+    });
+    if total > 0 {
+        let old = crawl.latest_state(p, "host_budget", cycle);
+        let new_path = crawl.state_file(p, "host_budget", cycle + 1);
+        let mut old_reader = match &old {
+            Some((_, path)) => Some(RunReader::open_expect(path, Schema::HOST_BUDGET)?),
+            None => None,
+        };
+        let mut old_next = next_budget(&mut old_reader, old.as_ref().map(|o| o.1.as_path()))?;
+        let mut w = RunWriter::create(&new_path, Schema::HOST_BUDGET)?;
+        let mut kept = Vec::with_capacity(items.len());
+        let mut dropped = 0u64;
+        let mut it = std::mem::take(&mut items).into_iter().peekable();
+        while let Some(first) = it.next() {
+            let host = first.0;
+            // Hosts before this one keep their counts.
+            while let Some((h, n)) = old_next.filter(|&(h, _)| h < host) {
+                w.push(&run::fp_key(h), &n.to_le_bytes())?;
+                old_next = next_budget(&mut old_reader, old.as_ref().map(|o| o.1.as_path()))?;
+            }
+            let spent = match old_next {
+                Some((h, n)) if h == host => {
+                    old_next = next_budget(&mut old_reader, old.as_ref().map(|o| o.1.as_path()))?;
+                    n
+                }
+                _ => 0,
+            };
+            let mut left = total.saturating_sub(spent);
+            let mut taken = 0u64;
+            for item in
+                std::iter::once(first).chain(std::iter::from_fn(|| it.next_if(|x| x.0 == host)))
+            {
+                if left > 0 {
+                    left -= 1;
+                    taken += 1;
+                    kept.push(item);
+                } else {
+                    dropped += 1;
+                }
+            }
+            w.push(&run::fp_key(host), &(spent + taken).to_le_bytes())?;
+        }
+        while let Some((h, n)) = old_next {
+            w.push(&run::fp_key(h), &n.to_le_bytes())?;
+            old_next = next_budget(&mut old_reader, old.as_ref().map(|o| o.1.as_path()))?;
+        }
+        w.finish()?;
+        items = kept;
+        if dropped > 0 {
+            crate::util::count(counts, "host_budget_spent", dropped);
+        }
+        counts.insert("selected".into(), items.len() as u64);
+    }
     items.sort_unstable_by_key(|&(h, fp, _)| (h, fp));
+    Ok(items)
+}
+
+fn next_budget(r: &mut Option<RunReader>, path: Option<&Path>) -> Result<Option<(u64, u64)>> {
+    let Some(r) = r else { return Ok(None) };
+    if !r.advance()? {
+        return Ok(None);
+    }
+    let n: [u8; 8] = r.payload().try_into().map_err(|_| {
+        Error::corrupt(
+            path.unwrap_or(Path::new("?")),
+            0,
+            "host budget count is not 8 bytes",
+        )
+    })?;
+    Ok(Some((run::key_u64(r.key()), u64::from_le_bytes(n))))
+}
+
+/// Step 3: the fetch list, sorted by host key then fingerprint as the fetch stage reads it.
+fn write_fetchlist(path: &Path, items: Vec<(u64, u64, FetchItem)>) -> Result<()> {
     let mut w = RunWriter::create(path, Schema::FETCHLIST)?;
     for (h, fp, item) in &items {
         w.push(&run::host_fp_key(*h, *fp), &item.encode())?;

@@ -158,6 +158,17 @@ impl Schema {
         sort_key: "fp64",
     };
 
+    /// URLs each host has had put into fetch lists over the whole crawl (prioritize's lifetime
+    /// per-host budget): key = host key, payload = the count, u64 little-endian.
+    pub const HOST_BUDGET: Schema = Schema {
+        id: 11,
+        name: "host_budget",
+        key_len: 8,
+        payload: true,
+        unique: true,
+        sort_key: "host64",
+    };
+
     /// Every schema this build knows, for `dragnet check run`.
     pub const KNOWN: &'static [Schema] = &[
         Schema::SEEN,
@@ -170,6 +181,7 @@ impl Schema {
         Schema::PAGES,
         Schema::SPLIT,
         Schema::NEW,
+        Schema::HOST_BUDGET,
     ];
 }
 
