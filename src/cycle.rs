@@ -284,7 +284,8 @@ pub fn run_cycle(
                     return;
                 }
                 let p = p as u32;
-                let ok = one(crawl, Stage::Fetch, cycle, p, &acc[&Stage::Fetch], || {
+                // Each stage only if the one before it succeeded for this partition.
+                let _ = one(crawl, Stage::Fetch, cycle, p, &acc[&Stage::Fetch], || {
                     crate::fetch::fetch_partition(crawl, cfg, cycle, p, &fetch_opts)
                         .map(|r| (r.skipped, r.counts, r.seconds))
                 }) && one(crawl, Stage::Parse, cycle, p, &acc[&Stage::Parse], || {
@@ -294,7 +295,6 @@ pub fn run_cycle(
                     crate::split::split_partition(crawl, cfg, cycle, p)
                         .map(|r| (r.skipped, r.counts, r.seconds))
                 });
-                let _ = ok;
             });
         }
     });
@@ -302,15 +302,16 @@ pub fn run_cycle(
         cycle,
         ..CycleRun::default()
     };
-    let split_failed = !acc[&Stage::Split].lock().expect("ok").failed.is_empty()
-        || !acc[&Stage::Fetch].lock().expect("ok").failed.is_empty()
-        || !acc[&Stage::Parse].lock().expect("ok").failed.is_empty();
+    let failed = |s: Stage| !acc[&s].lock().expect("not poisoned").failed.is_empty();
+    let before_merge_failed = [Stage::Fetch, Stage::Parse, Stage::Split]
+        .into_iter()
+        .any(failed);
     log_stage(opts, cycle, Stage::Fetch, &acc);
     log_stage(opts, cycle, Stage::Parse, &acc);
     log_stage(opts, cycle, Stage::Split, &acc);
 
     // 2 and 3. merge, then prioritize, every partition on the rayon pool.
-    if !split_failed {
+    if !before_merge_failed {
         for stage in [Stage::Merge, Stage::Prioritize] {
             let t = Instant::now();
             rayon_each(m, |p| {
@@ -321,9 +322,9 @@ pub fn run_cycle(
                         .map(|r| (r.skipped, r.counts, r.seconds)),
                 });
             });
-            acc[&stage].lock().expect("ok").seconds = t.elapsed().as_secs_f64();
+            acc[&stage].lock().expect("not poisoned").seconds = t.elapsed().as_secs_f64();
             log_stage(opts, cycle, stage, &acc);
-            if !acc[&stage].lock().expect("ok").failed.is_empty() {
+            if failed(stage) {
                 break;
             }
         }

@@ -309,3 +309,49 @@ fn two_concurrent_cycles_one_fails_cleanly() {
     assert!(!o.fetched.is_empty());
     server.stop();
 }
+
+#[test]
+fn a_failed_partition_keeps_the_others_work_and_a_rerun_finishes() {
+    let (web, server) = web(53, 6, 10);
+    let c = common::websim_crawl(&web, &seeds(&web), config(2));
+    // Damage partition 1's fetch list (keep a copy to repair it).
+    let list = c.dir.fetchlist(0, 1);
+    let good = std::fs::read(&list).unwrap();
+    let mut bad = good.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0xff;
+    std::fs::write(&list, &bad).unwrap();
+    let opts = CycleOptions {
+        progress: dragnet::fetch::ProgressMode::Quiet,
+        log: false,
+        ..CycleOptions::default()
+    };
+    let r = run_cycles(&c.dir, &c.cfg, &opts).unwrap();
+    assert!(!r.complete());
+    let (msg, code) = dragnet::cycle::failure(&c.dir, &r).unwrap();
+    assert_eq!(code, 3, "{msg}");
+    assert!(msg.contains("fetch of partition 1"), "{msg}");
+    use dragnet::crawl::Stage;
+    let failed = dragnet::crawl::failed::read_failed(&c.dir, Stage::Fetch, 0, 1)
+        .unwrap()
+        .unwrap();
+    assert!(failed.error.contains("p0001.run"), "{}", failed.error);
+    for p in [0, 2] {
+        for s in [Stage::Fetch, Stage::Parse, Stage::Split] {
+            assert!(c.dir.done_path(0, s, p).exists(), "{s:?} p{p} kept");
+        }
+    }
+    assert!(!c.dir.done_path(0, Stage::Merge, 0).exists());
+    // Repaired, the next run does only what is missing and the failure marker goes.
+    std::fs::write(&list, &good).unwrap();
+    let r = run_cycles(&c.dir, &c.cfg, &opts).unwrap();
+    assert!(r.complete(), "{r:?}");
+    assert_eq!(r.cycles[0].stages["fetch"].ran, 1);
+    assert_eq!(r.cycles[0].stages["fetch"].skipped, 2);
+    assert!(
+        dragnet::crawl::failed::read_failed(&c.dir, Stage::Fetch, 0, 1)
+            .unwrap()
+            .is_none()
+    );
+    server.stop();
+}

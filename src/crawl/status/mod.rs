@@ -1,0 +1,434 @@
+//! `dragnet status`: what a crawl directory holds.
+//!
+//! Everything here is read from the directory (markers, run-file trailers, the lock), never from a
+//! running process, so status works the same from cron, from another node of the cluster, or after
+//! a crash. Sizes come from run-file trailers (one read each) and counts from the `.done` markers,
+//! so status stays fast at any crawl size. The one exception is the top-hosts table, which streams
+//! the newest cycle's fetch results (one record per fetched URL, bounded memory: a Misra–Gries
+//! summary of at most [`MAX_TRACKED_HOSTS`] hosts); [`StatusOptions::top_hosts`] turns it off.
+//!
+//! Each partition of each stage is in one [`PartitionState`]: `done` (a valid `.done` marker),
+//! `failed` (a `.failed` marker and no `.done`; see [`super::failed`]), `running` (the lock's
+//! holder runs on this host and this is the first unfinished stage of the current cycle), or
+//! `pending`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::config::Config;
+use super::failed::FailedMarker;
+use super::layout::{CrawlDir, Stage};
+use super::lock::{read_lock, Holder, LockInfo};
+use crate::error::{Error, Result};
+use crate::run::RunReader;
+
+use hosts::top_hosts;
+use partitions::stage_status;
+
+mod hosts;
+mod partitions;
+mod render;
+#[cfg(test)]
+pub(crate) mod tests;
+
+/// Hosts the top-hosts count keeps at most; past that the counts are approximate.
+pub const MAX_TRACKED_HOSTS: usize = 100_000;
+/// Hosts listed in [`TopHosts`].
+pub const TOP_HOSTS: usize = 10;
+
+/// What one partition of one stage is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartitionState {
+    /// A valid `.done` marker: committed.
+    Done,
+    /// No marker yet, and the live lock holder is working on this stage.
+    Running,
+    /// The last attempt failed (a `.failed` marker, no `.done`).
+    Failed,
+    /// Not started (or its marker is damaged and it must be re-run).
+    Pending,
+}
+
+/// The state of one stage of one cycle over all partitions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageStatus {
+    /// The stage.
+    pub stage: Stage,
+    /// Partitions with a valid `.done` marker.
+    pub done: u32,
+    /// Partitions being worked on now (see [`PartitionState::Running`]).
+    pub running: u32,
+    /// Partitions whose last attempt failed.
+    pub failed: u32,
+    /// Partitions neither done, running nor failed.
+    pub pending: u32,
+    /// Why each failed partition failed (its `.failed` marker), by partition.
+    pub failures: Vec<FailedMarker>,
+    /// Partitions whose marker is damaged (the stage must be re-run for them).
+    pub damaged: Vec<String>,
+    /// Sum of the stage's wall-clock seconds over its done partitions.
+    pub seconds: f64,
+    /// The slowest done partition's wall-clock seconds.
+    pub max_seconds: f64,
+    /// When the last done partition finished, Unix seconds.
+    pub finished_at: Option<u64>,
+    /// Sum of each counter over the done partitions.
+    pub counts: BTreeMap<String, u64>,
+    /// Each partition's state, by partition number; empty when every partition is done.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub partitions: Vec<PartitionState>,
+}
+
+impl StageStatus {
+    /// The state of partition `p`.
+    pub fn state(&self, p: u32) -> PartitionState {
+        match self.partitions.get(p as usize) {
+            Some(&st) => st,
+            None => PartitionState::Done, // the list is empty when every partition is done
+        }
+    }
+}
+
+/// Where a cycle stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CycleState {
+    /// Every stage is done for every partition.
+    Complete,
+    /// Some stage has a marker (done or failed) or is running; not all are done.
+    InProgress,
+    /// Only its fetch lists exist so far.
+    NotStarted,
+}
+
+/// One cycle.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CycleStatus {
+    /// Cycle number.
+    pub cycle: u32,
+    /// Where it stands.
+    pub state: CycleState,
+    /// When it completed (its last stage's last partition), Unix seconds.
+    pub completed_at: Option<u64>,
+    /// URLs in this cycle's fetch lists (0 if none yet).
+    pub fetchlist_urls: u64,
+    /// `init` if it ran in this cycle, then every stage of the cycle once it has begun.
+    pub stages: Vec<StageStatus>,
+}
+
+/// What fetches did, from the fetch `.done` counts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FetchSummary {
+    /// Fetch markers summed.
+    pub partitions: u32,
+    /// URLs in the fetch lists.
+    pub urls: u64,
+    /// HTTP requests made (robots.txt included).
+    pub requests: u64,
+    /// Response bytes received.
+    pub bytes: u64,
+    /// Fetch results by HTTP status class (`2xx` .. `5xx`) and `no_answer`.
+    pub by_status: BTreeMap<String, u64>,
+    /// Results with an error, by kind (`robots`, `deferred`, `timeout`, ...).
+    pub errors: BTreeMap<String, u64>,
+}
+
+impl FetchSummary {
+    /// Adds the counts of `partitions` fetch markers (summed).
+    fn add(&mut self, counts: &BTreeMap<String, u64>, partitions: u32) {
+        self.partitions += partitions;
+        for (k, &v) in counts {
+            match k.as_str() {
+                "urls" => self.urls += v,
+                "requests" => self.requests += v,
+                "bytes" => self.bytes += v,
+                "no_answer" => *self.by_status.entry(k.clone()).or_default() += v,
+                _ => {
+                    if let Some(class) = k.strip_prefix("status_") {
+                        *self.by_status.entry(class.to_owned()).or_default() += v;
+                    } else if let Some(kind) = k.strip_prefix("error_") {
+                        *self.errors.entry(kind.to_owned()).or_default() += v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The split stage's CLOCK cache, from the split `.done` counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct CacheSummary {
+    /// Lookups that hit.
+    pub hits: u64,
+    /// All lookups (hits + misses).
+    pub lookups: u64,
+}
+
+impl CacheSummary {
+    fn add(&mut self, counts: &BTreeMap<String, u64>) {
+        let get = |k: &str| counts.get(k).copied().unwrap_or(0);
+        self.hits += get("cache_hits");
+        self.lookups += get("cache_hits") + get("cache_misses");
+    }
+
+    /// Hits / lookups, if there were any lookups.
+    pub fn hit_rate(&self) -> Option<f64> {
+        (self.lookups > 0).then(|| self.hits as f64 / self.lookups as f64)
+    }
+}
+
+/// One host of [`TopHosts`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HostCount {
+    /// The host.
+    pub host: String,
+    /// Fetched pages (results with an HTTP answer); a lower bound if the table is approximate.
+    pub pages: u64,
+}
+
+/// The hosts with the most fetched pages in one cycle.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TopHosts {
+    /// The cycle counted (the newest with fetch results).
+    pub cycle: u32,
+    /// Fetch result files read (partitions whose fetch is done).
+    pub partitions: u32,
+    /// Fetched pages counted.
+    pub pages: u64,
+    /// Distinct hosts, if exact.
+    pub distinct_hosts: Option<u64>,
+    /// More than [`MAX_TRACKED_HOSTS`] hosts: the counts are lower bounds, each at most
+    /// `error_bound` below the truth, and a host with more than `error_bound` pages is listed.
+    pub approximate: bool,
+    /// See `approximate`; 0 when exact.
+    pub error_bound: u64,
+    /// Up to [`TOP_HOSTS`] hosts, most pages first.
+    pub hosts: Vec<HostCount>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Status {
+    /// Crawl directory.
+    pub dir: PathBuf,
+    /// `crawl.name`.
+    pub name: String,
+    /// Partitions M.
+    pub partitions: u32,
+    /// The lock, if held, and whether its holder runs.
+    pub lock: Option<(LockInfo, Holder)>,
+    /// URLs ever discovered (sum of the newest seen sets).
+    pub seen: u64,
+    /// Records in the newest URL dbs.
+    pub urldb: u64,
+    /// URLs in the frontiers: the sum over partitions of their newest prioritize marker's
+    /// `frontier` count; `None` before any prioritize.
+    pub frontier: Option<u64>,
+    /// Partitions that contributed to `frontier`.
+    pub frontier_partitions: u32,
+    /// Cycles complete.
+    pub cycles_complete: u32,
+    /// The newest complete cycle.
+    pub last_complete: Option<u32>,
+    /// The oldest cycle that is not complete (the one a `dragnet cycle` works on).
+    pub current: Option<u32>,
+    /// Partitions (of any stage and cycle) whose last attempt failed.
+    pub failed: u32,
+    /// The newest cycle with fetch results.
+    pub fetch_cycle: Option<u32>,
+    /// What the fetches of `fetch_cycle` did.
+    pub fetch: FetchSummary,
+    /// What every fetch in the directory did.
+    pub fetch_total: FetchSummary,
+    /// The newest cycle with split results.
+    pub cache_cycle: Option<u32>,
+    /// The CLOCK cache in the splits of `cache_cycle`.
+    pub cache: CacheSummary,
+    /// The CLOCK cache over every split in the directory.
+    pub cache_total: CacheSummary,
+    /// Hosts with the most fetched pages in `fetch_cycle` (if asked for and there are results).
+    pub top_hosts: Option<TopHosts>,
+    /// Cycles with a directory.
+    pub cycles: Vec<CycleStatus>,
+}
+
+impl Status {
+    /// The newest complete cycle's status.
+    pub fn last_complete_cycle(&self) -> Option<&CycleStatus> {
+        let c = self.last_complete?;
+        self.cycles.iter().find(|s| s.cycle == c)
+    }
+}
+
+/// What [`status_with`] computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusOptions {
+    /// Stream the newest cycle's fetch results to count pages per host (the one part of status
+    /// whose cost grows with the crawl: one pass over one cycle's fetch results).
+    pub top_hosts: bool,
+}
+
+impl Default for StatusOptions {
+    fn default() -> StatusOptions {
+        StatusOptions { top_hosts: true }
+    }
+}
+
+/// Reads the status of the crawl at `dir`, everything included.
+pub fn status(dir: &Path) -> Result<Status> {
+    status_with(dir, &StatusOptions::default())
+}
+
+/// Reads the status of the crawl at `dir`.
+pub fn status_with(dir: &Path, opts: &StatusOptions) -> Result<Status> {
+    let crawl = CrawlDir::new(dir);
+    let config_path = crawl.config_path();
+    if !config_path.exists() {
+        return Err(Error::Usage(format!(
+            "{} is not a crawl directory (no crawl.toml); create one with `dragnet init --seeds FILE {}`",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    let config = Config::load(&config_path)?;
+    status_of(&crawl, &config, opts)
+}
+
+/// [`status_with`] for a crawl whose configuration is loaded.
+pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions) -> Result<Status> {
+    let dir = crawl.root();
+    let m = config.crawl.partitions;
+    let lock = read_lock(dir)?.map(|l| {
+        let h = l.holder();
+        (l, h)
+    });
+    let live = matches!(lock, Some((_, Holder::Alive)));
+    let mut seen = 0;
+    let mut urldb = 0;
+    for p in 0..m {
+        for (kind, total) in [("seen", &mut seen), ("urldb", &mut urldb)] {
+            if let Some((_, path)) = crawl.latest_state(p, kind, u32::MAX) {
+                *total += RunReader::open(&path)?.len();
+            }
+        }
+    }
+    let mut s = Status {
+        dir: dir.to_path_buf(),
+        name: config.crawl.name.clone(),
+        partitions: m,
+        lock,
+        seen,
+        urldb,
+        frontier: None,
+        frontier_partitions: 0,
+        cycles_complete: 0,
+        last_complete: None,
+        current: None,
+        failed: 0,
+        fetch_cycle: None,
+        fetch: FetchSummary::default(),
+        fetch_total: FetchSummary::default(),
+        cache_cycle: None,
+        cache: CacheSummary::default(),
+        cache_total: CacheSummary::default(),
+        top_hosts: None,
+        cycles: Vec::new(),
+    };
+    let mut frontier: Vec<Option<u64>> = vec![None; m as usize];
+    let mut fetched_parts: Vec<u32> = Vec::new();
+    for c in crawl.cycles() {
+        let mut fetchlist_urls = 0;
+        for p in 0..m {
+            let path = crawl.fetchlist(c, p);
+            if path.exists() {
+                fetchlist_urls += RunReader::open(&path)?.len();
+            }
+        }
+        let is_current = s.current.is_none();
+        let begun = Stage::CYCLE
+            .iter()
+            .any(|&st| crawl.stage_dir(c, st).is_dir());
+        let mut stages = Vec::new();
+        let mut running_stage = None;
+        for stage in std::iter::once(Stage::Init).chain(Stage::CYCLE) {
+            let exists = crawl.stage_dir(c, stage).is_dir();
+            if !exists && (stage == Stage::Init || !(begun || is_current)) {
+                continue;
+            }
+            // Only the first unfinished stage of the current cycle can be running.
+            let may_run = live && is_current && stage != Stage::Init && running_stage.is_none();
+            let st = stage_status(crawl, c, stage, m, exists, may_run, &mut |p, mk| {
+                if let (Stage::Prioritize, Some(&n)) = (stage, mk.counts.get("frontier")) {
+                    frontier[p as usize] = Some(n);
+                }
+            })?;
+            if stage != Stage::Init && st.done < m && running_stage.is_none() {
+                running_stage = Some(stage);
+            }
+            stages.push(st);
+        }
+        let cycle_stages = || stages.iter().filter(|st| st.stage != Stage::Init);
+        let complete =
+            cycle_stages().count() == Stage::CYCLE.len() && cycle_stages().all(|st| st.done == m);
+        let state = if complete {
+            CycleState::Complete
+        } else if cycle_stages()
+            .any(|st| st.done + st.failed + st.running > 0 || !st.damaged.is_empty())
+        {
+            CycleState::InProgress
+        } else {
+            CycleState::NotStarted
+        };
+        let completed_at = complete
+            .then(|| cycle_stages().filter_map(|st| st.finished_at).max())
+            .flatten();
+        if complete {
+            s.cycles_complete += 1;
+            s.last_complete = Some(c);
+        } else if is_current {
+            s.current = Some(c);
+        }
+        for st in &stages {
+            s.failed += st.failed;
+            if st.done == 0 {
+                continue;
+            }
+            match st.stage {
+                Stage::Fetch => {
+                    s.fetch_cycle = Some(c);
+                    s.fetch = FetchSummary::default();
+                    s.fetch.add(&st.counts, st.done);
+                    s.fetch_total.add(&st.counts, st.done);
+                    fetched_parts = (0..m)
+                        .filter(|&p| st.state(p) == PartitionState::Done)
+                        .collect();
+                }
+                Stage::Split => {
+                    s.cache_cycle = Some(c);
+                    s.cache = CacheSummary::default();
+                    s.cache.add(&st.counts);
+                    s.cache_total.add(&st.counts);
+                }
+                _ => {}
+            }
+        }
+        s.cycles.push(CycleStatus {
+            cycle: c,
+            state,
+            completed_at,
+            fetchlist_urls,
+            stages,
+        });
+    }
+    s.frontier_partitions = frontier.iter().flatten().count() as u32;
+    if s.frontier_partitions > 0 {
+        s.frontier = Some(frontier.iter().flatten().sum());
+    }
+    if let (true, Some(c)) = (opts.top_hosts, s.fetch_cycle) {
+        s.top_hosts = Some(top_hosts(crawl, c, &fetched_parts)?);
+    }
+    Ok(s)
+}
