@@ -352,6 +352,84 @@ fn hostile_hosts_are_bounded_and_recorded() {
     );
 }
 
+/// Two fetch runs back to back (a cycle boundary): the second keeps the delays the first one's
+/// requests earned, as recorded in the host table (`next_allowed_ms`). A slow-drip host cut off
+/// at the end of the first run is still being written to by the server when the second starts
+/// (its 1 s back-off must hold across the runs, or the audit sees `concurrent`), and hosts
+/// with a crawl-delay must not be asked again too soon.
+#[test]
+fn delays_earned_in_one_run_hold_in_the_next() {
+    let (web, server) = start(WebConfig {
+        seed: 21,
+        hosts: 4,
+        pages: 4,
+        hostile_every: 2,
+        // The server notices a hung-up drip only at its next write or the one after: the old
+        // request stays in flight 300 to 600 ms after the client gave up.
+        drip_interval: Duration::from_millis(300),
+        max_crawl_delay: Duration::from_millis(300),
+        ..WebConfig::default()
+    });
+    let drip = web
+        .hosts
+        .iter()
+        .find(|h| h.hostile == Some(Hostile::SlowDrip))
+        .expect("host 3 drips")
+        .index;
+    let mut cfg = test_config();
+    cfg.crawl.partitions = 1;
+    cfg.fetch.deadline_secs = 20.0;
+    let page = |n: u32| -> Vec<String> {
+        (0..web.hosts.len() as u32)
+            .map(|host| web.url(PageRef::Page { host, page: n }))
+            .collect()
+    };
+    let c = crawl_of(&web, &page(0), cfg.clone());
+    // Cycle 1's fetch list: the next page of every host, as `init` would write it.
+    let next = crawl_of(&web, &page(1), cfg);
+    let list = c.dir.fetchlist(1, 0);
+    std::fs::create_dir_all(list.parent().unwrap()).unwrap();
+    std::fs::copy(next.dir.fetchlist(0, 0), &list).unwrap();
+
+    let t0 = Instant::now();
+    fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet()).unwrap();
+    let r1 = fetch_partition(&c.dir, &c.cfg, 1, 0, &quiet()).unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    assert_eq!(r1.count("results"), 4);
+    let drip_url = web.url(PageRef::Page {
+        host: drip,
+        page: 1,
+    });
+    let got = results(&c, 1);
+    assert!(got[&drip_url].truncated || !got[&drip_url].error.is_empty());
+
+    // The table cycle 1 started from said when the dripping host could be asked again: at least
+    // the back-off after its last request.
+    let mut r = RunReader::open_expect(&c.dir.state_file(0, "hosts", 1), Schema::HOSTS).unwrap();
+    let mut seen = 0;
+    while r.advance().unwrap() {
+        let h = HostRecord::decode(r.payload()).unwrap();
+        assert!(h.next_allowed_ms >= h.last_request_ms, "{h:?}");
+        if h.host == web.hosts[drip as usize].name {
+            assert!(
+                h.next_allowed_ms >= h.last_request_ms + 1000,
+                "abandoned: 1 s back-off recorded: {h:?}"
+            );
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 4);
+
+    let report = server.stop();
+    assert_eq!(
+        report.counts.total(),
+        0,
+        "{:?} {:#?}",
+        report.counts,
+        report.violations
+    );
+}
+
 #[test]
 fn private_addresses_are_refused_by_default() {
     let (web, server) = start(WebConfig {

@@ -13,13 +13,17 @@
 //! but only for the fetch run that saw it: the next run asks again, so a host that was down for
 //! a minute is not shut out for a day.
 //!
+//! It also keeps when the host may be contacted again (`next_allowed_ms`): the delay a host
+//! earned at the end of one fetch run (a crawl-delay, the back-off after a connection that had
+//! to be cut) holds in the next one, which may start less than a second later.
+//!
 //! The table is keyed by host key and sorted, like the fetch list, so the fetch stage reads it
 //! in one merge-join pass alongside the fetch list and writes the next version through an
 //! external sort: its memory does not grow with the number of hosts.
 
 use std::time::Duration;
 
-use crate::crawl::records::{check_version, Dec, Enc};
+use crate::crawl::records::{Dec, Enc};
 use crate::crawl::DecodeError;
 use crate::fetch::robots::{AgentRules, RobotsStatus};
 
@@ -72,10 +76,18 @@ pub struct HostRecord {
     pub consecutive_failures: u32,
     /// Last request, Unix milliseconds (0: never).
     pub last_request_ms: u64,
+    /// Earliest time the host may be contacted again, Unix milliseconds (0: any time): when the
+    /// last request ended plus the delay it earned (crawl-delay, back-off after an abandoned
+    /// connection, ...). The next fetch run does not lease the host before it, so a run that
+    /// starts right after the previous one is as polite as one run would have been.
+    pub next_allowed_ms: u64,
 }
 
 impl HostRecord {
-    const VERSION: u8 = 1;
+    /// Version 1: up to `last_request_ms`. Version 2 adds `next_allowed_ms`; a record with it
+    /// zero is still written as version 1, so host tables stay byte-identical to what earlier
+    /// builds wrote.
+    const VERSION: u8 = 2;
 
     /// A host not seen before.
     pub fn new(host: &str) -> HostRecord {
@@ -100,8 +112,9 @@ impl HostRecord {
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
+        let v2 = self.next_allowed_ms != 0;
         let mut e = Enc::default();
-        e.u8(HostRecord::VERSION)
+        e.u8(if v2 { 2 } else { 1 })
             .str(&self.host)
             .u64(self.robots.len() as u64);
         for r in &self.robots {
@@ -114,13 +127,22 @@ impl HostRecord {
             .u64(self.failures)
             .u64(u64::from(self.consecutive_failures))
             .u64(self.last_request_ms);
+        if v2 {
+            e.u64(self.next_allowed_ms);
+        }
         e.0
     }
 
-    /// Decodes a payload.
+    /// Decodes a payload (version 1 or 2).
     pub fn decode(b: &[u8]) -> Result<HostRecord, DecodeError> {
         let mut d = Dec(b);
-        check_version(&mut d, "host", HostRecord::VERSION)?;
+        let v = d.u8("record version")?;
+        if v == 0 || v > HostRecord::VERSION {
+            return Err(DecodeError(format!(
+                "host record version {v} is not supported (this build reads 1 to {})",
+                HostRecord::VERSION
+            )));
+        }
         let host = d.str("host")?.to_owned();
         let n = d.u64("robots count")?;
         let mut robots = Vec::with_capacity(n.min(16) as usize);
@@ -133,7 +155,7 @@ impl HostRecord {
                 body: d.bytes("robots body")?.to_vec(),
             });
         }
-        let r = HostRecord {
+        let mut r = HostRecord {
             host,
             robots,
             requests: d.u64("requests")?,
@@ -141,7 +163,11 @@ impl HostRecord {
             consecutive_failures: u32::try_from(d.u64("consecutive_failures")?)
                 .map_err(|_| DecodeError("consecutive_failures out of range".into()))?,
             last_request_ms: d.u64("last_request_ms")?,
+            next_allowed_ms: 0,
         };
+        if v >= 2 {
+            r.next_allowed_ms = d.u64("next_allowed_ms")?;
+        }
         d.end()?;
         Ok(r)
     }
@@ -220,6 +246,35 @@ mod tests {
         assert_eq!(HostRecord::decode(&b).unwrap(), h);
         for n in 0..b.len() {
             assert!(HostRecord::decode(&b[..n]).is_err(), "prefix {n}");
+        }
+    }
+
+    #[test]
+    fn version_2_carries_next_allowed_and_version_1_is_still_written_and_read() {
+        // Without a next-allowed time: version 1, byte for byte what earlier builds wrote.
+        let v1 = sample();
+        let b = v1.encode();
+        assert_eq!(b[0], 1, "next_allowed_ms zero: written as version 1");
+        assert_eq!(HostRecord::decode(&b).unwrap(), v1);
+        // With one: version 2, the field appended.
+        let mut v2 = sample();
+        v2.next_allowed_ms = 8_300;
+        let b2 = v2.encode();
+        assert_eq!(b2[0], 2, "next_allowed_ms needs version 2");
+        assert_eq!(&b2[1..b.len()], &b[1..], "version 2 appends to version 1");
+        assert_eq!(HostRecord::decode(&b2).unwrap(), v2);
+        for n in 0..b2.len() {
+            assert!(HostRecord::decode(&b2[..n]).is_err(), "prefix {n}");
+        }
+        // A version-1 payload with trailing bytes is refused, as are unknown versions.
+        let mut long = b.clone();
+        long.push(0);
+        assert!(HostRecord::decode(&long).is_err());
+        for v in [0, 3] {
+            let mut other = b2.clone();
+            other[0] = v;
+            let e = HostRecord::decode(&other).unwrap_err();
+            assert!(e.0.contains(&format!("version {v}")), "{e:?}");
         }
     }
 

@@ -74,6 +74,15 @@ struct Host<T> {
     queued: bool,
 }
 
+/// A host in line for a back queue.
+struct Waiting<T> {
+    name: String,
+    ip: Option<IpAddr>,
+    urls: VecDeque<T>,
+    /// Earliest time it may be contacted, whenever it gets its back queue.
+    not_before: Instant,
+}
+
 /// Per-host back queues with a heap of next-allowed times and a per-IP limit.
 pub struct Scheduler<T> {
     hosts: Vec<Option<Host<T>>>,
@@ -85,7 +94,7 @@ pub struct Scheduler<T> {
     /// Requests in flight per IP address.
     ip_in_flight: HashMap<IpAddr, u32>,
     /// Hosts not yet given a back queue.
-    waiting: VecDeque<(String, Option<IpAddr>, VecDeque<T>)>,
+    waiting: VecDeque<Waiting<T>>,
     max_active: usize,
     active: usize,
     per_ip: u32,
@@ -115,11 +124,30 @@ impl<T> Scheduler<T> {
     /// Adds a host with its URLs in fetch order; `ip` (when known) is what the per-IP limit
     /// counts. It may be contacted from `now` on, once it gets a back queue.
     pub fn add_host(&mut self, name: String, ip: Option<IpAddr>, urls: VecDeque<T>, now: Instant) {
+        self.add_host_after(name, ip, urls, now, now);
+    }
+
+    /// [`Scheduler::add_host`] for a host that may not be contacted before `not_before` (the
+    /// delay it earned in an earlier fetch run); it takes a back queue as usual but is not leased
+    /// before then.
+    pub fn add_host_after(
+        &mut self,
+        name: String,
+        ip: Option<IpAddr>,
+        urls: VecDeque<T>,
+        not_before: Instant,
+        now: Instant,
+    ) {
         if urls.is_empty() {
             return;
         }
         self.queued_items += urls.len();
-        self.waiting.push_back((name, ip, urls));
+        self.waiting.push_back(Waiting {
+            name,
+            ip,
+            urls,
+            not_before,
+        });
         self.activate(now);
     }
 
@@ -227,8 +255,8 @@ impl<T> Scheduler<T> {
                 out.push((host.name.clone(), host.urls.drain(..).collect()));
             }
         }
-        for (name, _, urls) in self.waiting.drain(..) {
-            out.push((name, urls.into_iter().collect()));
+        for w in self.waiting.drain(..) {
+            out.push((w.name, w.urls.into_iter().collect()));
         }
         self.ready.clear();
         self.blocked.clear();
@@ -246,14 +274,15 @@ impl<T> Scheduler<T> {
 
     fn activate(&mut self, now: Instant) {
         while self.active < self.max_active {
-            let Some((name, ip, urls)) = self.waiting.pop_front() else {
+            let Some(w) = self.waiting.pop_front() else {
                 break;
             };
+            let at = w.not_before.max(now);
             let host = Host {
-                name,
-                ip,
-                urls,
-                next_at: now,
+                name: w.name,
+                ip: w.ip,
+                urls: w.urls,
+                next_at: at,
                 in_flight: false,
                 queued: true,
             };
@@ -268,7 +297,7 @@ impl<T> Scheduler<T> {
                 }
             };
             self.active += 1;
-            self.ready.push(Reverse((now, slot)));
+            self.ready.push(Reverse((at, slot)));
         }
     }
 }
@@ -319,6 +348,38 @@ mod tests {
         assert_eq!(l.item, 2);
         s.complete(l.host, t0 + Duration::from_secs(1), Duration::ZERO);
         assert!(matches!(s.next(t0 + Duration::from_secs(2)), Next::Done));
+    }
+
+    #[test]
+    fn a_host_added_with_a_later_time_waits_for_it() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        // One back queue: "b" waits in line behind "a" and keeps its time when it gets one.
+        let mut s = Scheduler::new(1, 8);
+        s.add_host_after("a".into(), None, VecDeque::from([1]), t0 + ms(300), t0);
+        s.add_host_after("b".into(), None, VecDeque::from([2]), t0 + ms(900), t0);
+        match s.next(t0) {
+            Next::WaitUntil(at) => assert_eq!(at, t0 + ms(300)),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(s.next(t0 + ms(299)), Next::WaitUntil(_)));
+        let Next::Ready(l) = s.next(t0 + ms(300)) else {
+            panic!()
+        };
+        assert_eq!(l.item, 1);
+        s.complete(l.host, t0 + ms(310), Duration::ZERO);
+        match s.next(t0 + ms(310)) {
+            Next::WaitUntil(at) => assert_eq!(at, t0 + ms(900)),
+            other => panic!("{other:?}"),
+        }
+        let Next::Ready(l) = s.next(t0 + ms(900)) else {
+            panic!()
+        };
+        assert_eq!(l.item, 2);
+        s.complete(l.host, t0 + ms(900), Duration::ZERO);
+        // A time already past changes nothing.
+        s.add_host_after("c".into(), None, VecDeque::from([3]), t0, t0 + ms(1000));
+        assert!(matches!(s.next(t0 + ms(1000)), Next::Ready(_)));
     }
 
     #[test]

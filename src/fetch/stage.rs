@@ -17,9 +17,10 @@
 //! The calling thread is the *feeder*: it streams the fetch list host by host, joins each host
 //! with its record in the old host table (both are sorted by host key: one merge-join pass),
 //! resolves the host once for the per-IP limit, and hands the host's URLs to the Mercator
-//! [`Scheduler`]. It stops reading while one host per worker is already waiting for a back
-//! queue, so memory holds the hosts in rotation and a short line behind them, never the whole
-//! list.
+//! [`Scheduler`], not to be leased before the time the record says (`next_allowed_ms`: the delay
+//! the host earned in the previous run holds in this one, which may start a moment later). It
+//! stops reading while one host per worker is already waiting for a back queue, so memory holds
+//! the hosts in rotation and a short line behind them, never the whole list.
 //!
 //! `threads` workers share one [`Fetcher`] and one [`WarcWriter`]. Each host in the run has its
 //! own keep-alive [`HostClient`], so its one connection is reused by whichever worker takes the
@@ -38,9 +39,10 @@
 //!    carries validators; the exchange goes to the WARC (a 304 as a revisit record) and its
 //!    result to an external sort keyed by fingerprint.
 //! 4. The host is given back with its delay: the largest of `default_delay_secs`, the robots.txt
-//!    crawl-delay (capped) and `delay_factor` x the response time ([`politeness_delay`](super::schedule::politeness_delay)). After
-//!    `max_host_failures` failed requests in a row the host's other URLs are recorded as
-//!    `host_failing` without requests.
+//!    crawl-delay (capped) and `delay_factor` x the response time ([`politeness_delay`](super::schedule::politeness_delay)), at
+//!    least `ABANDON_BACKOFF` after an abandoned connection, plus `CLOCK_MARGIN`; the host's
+//!    record notes when that delay ends, for the next run. After `max_host_failures` failed
+//!    requests in a row the host's other URLs are recorded as `host_failing` without requests.
 //!
 //! At `deadline_secs` every URL not yet handed out is recorded as `deferred` (requests in flight
 //! finish, bounded by `total_timeout_secs`), so a host that stalls never holds the partition.
@@ -79,6 +81,36 @@ use worker::error_result;
 /// may still be writing to the old connection until it notices, and a host that needed cutting
 /// off deserves a pause. (The delay is also at least as long as the failed request took.)
 const ABANDON_BACKOFF: Duration = Duration::from_secs(1);
+
+/// Slack added to every non-zero delay. The server stamps a response's end when its last write
+/// returns, which can come after the client has read the last byte, so "at least the delay
+/// apart" measured at the server needs a few milliseconds more than the client measures
+/// (websim's audit saw a 99.2 ms gap for a 100 ms crawl-delay).
+const CLOCK_MARGIN: Duration = Duration::from_millis(5);
+
+/// The delay a host is given back with: `delay` plus [`CLOCK_MARGIN`] unless it is zero.
+fn with_margin(delay: Duration) -> Duration {
+    if delay.is_zero() {
+        delay
+    } else {
+        delay.saturating_add(CLOCK_MARGIN)
+    }
+}
+
+/// The longest delay a host can earn under `f`: a bound on the wait a host record carries into
+/// the next run, so a wall clock set back (or a damaged record) cannot shut a host out for long.
+fn max_delay(f: &super::config::FetchSection) -> Duration {
+    // A robots.txt fetch may follow redirects: each hop is one request of up to the total timeout.
+    let took = f.total_timeout_secs * (f64::from(f.max_redirects) + 1.0);
+    let earned =
+        Duration::try_from_secs_f64(took * f.delay_factor.max(1.0)).unwrap_or(Duration::MAX);
+    with_margin(
+        secs(f.default_delay_secs)
+            .max(secs(f.max_crawl_delay_secs))
+            .max(ABANDON_BACKOFF)
+            .max(earned),
+    )
+}
 
 /// How to run a fetch.
 #[derive(Debug, Clone)]

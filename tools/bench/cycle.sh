@@ -6,8 +6,8 @@
 #
 # - The web: `websim serve --hostile-every 0 --max-crawl-delay-ms 0` (no hostile hosts, no
 #   crawl-delay), its own process, so the crawler's CPU time is the crawler's alone.
-# - The crawl: 8 partitions, `[fetch] threads` 16 per partition, 2 partitions fetched at a time,
-#   delays 0, per-IP limit 16 (the web's hosts share 4 loopback addresses), the scope limited to
+# - The crawl: 8 partitions, `[fetch] threads` 16 per partition, FETCH_PARTITIONS (2) of them
+#   fetched at a time, delays 0, per-IP limit 16 (the web's hosts share 4 loopback addresses), the scope limited to
 #   the web's hosts, the lifetime host budget websim's ground truth uses (pages + 100), WARC
 #   .warc.zst. Every stage runs: fetch, parse, split, dedup-merge, prioritize, cycle after cycle.
 # - Measured with /usr/bin/time: wall time, user + system CPU, peak RSS; per-stage seconds from
@@ -15,7 +15,7 @@
 #   are summed over partitions, merge and prioritize are wall time over all partitions).
 #
 # Prints a markdown report (machine, date, command, table) for docs/BENCHMARKS.md.
-# Settings (environment): PORT (8496), KEEP=1 keeps the scratch directory.
+# Settings (environment): PORT (8496), FETCH_PARTITIONS (2), KEEP=1 keeps the scratch directory.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -65,7 +65,7 @@ allowed_domains = ["websim.test"]
 [prioritize]
 max_urls_per_host_total = $((PAGES + 100))
 [cycle]
-fetch_partitions = 2
+fetch_partitions = ${FETCH_PARTITIONS:-2}
 EOF
 "$DRAGNET" init --seeds "$work/seeds.txt" --config "$work/crawl.toml" "$work/crawl" >/dev/null 2>&1
 echo "== crawling $HOSTS hosts x $PAGES pages" >&2
@@ -73,11 +73,11 @@ echo "== crawling $HOSTS hosts x $PAGES pages" >&2
     "$DRAGNET" cycle --until-empty --progress quiet --json "$work/crawl" >"$work/report.json" 2>"$work/cycle.log"
 read -r wall user sys rss_kb <"$work/time"
 
-python3 - "$work/report.json" "$wall" "$user" "$sys" "$rss_kb" "$HOSTS" "$PAGES" <<'PY'
+python3 - "$work/report.json" "$wall" "$user" "$sys" "$rss_kb" "$HOSTS" "$PAGES" "${FETCH_PARTITIONS:-2}" <<'PY'
 import json, sys, subprocess, platform, datetime
 report = json.load(open(sys.argv[1]))
 wall, user, sysc, rss = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
-hosts, pages = sys.argv[6], sys.argv[7]
+hosts, pages, fp = sys.argv[6], sys.argv[7], sys.argv[8]
 stages = {}
 fetched = 0
 for c in report["cycles"]:
@@ -89,7 +89,7 @@ total = sum(stages.values()) or 1.0
 cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 print(f"### Whole crawl, {hosts} hosts x {pages} pages ({datetime.date.today()})\n")
 print(f"Machine: {cpu_model}, {subprocess.getoutput('nproc')} cores, {platform.system()} {platform.release()}.")
-print(f"Command: `tools/bench/cycle.sh {hosts} {pages}`.\n")
+print(f"Command: `FETCH_PARTITIONS={fp} tools/bench/cycle.sh {hosts} {pages}`.\n")
 print("| cycles | URLs fetched | wall s | pages/s (whole cycle) | CPU s | CPU-s / 1,000 pages | peak RSS |")
 print("|---|---|---|---|---|---|---|")
 print(f"| {len(report['cycles'])} | {fetched} | {wall:.1f} | {fetched / wall:.0f} | {cpu:.1f} | {1000 * cpu / max(fetched, 1):.3f} | {rss / 1024:.0f} MiB |\n")

@@ -6,11 +6,11 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use url::Url;
 
-use super::{error_result, lock, HostState, Job, Sched, Shared};
+use super::{error_result, lock, max_delay, HostState, Job, Sched, Shared};
 use crate::crawl::FetchItem;
 use crate::error::{Error, Result};
 use crate::fetch::hosts::HostRecord;
@@ -126,6 +126,15 @@ impl Shared<'_> {
             lock(&self.host_out).push(&run::fp_key(hk), &record.encode())?;
             return Ok(());
         }
+        // The host may not be contacted before the time its last request earned, which may lie
+        // in this run if the last one ended moments ago.
+        let now = Instant::now();
+        let wait = carried_wait(
+            record.next_allowed_ms,
+            SystemTime::now(),
+            max_delay(&self.cfg.fetch),
+        );
+        let not_before = now.checked_add(wait).unwrap_or(now);
         lock(&self.hosts).insert(
             hk,
             HostState {
@@ -136,7 +145,7 @@ impl Shared<'_> {
             },
         );
         st.sched
-            .add_host(name, ip, jobs.into_iter().collect(), Instant::now());
+            .add_host_after(name, ip, jobs.into_iter().collect(), not_before, now);
         self.publish_hosts(&st);
         drop(st);
         self.wake.notify_one();
@@ -174,6 +183,34 @@ impl Shared<'_> {
     }
 }
 
+/// How long a host whose record says it may be contacted from `next_allowed_ms` (Unix
+/// milliseconds) on must still wait at `now`: zero once that time has passed, at most `cap`.
+fn carried_wait(next_allowed_ms: u64, now: SystemTime, cap: Duration) -> Duration {
+    UNIX_EPOCH
+        .checked_add(Duration::from_millis(next_allowed_ms))
+        .map_or(cap, |at| at.duration_since(now).unwrap_or(Duration::ZERO))
+        .min(cap)
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_carried_time_is_waited_for_until_it_passes_and_never_beyond_the_cap() {
+        let ms = Duration::from_millis;
+        let now = UNIX_EPOCH + ms(10_000);
+        let cap = ms(2_000);
+        assert_eq!(carried_wait(0, now, cap), Duration::ZERO, "never contacted");
+        assert_eq!(carried_wait(9_000, now, cap), Duration::ZERO, "passed");
+        assert_eq!(carried_wait(10_000, now, cap), Duration::ZERO);
+        assert_eq!(carried_wait(10_300, now, cap), ms(300));
+        // A clock set back (or a damaged record) does not shut the host out for long.
+        assert_eq!(carried_wait(99_000, now, cap), cap);
+        assert_eq!(carried_wait(u64::MAX, now, cap), cap);
+    }
 }

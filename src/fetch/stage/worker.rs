@@ -3,12 +3,12 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use url::Url;
 use xxhash_rust::xxh3::Xxh3;
 
-use super::{lock, secs, unix_ms, HostState, Job, Shared, ABANDON_BACKOFF};
+use super::{lock, secs, unix_ms, with_margin, HostState, Job, Shared, ABANDON_BACKOFF};
 use crate::crawl::FetchResult;
 use crate::error::Result;
 use crate::fetch::client::{Cut, Fetched, HostClient, Validators};
@@ -68,7 +68,9 @@ impl Shared<'_> {
                     st.sched.push_front(lease.host, job);
                 }
             }
-            st.sched.complete(lease.host, Instant::now(), delay);
+            // With the margin, as `note_request` recorded it for the next run.
+            st.sched
+                .complete(lease.host, Instant::now(), with_margin(delay));
             self.publish_hosts(&st);
             drop(st);
             // One host came back (or freed its queue for a waiting one): one worker and the
@@ -139,12 +141,13 @@ impl Shared<'_> {
         };
         // A cut body (slow drip, reset, timeout) is a failure even with a status line.
         let answered = result.error.is_empty() || result.error == "decoded_too_large";
-        self.note_request(job.host_key, answered);
-        self.finish_job(job, result)?;
         let mut delay = self.delay(policy.crawl_delay(), took);
         if abandoned {
             delay = delay.max(took.max(ABANDON_BACKOFF));
         }
+        // Before the result: the host's last result sends its record to the new table.
+        self.note_request(job.host_key, answered, delay);
+        self.finish_job(job, result)?;
         Ok((delay, None))
     }
 
@@ -243,21 +246,27 @@ impl Shared<'_> {
             h.record.set_robots(outcome);
             h.policies.insert(origin.to_owned(), policy);
         }
-        self.note_request(hk, answered);
-        let delay = self.delay(crawl_delay, took);
-        Ok(if abandoned {
-            delay.max(took.max(ABANDON_BACKOFF))
-        } else {
-            delay
-        })
+        let mut delay = self.delay(crawl_delay, took);
+        if abandoned {
+            delay = delay.max(took.max(ABANDON_BACKOFF));
+        }
+        self.note_request(hk, answered, delay);
+        Ok(delay)
     }
 
-    /// Counts a request against its host (consecutive failures end a host for the run).
-    pub(super) fn note_request(&self, hk: u64, answered: bool) {
+    /// Counts a request against its host (consecutive failures end a host for the run) and
+    /// records when the host may be contacted again: now plus the `delay` the request earned
+    /// (with the clock margin, as the scheduler gets it), so that the next fetch run keeps it.
+    pub(super) fn note_request(&self, hk: u64, answered: bool, delay: Duration) {
+        let now = SystemTime::now();
         let mut hosts = lock(&self.hosts);
         let h = hosts.get_mut(&hk).expect("host of a lease");
         h.record.requests += 1;
-        h.record.last_request_ms = unix_ms(SystemTime::now());
+        h.record.last_request_ms = unix_ms(now);
+        // Rounded up: the next run must not come a fraction of a millisecond early.
+        h.record.next_allowed_ms = (now + with_margin(delay))
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos().div_ceil(1_000_000) as u64);
         if answered {
             h.record.consecutive_failures = 0;
         } else {
