@@ -171,34 +171,85 @@ impl DoneMarker {
 
     /// Reads and checks a marker; `Ok(None)` if there is none.
     pub fn read(path: &Path) -> Result<Option<DoneMarker>> {
-        let text = match std::fs::read(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io("read", path, e)),
-        };
-        let m: DoneMarker = serde_json::from_slice(&text).map_err(|e| {
-            Error::corrupt(
-                path,
-                e.column() as u64,
-                format!("not a valid .done marker: {e}"),
-            )
-        })?;
-        if m.magic != MAGIC {
-            return Err(Error::corrupt(path, 0, "not a .done marker (bad magic)"));
-        }
-        if m.version != VERSION {
-            return Err(Error::Version {
-                path: path.to_path_buf(),
-                found: m.version,
-                oldest: VERSION,
-                newest: VERSION,
-            });
-        }
-        if m.checksum != m.body_checksum() {
-            return Err(Error::corrupt(path, 0, ".done marker checksum mismatch"));
-        }
-        Ok(Some(m))
+        read_marker(path)
     }
+}
+
+impl Marker for DoneMarker {
+    const KIND: &'static str = "done";
+    const MAGIC: &'static str = MAGIC;
+    const VERSION: u32 = VERSION;
+    fn magic(&self) -> &str {
+        &self.magic
+    }
+    fn version(&self) -> u32 {
+        self.version
+    }
+    fn checksum(&self) -> &str {
+        &self.checksum
+    }
+    fn body_checksum(&self) -> String {
+        DoneMarker::body_checksum(self)
+    }
+}
+
+/// What the stage markers (`.done`, `.failed`) share: a magic string, a version and a checksum
+/// over the rest, checked the same way when read.
+pub(crate) trait Marker: serde::de::DeserializeOwned {
+    /// `done` or `failed`, for messages.
+    const KIND: &'static str;
+    /// The magic string a marker of this kind carries.
+    const MAGIC: &'static str;
+    /// The version this build reads and writes.
+    const VERSION: u32;
+    /// The magic it carries.
+    fn magic(&self) -> &str;
+    /// The version it carries.
+    fn version(&self) -> u32;
+    /// The checksum it carries.
+    fn checksum(&self) -> &str;
+    /// The checksum its other fields give.
+    fn body_checksum(&self) -> String;
+}
+
+/// Reads and checks a marker of kind `M`; `Ok(None)` if there is none.
+pub(crate) fn read_marker<M: Marker>(path: &Path) -> Result<Option<M>> {
+    let text = match std::fs::read(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    let kind = M::KIND;
+    let m: M = serde_json::from_slice(&text).map_err(|e| {
+        Error::corrupt(
+            path,
+            e.column() as u64,
+            format!("not a valid .{kind} marker: {e}"),
+        )
+    })?;
+    if m.magic() != M::MAGIC {
+        return Err(Error::corrupt(
+            path,
+            0,
+            format!("not a .{kind} marker (bad magic)"),
+        ));
+    }
+    if m.version() != M::VERSION {
+        return Err(Error::Version {
+            path: path.to_path_buf(),
+            found: m.version(),
+            oldest: M::VERSION,
+            newest: M::VERSION,
+        });
+    }
+    if m.checksum() != m.body_checksum() {
+        return Err(Error::corrupt(
+            path,
+            0,
+            format!(".{kind} marker checksum mismatch"),
+        ));
+    }
+    Ok(Some(m))
 }
 
 #[cfg(test)]

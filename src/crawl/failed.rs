@@ -116,33 +116,25 @@ pub fn read_failed(
 }
 
 fn read(path: &Path) -> Result<Option<FailedMarker>> {
-    let text = match std::fs::read(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("read", path, e)),
-    };
-    let m: FailedMarker = serde_json::from_slice(&text).map_err(|e| {
-        Error::corrupt(
-            path,
-            e.column() as u64,
-            format!("not a valid .failed marker: {e}"),
-        )
-    })?;
-    if m.magic != MAGIC {
-        return Err(Error::corrupt(path, 0, "not a .failed marker (bad magic)"));
+    super::done::read_marker(path)
+}
+
+impl super::done::Marker for FailedMarker {
+    const KIND: &'static str = "failed";
+    const MAGIC: &'static str = MAGIC;
+    const VERSION: u32 = VERSION;
+    fn magic(&self) -> &str {
+        &self.magic
     }
-    if m.version != VERSION {
-        return Err(Error::Version {
-            path: path.to_path_buf(),
-            found: m.version,
-            oldest: VERSION,
-            newest: VERSION,
-        });
+    fn version(&self) -> u32 {
+        self.version
     }
-    if m.checksum != m.body_checksum() {
-        return Err(Error::corrupt(path, 0, ".failed marker checksum mismatch"));
+    fn checksum(&self) -> &str {
+        &self.checksum
     }
-    Ok(Some(m))
+    fn body_checksum(&self) -> String {
+        FailedMarker::body_checksum(self)
+    }
 }
 
 #[cfg(test)]
