@@ -72,12 +72,14 @@ echo "== crawling $HOSTS hosts x $PAGES pages" >&2
 /usr/bin/time -f "%e %U %S %M" -o "$work/time" \
     "$DRAGNET" cycle --until-empty --progress quiet --json "$work/crawl" >"$work/report.json" 2>"$work/cycle.log"
 read -r wall user sys rss_kb <"$work/time"
+# The server's CPU over the run (utime + stime, clock ticks), to see who the machine worked for.
+ws_cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$ws_pid/stat")
 
-python3 - "$work/report.json" "$wall" "$user" "$sys" "$rss_kb" "$HOSTS" "$PAGES" "${FETCH_PARTITIONS:-2}" <<'PY'
+python3 - "$work/report.json" "$wall" "$user" "$sys" "$rss_kb" "$HOSTS" "$PAGES" "${FETCH_PARTITIONS:-2}" "$ws_cpu" <<'PY'
 import json, sys, subprocess, platform, datetime
 report = json.load(open(sys.argv[1]))
 wall, user, sysc, rss = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
-hosts, pages, fp = sys.argv[6], sys.argv[7], sys.argv[8]
+hosts, pages, fp, ws_cpu = sys.argv[6], sys.argv[7], sys.argv[8], float(sys.argv[9])
 stages = {}
 fetched = 0
 for c in report["cycles"]:
@@ -93,6 +95,9 @@ print(f"Command: `FETCH_PARTITIONS={fp} tools/bench/cycle.sh {hosts} {pages}`.\n
 print("| cycles | URLs fetched | wall s | pages/s (whole cycle) | CPU s | CPU-s / 1,000 pages | peak RSS |")
 print("|---|---|---|---|---|---|---|")
 print(f"| {len(report['cycles'])} | {fetched} | {wall:.1f} | {fetched / wall:.0f} | {cpu:.1f} | {1000 * cpu / max(fetched, 1):.3f} | {rss / 1024:.0f} MiB |\n")
+print(f"websim (the server, its own process) used {ws_cpu:.1f} CPU-s in the same run, on the same 2 cores.\n")
+print("Stage seconds: fetch, parse and split are summed over partitions (they run side by side);")
+print("merge and prioritize are wall time over all partitions.\n")
 print("| stage | seconds | share |")
 print("|---|---|---|")
 for name in ["fetch", "parse", "split", "merge", "prioritize"]:
