@@ -88,6 +88,13 @@ pub struct DemoSummary {
     pub examples_not_in_truth: Vec<String>,
     /// A few should-fetch URLs that were not fetched.
     pub examples_missed: Vec<String>,
+    /// Of the missed URLs, those on hostile hosts (cut off by `[fetch] max_host_failures`
+    /// failures in a row, where the ground truth tries every URL once).
+    pub missed_on_hostile: u64,
+    /// Missed URLs per host (the hosts with the most).
+    pub missed_by_host: Vec<(String, u64)>,
+    /// URLs beyond the truth per host (the hosts with the most).
+    pub beyond_by_host: Vec<(String, u64)>,
     /// Fetches of URLs robots.txt disallows (websim's audit).
     pub disallowed_fetched: u64,
     /// All politeness violations websim saw (too soon, concurrent, before robots, disallowed).
@@ -151,7 +158,8 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
     cfg.scope.allowed_domains = vec!["websim.test".into()];
     // The budget websim's ground truth gives every host (pages + 100): what bounds its trap.
     cfg.prioritize.max_urls_per_host_total = u64::from(opts.pages) + 100;
-    cfg.cycle.fetch_partitions = opts.partitions;
+    // Half the partitions fetch at a time: websim serves from this process, on the same cores.
+    cfg.cycle.fetch_partitions = (opts.partitions / 2).max(1);
     let config_path = work.join("crawl.toml");
     std::fs::write(&config_path, cfg.to_toml()).ctx("write", &config_path)?;
     let seeds: Vec<String> = (0..web.hosts.len() as u32)
@@ -223,6 +231,18 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
         .take(5)
         .map(|u| u.to_string())
         .collect();
+    let hostile: BTreeSet<&str> = web
+        .hosts
+        .iter()
+        .filter(|h| h.hostile.is_some())
+        .map(|h| h.name.as_str())
+        .collect();
+    s.missed_on_hostile = should
+        .iter()
+        .filter(|u| !fetched.contains(**u) && hostile.contains(crate::keys::host_of(u)))
+        .count() as u64;
+    s.missed_by_host = by_host(should.iter().copied().filter(|u| !fetched.contains(*u)));
+    s.beyond_by_host = by_host(extra.iter().map(|u| u.as_str()));
     s.disallowed_fetched = audit.counts.disallowed;
     s.politeness_violations = audit.counts.total();
     let v = &audit.counts;
@@ -239,6 +259,18 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
     }
     let _ = std::fs::remove_dir_all(&work);
     Ok(s)
+}
+
+/// Counts per host, the five hosts with the most first.
+fn by_host<'a>(urls: impl Iterator<Item = &'a str>) -> Vec<(String, u64)> {
+    let mut m: BTreeMap<&str, u64> = BTreeMap::new();
+    for u in urls {
+        *m.entry(crate::keys::host_of(u)).or_insert(0) += 1;
+    }
+    let mut v: Vec<(String, u64)> = m.into_iter().map(|(h, n)| (h.to_owned(), n)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v.truncate(5);
+    v
 }
 
 /// The URLs fetched (robots.txt excluded) in cycles `0..cycles`.
@@ -356,11 +388,35 @@ pub fn render(s: &DemoSummary) -> String {
         100.0 * s.fetched_of_should as f64 / s.should_fetch.max(1) as f64,
         s.fetched_not_in_truth
     ));
-    for u in &s.examples_missed {
-        line(format!("               missed: {u}"));
+    let hosts = |v: &[(String, u64)]| {
+        v.iter()
+            .map(|(h, n)| format!("{h} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let missed = s.should_fetch - s.fetched_of_should;
+    if missed > 0 {
+        line(format!(
+            "               {} of the {missed} missed are on hostile hosts, which dragnet stops \
+             trying after [fetch] max_host_failures failures in a row (the truth tries every URL)",
+            s.missed_on_hostile
+        ));
     }
-    for u in &s.examples_not_in_truth {
-        line(format!("               beyond: {u}"));
+    if !s.missed_by_host.is_empty() {
+        line(format!(
+            "               missed, by host: {}",
+            hosts(&s.missed_by_host)
+        ));
+    }
+    if !s.beyond_by_host.is_empty() {
+        line(format!(
+            "               beyond, by host: {}",
+            hosts(&s.beyond_by_host)
+        ));
+    }
+    if let (Some(m), Some(b)) = (s.examples_missed.first(), s.examples_not_in_truth.first()) {
+        line(format!("               e.g. missed {m}"));
+        line(format!("               e.g. beyond {b}"));
     }
     line(format!(
         "  politeness   {} disallowed URLs fetched, {} violations in websim's audit",
