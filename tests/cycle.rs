@@ -37,27 +37,13 @@ fn web(seed: u64, hosts: u32, pages: u32) -> (std::sync::Arc<Web>, Server) {
 }
 
 fn config(threads: u32) -> Config {
-    let mut cfg = Config::default();
-    cfg.crawl.partitions = M;
-    let f = &mut cfg.fetch;
-    f.allow_private_addresses = true;
-    f.threads = threads;
-    f.default_delay_secs = 0.0;
-    f.delay_factor = 0.0;
-    // Short: a web may have a host whose robots.txt never answers (disallow all, retried each
-    // cycle until its URLs are given up); each attempt costs a read timeout.
-    f.read_timeout_secs = 2.0;
-    f.total_timeout_secs = 5.0;
+    let mut cfg = common::websim_config(M, threads);
     cfg.prioritize.block = 16;
-    // websim's own hosts only: links to x*.outside.test must not make the crawl resolve them.
-    cfg.scope.allowed_domains = vec!["websim.test".into()];
     cfg
 }
 
 fn seeds(web: &Web) -> Vec<String> {
-    (0..web.hosts.len() as u32)
-        .map(|h| format!("{}/", web.origin(h)))
-        .collect()
+    common::websim_homes(web)
 }
 
 /// Everything the crawl decided, without timestamps: per partition the seen set, and the URL db

@@ -73,20 +73,8 @@ fn two_cycles_discover_every_followed_link_once() {
         ServerOptions::default(),
     )
     .unwrap();
-    let mut cfg = Config::default();
-    cfg.crawl.partitions = M;
-    let f = &mut cfg.fetch;
-    f.allow_private_addresses = true;
-    f.threads = 4;
-    f.default_delay_secs = 0.0;
-    f.delay_factor = 0.0;
-    f.read_timeout_secs = 10.0;
-    f.total_timeout_secs = 30.0;
-    // websim's own hosts only: links to x*.outside.test must not make the crawl resolve them.
-    cfg.scope.allowed_domains = vec!["websim.test".into()];
-    let homes: Vec<String> = (0..web.hosts.len() as u32)
-        .map(|h| format!("{}/", web.origin(h)))
-        .collect();
+    let cfg = common::websim_config(M, 4);
+    let homes = common::websim_homes(&web);
     let crawl = common::websim_crawl(&web, &homes, cfg);
     let (dir, cfg) = (crawl.dir.clone(), crawl.cfg.clone());
     let canon = Canonicalizer::new(&cfg.canon);

@@ -83,26 +83,14 @@ fn crawl(queue: QueueKind, tune: impl Fn(&mut Config)) -> (common::Crawl, Server
         ServerOptions::default(),
     )
     .unwrap();
-    let mut cfg = Config::default();
-    cfg.crawl.partitions = M;
-    let f = &mut cfg.fetch;
-    f.allow_private_addresses = true;
-    f.threads = 4;
-    f.default_delay_secs = 0.0;
-    f.delay_factor = 0.0;
-    // Short: a web may have a host whose robots.txt never answers (disallow all, retried each
-    // cycle until its URLs are given up); each attempt costs a read timeout.
-    f.read_timeout_secs = 2.0;
-    f.total_timeout_secs = 5.0;
+    let mut cfg = common::websim_config(M, 4);
     cfg.prioritize.queue = queue;
-    // websim's own hosts only: links to x*.outside.test must not make the crawl resolve them.
-    cfg.scope.allowed_domains = vec!["websim.test".into()];
     cfg.prioritize.block = 7; // several extraction steps even on a small web
     tune(&mut cfg);
-    let homes: Vec<String> = (0..web.hosts.len() as u32)
-        .map(|h| format!("{}/", web.origin(h)))
-        .collect();
-    (common::websim_crawl(&web, &homes, cfg), server)
+    (
+        common::websim_crawl(&web, &common::websim_homes(&web), cfg),
+        server,
+    )
 }
 
 fn budget_and_cap(queue: QueueKind) {

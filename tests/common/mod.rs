@@ -59,3 +59,31 @@ pub fn websim_crawl(
     let cfg = dragnet::crawl::Config::load(&dir.config_path()).unwrap();
     Crawl { tmp, dir, cfg }
 }
+
+/// The configuration websim crawls in tests start from: `partitions`, `threads` robots,
+/// private (loopback) addresses allowed, no delays of the crawler's own (websim's crawl-delays
+/// still hold), short timeouts (a web may have a host whose robots.txt never answers: disallow
+/// all, retried each cycle until its URLs are given up, each attempt costing a read timeout),
+/// and websim's own hosts in scope, so links to `x*.outside.test` are never resolved.
+#[allow(dead_code)]
+pub fn websim_config(partitions: u32, threads: u32) -> dragnet::crawl::Config {
+    let mut cfg = dragnet::crawl::Config::default();
+    cfg.crawl.partitions = partitions;
+    let f = &mut cfg.fetch;
+    f.allow_private_addresses = true;
+    f.threads = threads;
+    f.default_delay_secs = 0.0;
+    f.delay_factor = 0.0;
+    f.read_timeout_secs = 2.0;
+    f.total_timeout_secs = 5.0;
+    cfg.scope.allowed_domains = vec!["websim.test".into()];
+    cfg
+}
+
+/// Every host's `/` of `web`: the seeds of a whole-web crawl.
+#[allow(dead_code)]
+pub fn websim_homes(web: &websim::model::Web) -> Vec<String> {
+    (0..web.hosts.len() as u32)
+        .map(|h| format!("{}/", web.origin(h)))
+        .collect()
+}
