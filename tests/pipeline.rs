@@ -7,34 +7,16 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use dragnet::crawl::{Config, CrawlDir, FetchItem};
-use dragnet::fetch::{fetch_partition, FetchOptions, ProgressMode};
+use dragnet::crawl::{CrawlDir, FetchItem};
 use dragnet::keys::{partition_of, Canonicalizer};
-use dragnet::merge::{merge_partition, FrontierUpdate};
-use dragnet::parse::parse_partition;
+use dragnet::merge::FrontierUpdate;
 use dragnet::prioritize::prioritize_partition;
 use dragnet::run::{self, Cursor, RunReader, Schema};
-use dragnet::split::split_partition;
 use websim::model::WebConfig;
 use websim::server::{Server, ServerOptions};
 use websim::truth::{truth, Outcome, Policy};
 
 const M: u32 = 3;
-
-fn run_cycle(dir: &CrawlDir, cfg: &Config, cycle: u32) {
-    let quiet = FetchOptions {
-        progress: ProgressMode::Quiet,
-        ..FetchOptions::default()
-    };
-    for p in 0..M {
-        fetch_partition(dir, cfg, cycle, p, &quiet).unwrap();
-        parse_partition(dir, cfg, cycle, p).unwrap();
-        split_partition(dir, cfg, cycle, p).unwrap();
-    }
-    for p in 0..M {
-        merge_partition(dir, cfg, cycle, p).unwrap();
-    }
-}
 
 fn keys_of(path: &std::path::Path, schema: Schema) -> BTreeSet<u64> {
     let mut r = RunReader::open_expect(path, schema).unwrap();
@@ -80,7 +62,7 @@ fn two_cycles_discover_every_followed_link_once() {
     let canon = Canonicalizer::new(&cfg.canon);
     let c = |u: &str| canon.canonicalize(u, None).unwrap();
 
-    run_cycle(&dir, &cfg, 0);
+    common::stages_until_merge(&dir, &cfg, 0);
 
     // Every followed link of every fetched home page is known now, in its owner's seen set.
     let t0 = truth(&web, &Policy::new(&web));
@@ -135,7 +117,7 @@ fn two_cycles_discover_every_followed_link_once() {
     }
     assert!(!new0.is_empty());
 
-    run_cycle(&dir, &cfg, 1);
+    common::stages_until_merge(&dir, &cfg, 1);
     for p in 0..M {
         for (fp, u) in updates(&dir, 1, p) {
             if u.new {

@@ -8,34 +8,17 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use dragnet::crawl::{Config, CrawlDir, FetchItem, UrlRecord, UrlState};
-use dragnet::fetch::{fetch_partition, FetchOptions, ProgressMode};
+use dragnet::fetch::ProgressMode;
 use dragnet::keys::{host_key, host_of};
-use dragnet::merge::{merge_partition, FrontierUpdate};
-use dragnet::parse::parse_partition;
+use dragnet::merge::FrontierUpdate;
 use dragnet::prioritize::config::QueueKind;
 use dragnet::prioritize::prioritize_partition;
 use dragnet::queue::Entry;
 use dragnet::run::{self, Cursor, RunReader, Schema};
-use dragnet::split::split_partition;
 use websim::model::WebConfig;
 use websim::server::{Server, ServerOptions};
 
 const M: u32 = 2;
-
-fn cycle_until_merge(dir: &CrawlDir, cfg: &Config, cycle: u32) {
-    let quiet = FetchOptions {
-        progress: ProgressMode::Quiet,
-        ..FetchOptions::default()
-    };
-    for p in 0..M {
-        fetch_partition(dir, cfg, cycle, p, &quiet).unwrap();
-        parse_partition(dir, cfg, cycle, p).unwrap();
-        split_partition(dir, cfg, cycle, p).unwrap();
-    }
-    for p in 0..M {
-        merge_partition(dir, cfg, cycle, p).unwrap();
-    }
-}
 
 fn read_all<T>(
     path: &std::path::Path,
@@ -99,7 +82,7 @@ fn budget_and_cap(queue: QueueKind) {
         cfg.prioritize.max_urls_per_host = 2;
     });
     let (dir, cfg) = (&c.dir, &c.cfg);
-    cycle_until_merge(dir, cfg, 0);
+    common::stages_until_merge(dir, cfg, 0);
     for p in 0..M {
         let r = prioritize_partition(dir, cfg, 0, p).unwrap();
         // The reference: every update of cycle 0 is a new URL with one entry; take them in
@@ -151,7 +134,7 @@ fn budget_and_cap(queue: QueueKind) {
     }
 
     // The next cycle: what the merge re-emits makes older entries stale; none may be selected.
-    cycle_until_merge(dir, cfg, 1);
+    common::stages_until_merge(dir, cfg, 1);
     let mut stale = 0;
     for p in 0..M {
         let r = prioritize_partition(dir, cfg, 1, p).unwrap();
@@ -189,13 +172,13 @@ fn due_recrawls_come_back_with_validators() {
         cfg.prioritize.recrawl_min_secs = 0;
     });
     let (dir, cfg) = (&c.dir, &c.cfg);
-    cycle_until_merge(dir, cfg, 0);
+    common::stages_until_merge(dir, cfg, 0);
     for p in 0..M {
         prioritize_partition(dir, cfg, 0, p).unwrap();
     }
     // Cycle 1's merge runs on a clock (its fetch's start) later than every cycle-0 fetch.
     std::thread::sleep(Duration::from_millis(1100));
-    cycle_until_merge(dir, cfg, 1);
+    common::stages_until_merge(dir, cfg, 1);
     let mut recrawls = 0;
     let mut with_validators = 0;
     for p in 0..M {

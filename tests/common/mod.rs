@@ -87,3 +87,26 @@ pub fn websim_homes(web: &websim::model::Web) -> Vec<String> {
         .map(|h| format!("{}/", web.origin(h)))
         .collect()
 }
+
+/// Runs fetch, parse and split of every partition of `cycle`, then every merge: a cycle by hand,
+/// stage by stage, up to prioritize.
+#[allow(dead_code)]
+pub fn stages_until_merge(
+    dir: &dragnet::crawl::CrawlDir,
+    cfg: &dragnet::crawl::Config,
+    cycle: u32,
+) {
+    let quiet = dragnet::fetch::FetchOptions {
+        progress: dragnet::fetch::ProgressMode::Quiet,
+        ..dragnet::fetch::FetchOptions::default()
+    };
+    let m = cfg.crawl.partitions;
+    for p in 0..m {
+        dragnet::fetch::fetch_partition(dir, cfg, cycle, p, &quiet).unwrap();
+        dragnet::parse::parse_partition(dir, cfg, cycle, p).unwrap();
+        dragnet::split::split_partition(dir, cfg, cycle, p).unwrap();
+    }
+    for p in 0..m {
+        dragnet::merge::merge_partition(dir, cfg, cycle, p).unwrap();
+    }
+}
