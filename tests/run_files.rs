@@ -263,3 +263,92 @@ fn vec_cursor_merges_with_files() {
     let got: Vec<u64> = out.iter().map(|(k, _)| run::key_u64(k)).collect();
     assert_eq!(got, vec![1, 2, 3]);
 }
+
+/// A writer with a background thread writes the same bytes as one without, for keys with
+/// payloads and for fingerprint slices; one dropped unfinished leaves nothing behind.
+#[test]
+fn background_writers_write_the_same_bytes() {
+    let t = tempfile::tempdir().unwrap();
+    let recs = sorted_records(3000, 42);
+    let write_with = |name: &str, background: bool| {
+        let p = t.path().join(name);
+        let opts = WriterOptions {
+            block_size: 700,
+            background,
+            ..WriterOptions::default()
+        };
+        let mut w = RunWriter::with_options(&p, PAYLOAD16, opts).unwrap();
+        for (k, v) in &recs {
+            w.push(k, v).unwrap();
+        }
+        w.finish().unwrap();
+        std::fs::read(p).unwrap()
+    };
+    assert_eq!(
+        write_with("inline.run", false),
+        write_with("thread.run", true)
+    );
+
+    let mut keys: Vec<u64> = (0..20_000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    keys.sort_unstable();
+    let fps_with = |name: &str, background: bool, by_slice: bool| {
+        let p = t.path().join(name);
+        let opts = WriterOptions {
+            block_size: 4096,
+            background,
+            ..WriterOptions::for_schema(Schema::SEEN)
+        };
+        let mut w = RunWriter::with_options(&p, Schema::SEEN, opts).unwrap();
+        if by_slice {
+            for chunk in keys.chunks(777) {
+                w.push_u64s(chunk).unwrap();
+            }
+        } else {
+            for k in &keys {
+                w.push_u64(*k, &[]).unwrap();
+            }
+        }
+        w.finish().unwrap();
+        std::fs::read(p).unwrap()
+    };
+    let one_by_one = fps_with("a.run", false, false);
+    assert_eq!(one_by_one, fps_with("b.run", true, true));
+    assert_eq!(one_by_one, fps_with("c.run", false, true));
+
+    // A slice out of order is refused whole, and the writer stays usable.
+    let p = t.path().join("refused.run");
+    let mut w = RunWriter::create(&p, Schema::SEEN).unwrap();
+    w.push_u64s(&[1, 5, 9]).unwrap();
+    assert!(matches!(
+        w.push_u64s(&[10, 12, 11]),
+        Err(Error::OutOfOrder { .. })
+    ));
+    assert!(
+        matches!(w.push_u64s(&[9]), Err(Error::OutOfOrder { .. })),
+        "unique run"
+    );
+    w.push_u64s(&[10, 11]).unwrap();
+    assert_eq!(w.finish().unwrap().records, 5);
+
+    let p = t.path().join("dropped.run");
+    let mut w = RunWriter::with_options(
+        &p,
+        Schema::SEEN,
+        WriterOptions {
+            block_size: 64,
+            background: true,
+            ..WriterOptions::default()
+        },
+    )
+    .unwrap();
+    w.push_u64s(&keys).unwrap();
+    drop(w);
+    let left: Vec<_> = std::fs::read_dir(t.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("dropped"))
+        .collect();
+    assert!(left.is_empty(), "a dropped writer left {left:?}");
+}

@@ -23,11 +23,12 @@ pub mod format;
 mod merge;
 mod reader;
 mod sort;
+mod transpose;
 mod writer;
 
 pub use format::Header;
 pub use merge::{merge, KeepAll, KeepFirst, Merger, Reducer};
-pub use reader::{verify, RunInfo, RunReader};
+pub use reader::{verify, RunInfo, RunReader, U64Blocks};
 pub use sort::{SortStats, Sorter};
 pub use writer::{RunSummary, RunWriter, WriterOptions};
 

@@ -166,6 +166,58 @@ impl RunReader {
         }
     }
 
+    /// The next records as 8-byte keys read as big-endian integers, a block (or the rest of the
+    /// current one) at a time; `None` at the end. The records returned count as read, so
+    /// [`Cursor::advance`] continues after them. For key-only merges of fingerprint runs, where
+    /// record-at-a-time cursors cost more than the work (`merge::check_update`).
+    pub fn next_u64s(&mut self) -> Result<Option<&[u64]>> {
+        if self.key_len != 8 {
+            return Err(Error::Usage(format!(
+                "{}: next_u64s on a run of {}-byte keys",
+                self.path.display(),
+                self.key_len
+            )));
+        }
+        let mut from = self.cur.map_or(0, |i| i + 1);
+        if from >= self.block.count {
+            if !self.load_block()? {
+                self.block.count = 0;
+                self.cur = None;
+                return Ok(None);
+            }
+            from = 0;
+        }
+        let n = self.block.count;
+        self.cur = Some(n - 1);
+        self.records_read += (n - from) as u64;
+        Ok(Some(&self.block.majors[from..n]))
+    }
+
+    /// Like [`RunReader::next_u64s`], but hands the block's integers over by value, taking
+    /// `spare` as the buffer for the next block (no copy either way).
+    fn take_u64s(&mut self, spare: Vec<u64>) -> Result<Option<Vec<u64>>> {
+        let from = self.cur.map_or(0, |i| i + 1);
+        let Some(n) = self.next_u64s()?.map(<[u64]>::len) else {
+            return Ok(None);
+        };
+        let mut block = std::mem::replace(&mut self.block.majors, spare);
+        block.truncate(self.block.count);
+        if n < block.len() {
+            block.drain(..block.len() - n); // the rest of a block begun with `advance`
+        }
+        debug_assert!(from == 0 || n == block.len());
+        // The block's integers are gone: the next call loads the next block.
+        self.block.count = 0;
+        self.cur = None;
+        Ok(Some(block))
+    }
+
+    /// The block [`RunReader::next_u64s`] returned last, whole (empty before the first and at
+    /// the end): for callers that keep their own position in it.
+    pub fn current_u64s(&self) -> &[u64] {
+        &self.block.majors[..self.block.count.min(self.block.majors.len())]
+    }
+
     /// Positions the reader so that the next record returned is the first with a key `>= key`.
     ///
     /// Uses the footer index (loaded and verified on first use) to jump to the first block that
@@ -216,7 +268,6 @@ impl RunReader {
                 let i = self.cur.expect("positioned");
                 self.cur = i.checked_sub(1);
                 self.records_read -= 1;
-                self.prev_key.clear();
                 return Ok(());
             }
         }
@@ -297,7 +348,7 @@ impl RunReader {
                 "block length runs past the data region",
             ));
         }
-        self.compressed.clear();
+        // Not cleared first: only bytes beyond the last block's length get zeroed.
         self.compressed.resize(bh.compressed_len as usize, 0);
         self.file
             .read_exact(&mut self.compressed)
@@ -321,14 +372,30 @@ impl RunReader {
                 "block decompressed to the wrong length",
             ));
         }
+        let unique = self.header.unique();
         self.block
             .decode_from(
                 &self.raw,
                 bh.count as usize,
                 self.key_len,
                 self.header.has_payload(),
+                unique,
             )
             .map_err(|why| Error::corrupt(&self.path, body_at, why))?;
+        // The block checked its own order; here the seam with the block before it.
+        let mut buf = [0u8; 8];
+        let first = self.block.key_bytes(0, &mut buf);
+        if let Some(order) = self.prev_key.cmp(first) {
+            if order.is_lt() || (unique && order.is_eq()) {
+                return Err(Error::corrupt(
+                    &self.path,
+                    at,
+                    "records out of key order (across blocks)",
+                ));
+            }
+        }
+        let last = self.block.key_bytes(self.block.count - 1, &mut buf);
+        self.prev_key.set(last);
         if let Some(h) = &mut self.hasher {
             h.update(&hb);
             h.update(&self.compressed);
@@ -403,22 +470,9 @@ impl Cursor for RunReader {
         };
         self.cur = Some(i);
         self.records_read += 1;
-        let k = self.block.key(i, self.key_len);
-        if let Some(order) = self.prev_key.cmp(k) {
-            let bad = if self.header.unique() {
-                order.is_le()
-            } else {
-                order.is_lt()
-            };
-            if bad {
-                return Err(Error::corrupt(
-                    &self.path,
-                    self.pos,
-                    "records out of key order",
-                ));
-            }
+        if !self.block.keys_built() {
+            self.block.build_keys();
         }
-        self.prev_key.set(k);
         Ok(true)
     }
 
@@ -429,6 +483,91 @@ impl Cursor for RunReader {
 
     fn payload(&self) -> &[u8] {
         self.block.payload(self.cur.expect("advance() first"))
+    }
+}
+
+/// A run of 8-byte keys read ahead on a thread of its own: the thread reads, verifies,
+/// decompresses and decodes blocks ([`RunReader::next_u64s`]) while the caller works on the
+/// previous one. At most [`U64Blocks::AHEAD`] blocks wait decoded, so memory stays a few blocks.
+/// Errors (a damaged file) arrive in order, where the damage is.
+pub struct U64Blocks {
+    rx: std::sync::mpsc::Receiver<Result<Vec<u64>>>,
+    back: std::sync::mpsc::Sender<Vec<u64>>,
+    current: Vec<u64>,
+    done: bool,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl U64Blocks {
+    /// Decoded blocks that may wait for the caller.
+    pub const AHEAD: usize = 2;
+
+    /// Starts reading `reader` from where it stands.
+    pub fn spawn(mut reader: RunReader) -> Result<U64Blocks> {
+        let path = reader.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::sync_channel(U64Blocks::AHEAD);
+        let (back, back_rx) = std::sync::mpsc::channel::<Vec<u64>>();
+        let handle = std::thread::Builder::new()
+            .name("run-reader".into())
+            .spawn(move || loop {
+                let spare = back_rx.try_recv().unwrap_or_default();
+                let next = reader.take_u64s(spare);
+                let stop = !matches!(next, Ok(Some(_)));
+                let next = next.transpose();
+                if let Some(item) = next {
+                    if tx.send(item).is_err() {
+                        return; // the caller stopped listening
+                    }
+                }
+                if stop {
+                    return;
+                }
+            })
+            .ctx("start a reader thread for", &path)?;
+        Ok(U64Blocks {
+            rx,
+            back,
+            current: Vec::new(),
+            done: false,
+            handle: Some(handle),
+        })
+    }
+
+    /// The next block's keys; `None` at the end (after the reader's end-of-file checks).
+    pub fn next_block(&mut self) -> Result<Option<&[u64]>> {
+        if self.done {
+            return Ok(None);
+        }
+        let old = std::mem::take(&mut self.current);
+        let _ = self.back.send(old);
+        match self.rx.recv() {
+            Ok(Ok(block)) => {
+                self.current = block;
+                Ok(Some(&self.current))
+            }
+            Ok(Err(e)) => {
+                self.done = true;
+                Err(e)
+            }
+            Err(_) => {
+                self.done = true;
+                if let Some(h) = self.handle.take() {
+                    if h.join().is_err() {
+                        return Err(Error::Usage("a run reader thread panicked".into()));
+                    }
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// The block [`U64Blocks::next_block`] returned last (empty before the first and at the end).
+    pub fn current(&self) -> &[u64] {
+        if self.done {
+            &[]
+        } else {
+            &self.current
+        }
     }
 }
 

@@ -168,9 +168,13 @@ impl Sorter {
         }
     }
 
-    fn spill_opts() -> WriterOptions {
+    fn spill_opts(&self) -> WriterOptions {
         WriterOptions {
-            level: 1,
+            level: if self.schema.payload {
+                1
+            } else {
+                WriterOptions::KEY_ONLY_LEVEL
+            },
             durable: false,
             ..WriterOptions::default()
         }
@@ -185,7 +189,7 @@ impl Sorter {
     fn spill(&mut self) -> Result<()> {
         self.sort_buffer();
         let path = self.new_spill_path();
-        let mut w = RunWriter::with_options(&path, self.spill_schema(), Sorter::spill_opts())?;
+        let mut w = RunWriter::with_options(&path, self.spill_schema(), self.spill_opts())?;
         let mut mem = MemCursor::new(&self.buf, self.key_len);
         while mem.advance()? {
             w.push(mem.key(), mem.payload())?;
@@ -220,8 +224,7 @@ impl Sorter {
                     .map(|p| RunReader::open(p))
                     .collect::<Result<Vec<_>>>()?;
                 let path = self.new_spill_path();
-                let mut w =
-                    RunWriter::with_options(&path, self.spill_schema(), Sorter::spill_opts())?;
+                let mut w = RunWriter::with_options(&path, self.spill_schema(), self.spill_opts())?;
                 merge(inputs, &mut KeepAll, &mut w)?;
                 self.stats.spill_bytes += w.finish()?.bytes;
                 for p in group {

@@ -31,7 +31,7 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use dragnet::run::{
     fp_key, key_u64, merge, Cursor, KeepAll, KeepFirst, RecordSink, Reducer, RunReader, RunWriter,
-    Schema, Sorter,
+    Schema, Sorter, WriterOptions,
 };
 
 type Res<T> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -609,7 +609,13 @@ fn gen_batch(seen_n: u64, seen_seed: u64, n: u64, new_frac: f64, seed: u64, out:
 fn drum(seen: &Path, batch: &Path, out_seen: &Path, out_new: &Path) -> Res<()> {
     let t = Instant::now();
     let in_bytes = fs::metadata(seen)?.len() + fs::metadata(batch)?.len();
-    let mut os = RunWriter::create(out_seen, Schema::SEEN)?;
+    // The new seen set is the big output: its blocks are compressed and written on a thread
+    // of its own while this one merges.
+    let opts = WriterOptions {
+        background: true,
+        ..WriterOptions::for_schema(Schema::SEEN)
+    };
+    let mut os = RunWriter::with_options(out_seen, Schema::SEEN, opts)?;
     let mut on = RunWriter::create(out_new, Schema::SEEN)?;
     let st = dragnet::merge::check_update(
         RunReader::open(seen)?,
