@@ -24,6 +24,7 @@ use encoding_rs::{Encoding, WINDOWS_1252};
 
 pub use entities::decode_entities;
 use entities::decode_refs;
+use tokenizer::{Foreign, Tokenizer, BREAKOUT};
 use url::Url;
 
 /// One outlink found in a document.
@@ -76,7 +77,7 @@ impl PageLinks {
 }
 
 /// Whether a robots directive list (`noindex, nofollow`) holds `directive` or `none`.
-fn has_directive(value: Option<&str>, directive: &str) -> bool {
+pub(crate) fn has_directive(value: Option<&str>, directive: &str) -> bool {
     value.is_some_and(|v| {
         v.split([',', ' ', ';'])
             .map(str::trim)
@@ -130,371 +131,102 @@ fn prescan(head: &[u8]) -> Option<&'static Encoding> {
     None
 }
 
-/// ASCII whitespace as the tokenizer sees it (CR too: input preprocessing turns it into LF).
-fn is_ws(c: u8) -> bool {
-    matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
-}
-
-/// Whether `b[i..]` starts with `</name` (ASCII case-insensitive) followed by whitespace, `/`
-/// or `>`: an "appropriate end tag" that ends RCDATA, RAWTEXT or script data.
-fn end_tag_at(b: &[u8], i: usize, name: &str) -> bool {
-    b.get(i + 1) == Some(&b'/') && name_at(b, i + 2, name)
-}
-
-/// Whether `b[i..]` starts with `name` (ASCII case-insensitive) followed by whitespace, `/` or
-/// `>`.
-fn name_at(b: &[u8], i: usize, name: &str) -> bool {
-    let end = i + name.len();
-    b.get(i..end)
-        .is_some_and(|s| s.eq_ignore_ascii_case(name.as_bytes()))
-        && b.get(end)
-            .is_some_and(|&c| is_ws(c) || c == b'/' || c == b'>')
-}
-
-/// A start or end tag; its attributes are in [`Tokenizer::attrs`].
-struct TagToken<'a> {
-    /// The tag name as written (compare ASCII case-insensitively).
-    name: &'a str,
-    /// An end tag (`</p>`).
-    end: bool,
-    /// A start tag written `<x/>`.
-    self_closing: bool,
-}
-
-/// The HTML standard's tokenizer (§13.2.5), reduced to what link extraction needs: it yields
-/// the tags and skips text, comments, doctypes, bogus comments and CDATA sections by the
-/// standard's rules. Which elements hold RCDATA, RAWTEXT or script data is decided by tree
-/// construction, so the caller switches those states with [`Tokenizer::skip_raw`] and
-/// [`Tokenizer::skip_script`]. Every byte is looked at a bounded number of times.
-struct Tokenizer<'a> {
-    /// The decoded document.
-    s: &'a str,
-    /// Where tokenizing resumes; always at a character boundary.
-    pos: usize,
-    /// The attributes of the last tag, as (name, raw value), duplicates kept in order (the first
-    /// one counts).
-    attrs: Vec<(&'a str, &'a str)>,
-    /// Whether `<![CDATA[` opens a CDATA section (in foreign content) or a bogus comment.
-    cdata: bool,
-}
-
-impl<'a> Tokenizer<'a> {
-    /// A tokenizer at the start of `s`.
-    fn new(s: &'a str) -> Self {
-        Tokenizer {
-            s,
-            pos: 0,
-            attrs: Vec::new(),
-            cdata: false,
-        }
-    }
-
-    /// The next tag, or `None` at the end of input (a tag cut off by the end is dropped, as the
-    /// standard says).
-    fn next_tag(&mut self) -> Option<TagToken<'a>> {
-        let b = self.s.as_bytes();
-        loop {
-            let lt = self.pos + self.s[self.pos..].find('<')?;
-            self.pos = lt + 1;
-            match b.get(lt + 1) {
-                Some(c) if c.is_ascii_alphabetic() => return self.tag(lt + 1, false),
-                Some(b'/') => match b.get(lt + 2) {
-                    Some(c) if c.is_ascii_alphabetic() => return self.tag(lt + 2, true),
-                    Some(b'>') => self.pos = lt + 3,
-                    None => return None,
-                    Some(_) => self.skip_past(lt + 2, ">"),
-                },
-                Some(b'!') => self.markup_declaration(lt + 2),
-                Some(b'?') => self.skip_past(lt + 1, ">"),
-                _ => {}
-            }
-        }
-    }
-
-    /// Moves past the first `end` at or after `from`, or to the end of input.
-    fn skip_past(&mut self, from: usize, end: &str) {
-        self.pos = self.s[from..]
-            .find(end)
-            .map_or(self.s.len(), |i| from + i + end.len());
-    }
-
-    /// Skips what follows `<!`: a comment, a doctype, a CDATA section or a bogus comment.
-    fn markup_declaration(&mut self, at: usize) {
-        let b = self.s.as_bytes();
-        let rest = &b[at..];
-        if rest.starts_with(b"--") {
-            self.comment(at + 2);
-        } else if self.cdata && rest.starts_with(b"[CDATA[") {
-            self.skip_past(at + 7, "]]>");
-        } else {
-            // A doctype ends at the first `>` even inside a quoted identifier, like a bogus
-            // comment.
-            self.skip_past(at, ">");
-        }
-    }
-
-    /// Skips a comment whose text starts at `c`: it ends at `-->` or `--!>`, or at once with
-    /// `<!-->` and `<!--->`.
-    fn comment(&mut self, c: usize) {
-        let b = self.s.as_bytes();
-        if b.get(c) == Some(&b'>') {
-            self.pos = c + 1;
-            return;
-        }
-        if b[c..].starts_with(b"->") {
-            self.pos = c + 2;
-            return;
-        }
-        let mut k = c;
-        while let Some(gt) = self.s[k..].find('>') {
-            let gt = k + gt;
-            if (gt >= c + 2 && &b[gt - 2..gt] == b"--") || (gt >= c + 3 && &b[gt - 3..gt] == b"--!")
-            {
-                self.pos = gt + 1;
-                return;
-            }
-            k = gt + 1;
-        }
-        self.pos = self.s.len();
-    }
-
-    /// Reads a tag whose name starts at `start`: the tag name, before/after attribute name,
-    /// attribute value and self-closing start tag states.
-    fn tag(&mut self, start: usize, end: bool) -> Option<TagToken<'a>> {
-        let s = self.s;
-        let b = s.as_bytes();
-        let delim = |c: u8| is_ws(c) || c == b'/' || c == b'>';
-        let mut i = start;
-        while i < b.len() && !delim(b[i]) {
-            i += 1;
-        }
-        let name = &s[start..i];
-        self.attrs.clear();
-        loop {
-            // Before attribute name.
-            while i < b.len() && is_ws(b[i]) {
-                i += 1;
-            }
-            match *b.get(i)? {
-                b'>' => {
-                    self.pos = i + 1;
-                    return Some(TagToken {
-                        name,
-                        end,
-                        self_closing: false,
-                    });
-                }
-                b'/' => {
-                    // Self-closing start tag; anything but `>` is reconsumed as above.
-                    i += 1;
-                    if *b.get(i)? == b'>' {
-                        self.pos = i + 1;
-                        return Some(TagToken {
-                            name,
-                            end,
-                            self_closing: true,
-                        });
-                    }
-                    continue;
-                }
-                _ => {}
-            }
-            // Attribute name: the first character may be `=`.
-            let n0 = i;
-            i += 1;
-            while i < b.len() && !delim(b[i]) && b[i] != b'=' {
-                i += 1;
-            }
-            let attr = &s[n0..i];
-            // After attribute name.
-            while i < b.len() && is_ws(b[i]) {
-                i += 1;
-            }
-            if *b.get(i)? != b'=' {
-                self.attrs.push((attr, ""));
-                continue;
-            }
-            // Before attribute value.
-            i += 1;
-            while i < b.len() && is_ws(b[i]) {
-                i += 1;
-            }
-            let value = match *b.get(i)? {
-                q @ (b'"' | b'\'') => {
-                    let v0 = i + 1;
-                    i = v0 + b[v0..].iter().position(|&c| c == q)?;
-                    let v = &s[v0..i];
-                    i += 1;
-                    v
-                }
-                // A missing value; the `>` ends the tag above.
-                b'>' => "",
-                _ => {
-                    let v0 = i;
-                    while i < b.len() && !is_ws(b[i]) && b[i] != b'>' {
-                        i += 1;
-                    }
-                    &s[v0..i]
-                }
-            };
-            self.attrs.push((attr, value));
-        }
-    }
-
-    /// The value of the first attribute called `name`, character references decoded.
-    fn attr(&self, name: &str) -> Option<String> {
-        self.attrs
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| decode_entities(v))
-    }
-
-    /// Skips the RCDATA or RAWTEXT content of the element `name` just opened, up to its end tag
-    /// (which is tokenized next), and returns the raw text.
-    fn skip_raw(&mut self, name: &str) -> &'a str {
-        let b = self.s.as_bytes();
-        let start = self.pos;
-        let mut k = start;
-        while let Some(i) = self.s[k..].find("</") {
-            let i = k + i;
-            if end_tag_at(b, i, name) {
-                self.pos = i;
-                return &self.s[start..i];
-            }
-            k = i + 2;
-        }
-        self.pos = self.s.len();
-        &self.s[start..]
-    }
-
-    /// Skips script data up to `</script>`, following the script data escaped and double
-    /// escaped states: inside `<!--`, a `<script>` hides the next `</script>` until `-->`.
-    fn skip_script(&mut self) {
-        let b = self.s.as_bytes();
-        // 0: script data; 1: escaped; 2: double escaped. `dashes` counts the `-` just seen.
-        let (mut state, mut dashes) = (0u8, 0u8);
-        let mut i = self.pos;
-        while i < b.len() {
-            match b[i] {
-                b'<' => {
-                    dashes = 0;
-                    if state < 2 && end_tag_at(b, i, "script") {
-                        self.pos = i;
-                        return;
-                    }
-                    if state == 0 && b[i + 1..].starts_with(b"!--") {
-                        // Script data escape start: lands in "escaped dash dash".
-                        state = 1;
-                        dashes = 2;
-                        i += 4;
-                        continue;
-                    }
-                    if state == 1 && name_at(b, i + 1, "script") {
-                        state = 2;
-                        i += 8;
-                        continue;
-                    }
-                    if state == 2 && end_tag_at(b, i, "script") {
-                        state = 1;
-                        i += 9;
-                        continue;
-                    }
-                }
-                b'-' if state > 0 => dashes = dashes.saturating_add(1),
-                b'>' if state > 0 && dashes >= 2 => {
-                    state = 0;
-                    dashes = 0;
-                }
-                _ => dashes = 0,
-            }
-            i += 1;
-        }
-        self.pos = b.len();
-    }
-}
-
-/// An element on the stack of open SVG and MathML elements.
-struct Foreign<'a> {
-    /// The tag name as written.
-    name: &'a str,
-    /// Whether this is an SVG element (else MathML).
-    svg: bool,
-}
-
-impl Foreign<'_> {
-    /// An HTML integration point (`foreignObject`, `desc`, `title` in SVG; `annotation-xml`
-    /// with an HTML encoding is approximated by its name) or a MathML text integration point
-    /// (`mi`, `mo`, `mn`, `ms`, `mtext`): HTML start tags inside it are HTML elements.
-    fn integration_point(&self) -> bool {
-        let n = self.name;
-        if self.svg {
-            ["foreignobject", "desc", "title"]
-                .iter()
-                .any(|x| n.eq_ignore_ascii_case(x))
-        } else {
-            ["mi", "mo", "mn", "ms", "mtext", "annotation-xml"]
-                .iter()
-                .any(|x| n.eq_ignore_ascii_case(x))
-        }
-    }
-}
-
-/// Start tags that end foreign content (SVG, MathML) and are processed as HTML.
-const BREAKOUT: [&str; 44] = [
-    "b",
-    "big",
-    "blockquote",
-    "body",
-    "br",
-    "center",
-    "code",
-    "dd",
-    "div",
-    "dl",
-    "dt",
-    "em",
-    "embed",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "head",
-    "hr",
-    "i",
-    "img",
-    "li",
-    "listing",
-    "menu",
-    "meta",
-    "nobr",
-    "ol",
-    "p",
-    "pre",
-    "ruby",
-    "s",
-    "small",
-    "span",
-    "strong",
-    "strike",
-    "sub",
-    "sup",
-    "table",
-    "tt",
-    "u",
-    "ul",
-    "var",
-];
-
-/// A link target found in the document, resolved once the base URL is known.
-struct RawLink {
+/// A link target found in the document, resolved once the base URL is known. Borrowed from the
+/// decoded text unless character references had to be decoded.
+pub(crate) struct RawLink<'t> {
     /// The tag: `a`, `area`, `link`, `iframe`, `frame` or `meta`.
-    tag: &'static str,
+    pub(crate) tag: &'static str,
     /// The attribute value, character references decoded.
-    target: String,
-    /// The raw `rel` attribute.
-    rel: Option<String>,
+    pub(crate) target: Cow<'t, str>,
+    /// The `rel` attribute, character references decoded.
+    pub(crate) rel: Option<Cow<'t, str>>,
+}
+
+impl RawLink<'_> {
+    /// Whether the `rel` attribute holds `name` (lower-case), compared ASCII-case-insensitively.
+    pub(crate) fn has_rel(&self, name: &str) -> bool {
+        self.rel.as_deref().is_some_and(|r| {
+            r.split_ascii_whitespace()
+                .any(|x| x.eq_ignore_ascii_case(name))
+        })
+    }
+
+    /// Whether the link is `rel=nofollow` (which does not apply to frames).
+    pub(crate) fn nofollow(&self) -> bool {
+        !matches!(self.tag, "iframe" | "frame") && self.has_rel("nofollow")
+    }
+
+    /// Whether this is a `<link rel=canonical>`.
+    pub(crate) fn canonical(&self) -> bool {
+        self.tag == "link" && self.has_rel("canonical")
+    }
+}
+
+/// What the tokenizer pass over a document found, before URL resolution (see [`scan`]).
+pub(crate) struct Scan<'t> {
+    /// The first `<base href>`, unresolved.
+    pub(crate) base_href: Option<Cow<'t, str>>,
+    /// The content of the first `<meta name=robots>`.
+    pub(crate) meta_robots: Option<String>,
+    /// The cleaned text of the first `<title>`.
+    pub(crate) title: Option<String>,
+    /// Link targets in document order.
+    pub(crate) raw: Vec<RawLink<'t>>,
+}
+
+impl Scan<'_> {
+    /// The base URL of the links: the first `<base href>` wherever it is, resolved against
+    /// `doc_url`; `None` if there is none or it does not parse (then it is the document URL).
+    pub(crate) fn base(&self, doc_url: &Url) -> Option<Url> {
+        doc_url.join(self.base_href.as_deref()?).ok()
+    }
+}
+
+/// The text of `bytes` in `enc`, exactly as `enc.decode(bytes)` gives it (a BOM overrides `enc`
+/// and is removed; malformed sequences become U+FFFD), without an allocation per document: the
+/// bytes are borrowed when they are the text already (valid UTF-8, or ASCII in an
+/// ASCII-compatible encoding), else decoded into `buf`, which is reused.
+///
+/// A windows-1252 document that is not ASCII is not decoded at all: the text returned is its
+/// ASCII skeleton (every byte from 0x80 up made 0x01, which no tokenizer state treats specially,
+/// as it treats no non-ASCII character specially), with the document's bytes alongside, and the
+/// tokenizer decodes just the parts it hands out. Byte offsets are the same in both, and
+/// windows-1252 maps every byte to its own character, so this gives the same results as
+/// tokenizing the decoded text. (Decoding whole documents was 5% of the parse stage's time.)
+pub(crate) fn decode_text<'a>(
+    bytes: &'a [u8],
+    enc: &'static Encoding,
+    buf: &'a mut String,
+) -> (&'a str, Option<&'a [u8]>) {
+    let (enc, rest) = match Encoding::for_bom(bytes) {
+        Some((e, n)) => (e, &bytes[n..]),
+        None => (enc, bytes),
+    };
+    let ascii = enc.is_ascii_compatible() && Encoding::ascii_valid_up_to(rest) == rest.len();
+    if ascii || enc == encoding_rs::UTF_8 {
+        if let Some(Cow::Borrowed(s)) =
+            encoding_rs::UTF_8.decode_without_bom_handling_and_without_replacement(rest)
+        {
+            return (s, None);
+        }
+    }
+    if enc == WINDOWS_1252 {
+        let mut skeleton = std::mem::take(buf).into_bytes();
+        skeleton.clear();
+        skeleton.extend(rest.iter().map(|&b| if b < 0x80 { b } else { 1 }));
+        *buf = String::from_utf8(skeleton).expect("ASCII is UTF-8");
+        return (buf, Some(rest));
+    }
+    let mut dec = enc.new_decoder_without_bom_handling();
+    buf.clear();
+    match dec.max_utf8_buffer_length(rest.len()) {
+        Some(n) => {
+            buf.reserve(n);
+            let _ = dec.decode_to_string(rest, buf, true);
+        }
+        None => *buf = enc.decode_without_bom_handling(rest).0.into_owned(),
+    }
+    (buf, None)
 }
 
 /// Extracts links from `bytes`, fetched from `doc_url` with the given `Content-Type` header.
@@ -508,16 +240,63 @@ struct RawLink {
 /// off). The base URL is the first `<base href>` in the document and applies to every link.
 pub fn extract_links(bytes: &[u8], doc_url: &Url, content_type: Option<&str>) -> PageLinks {
     let enc = detect_charset(bytes, content_type);
-    let (text, _, _) = enc.decode(bytes);
+    let mut buf = String::new();
+    let (text, orig) = decode_text(bytes, enc, &mut buf);
+    let found = scan(text, orig);
     let mut page = PageLinks {
         charset: enc.name(),
+        meta_robots: found.meta_robots.clone(),
+        title: found.title.clone(),
         ..PageLinks::default()
     };
-    let mut tk = Tokenizer::new(&text);
+    let base = match found.base(doc_url) {
+        Some(u) => {
+            page.base = Some(u.to_string());
+            u
+        }
+        None => doc_url.clone(),
+    };
+    let mut canonical_seen = false;
+    page.links.reserve(found.raw.len());
+    for l in &found.raw {
+        let canonical = !canonical_seen && l.canonical();
+        canonical_seen |= canonical;
+        let Ok(mut url) = base.join(&l.target) else {
+            page.skipped_invalid += 1;
+            continue;
+        };
+        url.set_fragment(None);
+        if !matches!(url.scheme(), "http" | "https") {
+            page.skipped_schemes += 1;
+            continue;
+        }
+        if canonical {
+            page.canonical = Some(url.to_string());
+        }
+        page.links.push(Link {
+            url: url.into(),
+            tag: l.tag.to_string(),
+            nofollow: l.nofollow(),
+            rel: l.rel.as_ref().map(|r| r.to_string()),
+        });
+    }
+    page
+}
+
+/// The tokenizer pass of [`extract_links`] over a document as [`decode_text`] returns it:
+/// page-level signals and link targets, unresolved (the caller resolves them against
+/// [`Scan::base`] or the document URL).
+pub(crate) fn scan<'t>(text: &'t str, orig: Option<&'t [u8]>) -> Scan<'t> {
+    let mut page = Scan {
+        base_href: None,
+        meta_robots: None,
+        title: None,
+        raw: Vec::new(),
+    };
+    let mut tk = Tokenizer::new(text, orig);
     let mut foreign: Vec<Foreign> = Vec::new();
     let (mut templates, mut framesets, mut in_select) = (0usize, 0usize, false);
-    let (mut base_href, mut robots_seen) = (None::<String>, false);
-    let mut raw: Vec<RawLink> = Vec::new();
+    let mut robots_seen = false;
     loop {
         // CDATA sections exist only in foreign content.
         tk.cdata = !foreign.is_empty();
@@ -536,17 +315,14 @@ pub fn extract_links(bytes: &[u8], doc_url: &Url, content_type: Option<&str>) ->
                 // The standard walks up the foreign elements to one of the same name and pops
                 // to it; reaching an HTML element instead, the end tag is processed as HTML and
                 // closes that element, with the SVG or MathML subtree inside it.
-                match foreign
-                    .iter()
-                    .rposition(|f| f.name.eq_ignore_ascii_case(t.name))
-                {
+                match foreign.iter().rposition(|f| tk.same_name(f.name, t.name)) {
                     Some(k) => {
                         foreign.truncate(k);
                         continue;
                     }
                     None => foreign.clear(),
                 }
-            } else if top.is_some_and(|f| f.name.eq_ignore_ascii_case(t.name)) {
+            } else if top.is_some_and(|f| tk.same_name(f.name, t.name)) {
                 // Integration points are "special": HTML end tags inside one stop at it.
                 foreign.pop();
                 continue;
@@ -635,7 +411,7 @@ pub fn extract_links(bytes: &[u8], doc_url: &Url, content_type: Option<&str>) ->
             "title" => {
                 let inner = tk.skip_raw(&name);
                 if live && page.title.is_none() {
-                    page.title = Some(clean_title(inner));
+                    page.title = Some(clean_title(&tk.text_of(inner)));
                 }
                 None
             }
@@ -648,21 +424,21 @@ pub fn extract_links(bytes: &[u8], doc_url: &Url, content_type: Option<&str>) ->
             "a" => tk.attr("href").map(|h| ("a", h)),
             "area" => tk.attr("href").map(|h| ("area", h)),
             "link" => tk.attr("href").map(|h| ("link", h)),
-            "base" if live && base_href.is_none() => {
-                base_href = tk.attr("href");
+            "base" if live && page.base_href.is_none() => {
+                page.base_href = tk.attr("href");
                 None
             }
             "meta" if live => {
                 let n = tk.attr("name").unwrap_or_default();
                 if !robots_seen && n.eq_ignore_ascii_case("robots") {
                     robots_seen = true;
-                    page.meta_robots = tk.attr("content");
+                    page.meta_robots = tk.attr("content").map(Cow::into_owned);
                 }
                 let equiv = tk.attr("http-equiv").unwrap_or_default();
                 if equiv.eq_ignore_ascii_case("refresh") {
                     tk.attr("content")
                         .and_then(|c| refresh_target(&c))
-                        .map(|t| ("meta", t))
+                        .map(|t| ("meta", Cow::Owned(t)))
                 } else {
                     None
                 }
@@ -670,47 +446,12 @@ pub fn extract_links(bytes: &[u8], doc_url: &Url, content_type: Option<&str>) ->
             _ => None,
         };
         if let Some((tag, target)) = target.filter(|_| live) {
-            raw.push(RawLink {
+            page.raw.push(RawLink {
                 tag,
                 target,
                 rel: tk.attr("rel"),
             });
         }
-    }
-    // The base URL is the first `<base href>` wherever it is; if it does not parse, the
-    // document URL.
-    let base = match base_href.map(|h| doc_url.join(&h)) {
-        Some(Ok(u)) => {
-            page.base = Some(u.to_string());
-            u
-        }
-        _ => doc_url.clone(),
-    };
-    let mut canonical_seen = false;
-    page.links.reserve(raw.len());
-    for RawLink { tag, target, rel } in raw {
-        let rels = rel.as_deref().unwrap_or("").to_ascii_lowercase();
-        let has = |r: &str| rels.split_ascii_whitespace().any(|x| x == r);
-        let canonical = tag == "link" && !canonical_seen && has("canonical");
-        canonical_seen |= canonical;
-        let Ok(mut url) = base.join(&target) else {
-            page.skipped_invalid += 1;
-            continue;
-        };
-        url.set_fragment(None);
-        if !matches!(url.scheme(), "http" | "https") {
-            page.skipped_schemes += 1;
-            continue;
-        }
-        if canonical {
-            page.canonical = Some(url.to_string());
-        }
-        page.links.push(Link {
-            url: url.into(),
-            tag: tag.to_string(),
-            nofollow: !matches!(tag, "iframe" | "frame") && has("nofollow"),
-            rel,
-        });
     }
     page
 }
@@ -748,3 +489,4 @@ fn refresh_target(content: &str) -> Option<String> {
 mod entities;
 #[cfg(test)]
 mod tests;
+mod tokenizer;

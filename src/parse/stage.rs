@@ -36,14 +36,12 @@ use std::time::SystemTime;
 
 use url::Url;
 
-use super::html::extract_links;
-use super::records::{LinkKind, LinkRecord, PageRecord};
+use super::extract::{is_parsed, media_type, Emit, Extractor, LinkMeta};
+use super::records::LinkKind;
 use crate::crawl::{Config, CrawlDir, DoneMarker, FetchResult, FileDigest, Stage};
 use crate::error::{Error, IoContext, Result};
 use crate::fetch::hosts::{HostRecord, OriginRobots};
-use crate::keys::Canonicalizer;
 use crate::run::{self, Cursor, KeepAll, KeepFirst, RunReader, RunWriter, Schema, Sorter};
-use crate::warc::http::HttpHead;
 use crate::warc::reader::{ReaderOptions, WarcReader};
 use crate::warc::{Compression, RecordType};
 
@@ -66,346 +64,6 @@ impl ParseReport {
     /// A counter, 0 if absent.
     pub fn count(&self, name: &str) -> u64 {
         self.counts.get(name).copied().unwrap_or(0)
-    }
-}
-
-/// Whether a media type is parsed as HTML.
-fn is_html(content_type: &str) -> bool {
-    matches!(content_type, "text/html" | "application/xhtml+xml")
-}
-
-/// Whether a document is parsed as a sitemap or feed: XML media types, and gzip files whose URL
-/// names an XML document (`sitemap.xml.gz` is usually served as `application/gzip`).
-fn is_sitemap(content_type: &str, url: &str) -> bool {
-    matches!(
-        content_type,
-        "application/xml"
-            | "text/xml"
-            | "application/rss+xml"
-            | "application/atom+xml"
-            | "application/rdf+xml"
-    ) || (matches!(
-        content_type,
-        "application/gzip" | "application/x-gzip" | "application/octet-stream"
-    ) && url
-        .split(['?', '#'])
-        .next()
-        .unwrap_or("")
-        .ends_with(".xml.gz"))
-}
-
-/// Whether the parse stage reads the body of a document at all.
-fn is_parsed(content_type: &str, url: &str) -> bool {
-    is_html(content_type) || is_sitemap(content_type, url)
-}
-
-/// The media type of a `Content-Type` header value, lower-case, without parameters.
-fn media_type(header: &str) -> String {
-    header
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
-}
-
-/// The extraction shared by parse and reparse: one page in, a page record and links out.
-struct Extractor {
-    canon: Canonicalizer,
-    max_decoded: u64,
-    counts: BTreeMap<String, u64>,
-    /// Canonical forms of recently seen absolute URLs: a site's navigation repeats on every
-    /// page, and canonicalizing (two or more URL parses) was the largest cost per link.
-    /// Cleared when full, so its memory is bounded.
-    seen: HashMap<String, Option<(String, u64, u64)>>,
-    /// The payload being encoded (reused).
-    buf: Vec<u8>,
-    /// Hot counters, kept out of `counts` (a map lookup per link showed in the profile).
-    links: u64,
-    followed: u64,
-    nofollow: u64,
-    repeated: u64,
-}
-
-/// Where links go: (key, encoded [`LinkRecord`]).
-type Emit<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
-
-/// A link's fields other than its target.
-#[derive(Clone, Copy)]
-struct LinkMeta<'a> {
-    source: &'a str,
-    kind: LinkKind,
-    nofollow: bool,
-    cash: f64,
-    depth: u32,
-}
-
-/// Entries of [`Extractor::seen`] before it is cleared (~100 bytes each).
-const CANON_CACHE: usize = 1 << 16;
-
-impl Extractor {
-    fn new(cfg: &Config) -> Extractor {
-        Extractor {
-            canon: Canonicalizer::new(&cfg.canon),
-            max_decoded: cfg.fetch.max_decoded.0,
-            counts: BTreeMap::new(),
-            seen: HashMap::new(),
-            buf: Vec::new(),
-            links: 0,
-            followed: 0,
-            nofollow: 0,
-            repeated: 0,
-        }
-    }
-
-    /// All counters, the hot ones included.
-    fn into_counts(mut self) -> BTreeMap<String, u64> {
-        for (k, v) in [
-            ("links", self.links),
-            ("links_followed", self.followed),
-            ("links_nofollow", self.nofollow),
-            ("links_repeated", self.repeated),
-        ] {
-            self.counts.insert(k.to_owned(), v);
-        }
-        self.counts
-    }
-
-    fn bump(&mut self, name: &str, n: u64) {
-        crate::util::count(&mut self.counts, name, n);
-    }
-
-    /// Canonicalizes `target` and hands the link's encoded [`LinkRecord`] to `out`, keyed by
-    /// the target's (host key, fingerprint).
-    fn link(
-        &mut self,
-        target: &str,
-        base: Option<&Url>,
-        meta: LinkMeta<'_>,
-        out: &mut Emit<'_>,
-    ) -> Result<bool> {
-        if base.is_none() {
-            if let Some(hit) = self.seen.get(target) {
-                let Some((url, fp, hk)) = hit else {
-                    self.bump("links_unusable", 1);
-                    return Ok(false);
-                };
-                LinkRecord::encode_parts(
-                    &mut self.buf,
-                    url,
-                    meta.source,
-                    meta.kind,
-                    meta.nofollow,
-                    meta.cash,
-                    meta.depth,
-                );
-                out(&run::host_fp_key(*hk, *fp), &self.buf)?;
-                self.links += 1;
-                return Ok(true);
-            }
-        }
-        let canonical = {
-            {
-                let k = self
-                    .canon
-                    .canonicalize(target, base)
-                    .ok()
-                    .map(|k| (k.url, k.fingerprint, k.host_key));
-                if base.is_none() {
-                    if self.seen.len() >= CANON_CACHE {
-                        self.seen.clear();
-                    }
-                    self.seen.insert(target.to_owned(), k.clone());
-                }
-                k
-            }
-        };
-        match canonical {
-            Some((url, fp, hk)) => {
-                LinkRecord::encode_parts(
-                    &mut self.buf,
-                    &url,
-                    meta.source,
-                    meta.kind,
-                    meta.nofollow,
-                    meta.cash,
-                    meta.depth,
-                );
-                out(&run::host_fp_key(hk, fp), &self.buf)?;
-                self.links += 1;
-                Ok(true)
-            }
-            None => {
-                self.bump("links_unusable", 1);
-                Ok(false)
-            }
-        }
-    }
-
-    /// Parses one answered page: `head` and the decoded `body` of its response. Emits its links
-    /// through `out` and returns its page record.
-    #[allow(clippy::too_many_arguments)]
-    fn page(
-        &mut self,
-        url: &str,
-        status: u16,
-        head: Option<&HttpHead>,
-        body: &[u8],
-        depth: u32,
-        cash: f64,
-        out: &mut Emit<'_>,
-    ) -> Result<PageRecord> {
-        let content_type_header = head.and_then(|h| h.get("content-type"));
-        let content_type = content_type_header.map(media_type).unwrap_or_default();
-        let x_robots: Vec<&str> = head
-            .map(|h| h.get_all("x-robots-tag").collect())
-            .unwrap_or_default();
-        let x_robots = (!x_robots.is_empty()).then(|| x_robots.join(", "));
-        let mut page = PageRecord {
-            url: url.to_owned(),
-            status,
-            content_type: content_type.clone(),
-            length: body.len() as u64,
-            ..PageRecord::default()
-        };
-        self.bump("bytes", body.len() as u64);
-        let Ok(doc_url) = Url::parse(url) else {
-            return Ok(page);
-        };
-        if !(200..300).contains(&status) {
-            return Ok(page);
-        }
-        if is_sitemap(&content_type, url) {
-            self.sitemap(&mut page, body, depth, cash, out)?;
-            return Ok(page);
-        }
-        if !is_html(&content_type) {
-            return Ok(page);
-        }
-        self.bump("html_pages", 1);
-        let found = extract_links(body, &doc_url, content_type_header);
-        page.charset = found.charset.to_owned();
-        page.title = found.title.clone().unwrap_or_default();
-        page.canonical = found.canonical.clone().unwrap_or_default();
-        page.meta_robots = [found.meta_robots.as_deref(), x_robots.as_deref()]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(", ");
-        page.noindex = found.noindex(x_robots.as_deref());
-        page.nofollow = found.nofollow(x_robots.as_deref());
-        page.outlinks = u32::try_from(found.links.len()).unwrap_or(u32::MAX);
-        self.bump("links_skipped_scheme", found.skipped_schemes);
-        self.bump("links_unusable", found.skipped_invalid);
-        let followed = |l: &super::html::Link| !l.nofollow && !page.nofollow;
-        let n = found.links.iter().filter(|l| followed(l)).count();
-        let share = if n > 0 { cash / n as f64 } else { 0.0 };
-        // One record per target of the page: its occurrences' cash summed (a page repeats ~30-40%
-        // of its links: menus, headers, "read more"), followed if any occurrence is. OPIC's
-        // total is unchanged, and the sort behind has that much less to do.
-        let mut targets: Vec<(&str, LinkKind, bool, f64)> = Vec::with_capacity(found.links.len());
-        let mut at: HashMap<&str, usize> = HashMap::with_capacity(found.links.len());
-        for l in &found.links {
-            let follow = followed(l);
-            let c = if follow { share } else { 0.0 };
-            match at.get(l.url.as_str()) {
-                Some(&i) => {
-                    targets[i].2 |= follow;
-                    targets[i].3 += c;
-                    self.repeated += 1;
-                }
-                None => {
-                    at.insert(&l.url, targets.len());
-                    targets.push((&l.url, LinkKind::of_tag(&l.tag), follow, c));
-                }
-            }
-        }
-        for (target, kind, follow, c) in targets {
-            let meta = LinkMeta {
-                source: url,
-                kind,
-                nofollow: !follow,
-                cash: c,
-                depth: depth.saturating_add(1),
-            };
-            if self.link(target, None, meta, out)? {
-                if follow {
-                    self.followed += 1;
-                } else {
-                    self.nofollow += 1;
-                }
-            }
-        }
-        Ok(page)
-    }
-
-    /// Links of a sitemap, sitemap index or RSS/Atom feed: every `<loc>` (capped at 50,000
-    /// URLs and 50 MB decoded, as sitemaps.org says, so a sitemap flood cannot swamp a host)
-    /// shares the document's cash.
-    fn sitemap(
-        &mut self,
-        page: &mut PageRecord,
-        body: &[u8],
-        depth: u32,
-        cash: f64,
-        out: &mut Emit<'_>,
-    ) -> Result<()> {
-        let sm = super::sitemap::parse(body, &super::sitemap::Limits::default());
-        self.bump("sitemaps", 1);
-        if sm.truncated {
-            self.bump("sitemaps_truncated", 1);
-        }
-        if sm.error.is_some() {
-            self.bump("sitemaps_malformed", 1);
-        }
-        let locs: Vec<&str> = sm
-            .urls
-            .iter()
-            .map(|u| u.loc.as_str())
-            .chain(sm.sitemaps.iter().map(|s| s.loc.as_str()))
-            .collect();
-        page.outlinks = u32::try_from(locs.len()).unwrap_or(u32::MAX);
-        let share = if locs.is_empty() {
-            0.0
-        } else {
-            cash / locs.len() as f64
-        };
-        let base = Url::parse(&page.url).ok();
-        let source = page.url.clone();
-        for loc in locs {
-            let meta = LinkMeta {
-                source: &source,
-                kind: LinkKind::Sitemap,
-                nofollow: false,
-                cash: share,
-                depth: depth.saturating_add(1),
-            };
-            if self.link(loc, base.as_ref(), meta, out)? {
-                self.followed += 1;
-            }
-        }
-        Ok(())
-    }
-
-    /// Decodes the HTTP response in a WARC record's `block` (plain bytes of one record) and
-    /// returns its head and decoded payload, capped at `max_decoded`.
-    fn response(&self, plain: &[u8], path: &Path) -> Result<Option<(HttpHead, Vec<u8>)>> {
-        let mut rd = WarcReader::new(plain, path, ReaderOptions::default())?;
-        let Some(mut rec) = rd.next_record()? else {
-            return Ok(None);
-        };
-        if rec.header().record_type() != RecordType::Response || !rec.header().is_http() {
-            return Ok(None);
-        }
-        let Ok(head) = rec.http_head() else {
-            return Ok(None);
-        };
-        let mut body = Vec::new();
-        if let Ok(mut r) = rec.http_payload(&head, self.max_decoded) {
-            // A body that stops decoding (truncated gzip, cap) still yields what it has.
-            let _ = r.read_to_end(&mut body);
-        }
-        Ok(Some((head, body)))
     }
 }
 
@@ -436,20 +94,21 @@ impl RecordFiles {
     /// The plain bytes of the record of `length` bytes at `offset` in `name`.
     fn read(&mut self, name: &str, offset: u64, length: u64) -> Result<&[u8]> {
         use std::os::unix::fs::FileExt;
-        let path = self.dir.join(name);
         if !self.open.contains_key(name) {
+            let path = self.dir.join(name);
             let f = File::open(&path).ctx("open", &path)?;
             self.open.insert(name.to_owned(), f);
         }
         let f = &self.open[name];
-        let bad = |why: String| Error::corrupt(&path, offset, why);
+        let path = || self.dir.join(name);
+        let bad = |why: String| Error::corrupt(path(), offset, why);
         let len = usize::try_from(length)
             .ok()
             .filter(|&l| l <= self.limit)
             .ok_or_else(|| bad(format!("record length {length} out of range")))?;
         self.packed.resize(len, 0);
         f.read_exact_at(&mut self.packed, offset)
-            .ctx("read a record of", &path)?;
+            .ctx("read a record of", &path())?;
         let packed = &self.packed[..];
         self.plain.clear();
         match Compression::from_name(name).unwrap_or(Compression::None) {
@@ -543,26 +202,29 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
             continue;
         }
         let mut head = None;
-        let mut body = Vec::new();
+        let mut decoded = std::mem::take(&mut ex.body);
+        decoded.clear();
+        let mut body: &[u8] = &[];
         let parsable = (200..300).contains(&fr.status) && is_parsed(&fr.content_type, &fr.url);
         if parsable && !fr.warc_file.is_empty() {
             let plain = files.read(&fr.warc_file, fr.warc_offset, fr.warc_length)?;
             ex.bump("records", 1);
-            let path = crawl.warc_dir(cycle).join(&fr.warc_file);
-            if let Some((h, b)) = ex.response(plain, &path)? {
+            let path = || crawl.warc_dir(cycle).join(&fr.warc_file);
+            if let Some((h, b)) = ex.response(plain, &path, &mut decoded)? {
                 head = Some(h);
-                body = b;
+                body = b.unwrap_or(&decoded);
             }
         }
         let mut page = ex.page(
             &fr.url,
             fr.status,
             head.as_ref(),
-            &body,
+            body,
             fr.depth,
             fr.priority,
             &mut emit,
         )?;
+        ex.body = decoded;
         page.digest = fr.digest;
         if head.is_none() {
             page.content_type = fr.content_type.clone();
@@ -725,7 +387,8 @@ fn reparse_file(
             continue;
         };
         let status = head.status().unwrap_or(0);
-        let mut body = Vec::new();
+        let mut body = std::mem::take(&mut ex.body);
+        body.clear();
         let parsed = head
             .get("content-type")
             .is_some_and(|ct| is_parsed(&media_type(ct), &k.url));
@@ -734,8 +397,10 @@ fn reparse_file(
                 let _ = r.read_to_end(&mut body);
             }
         }
-        let mut page = ex.page(&k.url, status, Some(&head), &body, 0, 1.0, emit)?;
-        page.digest = xxhash_rust::xxh3::xxh3_64(&body);
+        let page = ex.page(&k.url, status, Some(&head), &body, 0, 1.0, emit);
+        ex.body = body;
+        let mut page = page?;
+        page.digest = xxhash_rust::xxh3::xxh3_64(&ex.body);
         pages.push(&run::fp_key(k.fingerprint), &page.encode())?;
         ex.bump("pages", 1);
     }

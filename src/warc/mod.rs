@@ -27,6 +27,7 @@ pub mod check;
 pub mod digest;
 mod frame;
 pub mod http;
+pub mod memory;
 pub mod reader;
 pub mod writer;
 

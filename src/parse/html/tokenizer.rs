@@ -1,0 +1,407 @@
+//! The HTML standard's tokenizer reduced to tags (see [`super`]): text, comments and doctypes
+//! are skipped by the standard's rules; `Foreign` tracks SVG and MathML content and the tags
+//! that break out of it.
+
+use std::borrow::Cow;
+
+use encoding_rs::WINDOWS_1252;
+
+use super::entities::decode_refs;
+
+/// ASCII whitespace as the tokenizer sees it (CR too: input preprocessing turns it into LF).
+pub(super) fn is_ws(c: u8) -> bool {
+    matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
+}
+
+/// Whether `b[i..]` starts with `</name` (ASCII case-insensitive) followed by whitespace, `/`
+/// or `>`: an "appropriate end tag" that ends RCDATA, RAWTEXT or script data.
+pub(super) fn end_tag_at(b: &[u8], i: usize, name: &str) -> bool {
+    b.get(i + 1) == Some(&b'/') && name_at(b, i + 2, name)
+}
+
+/// Whether `b[i..]` starts with `name` (ASCII case-insensitive) followed by whitespace, `/` or
+/// `>`.
+pub(super) fn name_at(b: &[u8], i: usize, name: &str) -> bool {
+    let end = i + name.len();
+    b.get(i..end)
+        .is_some_and(|s| s.eq_ignore_ascii_case(name.as_bytes()))
+        && b.get(end)
+            .is_some_and(|&c| is_ws(c) || c == b'/' || c == b'>')
+}
+
+/// A start or end tag; its attributes are in [`Tokenizer::attrs`].
+pub(super) struct TagToken<'a> {
+    /// The tag name as written (compare ASCII case-insensitively).
+    pub(super) name: &'a str,
+    /// An end tag (`</p>`).
+    pub(super) end: bool,
+    /// A start tag written `<x/>`.
+    pub(super) self_closing: bool,
+}
+
+/// The HTML standard's tokenizer (§13.2.5), reduced to what link extraction needs: it yields
+/// the tags and skips text, comments, doctypes, bogus comments and CDATA sections by the
+/// standard's rules. Which elements hold RCDATA, RAWTEXT or script data is decided by tree
+/// construction, so the caller switches those states with [`Tokenizer::skip_raw`] and
+/// [`Tokenizer::skip_script`]. Every byte is looked at a bounded number of times.
+pub(super) struct Tokenizer<'a> {
+    /// The decoded document.
+    pub(super) s: &'a str,
+    /// Where tokenizing resumes; always at a character boundary.
+    pub(super) pos: usize,
+    /// The attributes of the last tag, as (name, raw value), duplicates kept in order (the first
+    /// one counts).
+    pub(super) attrs: Vec<(&'a str, &'a str)>,
+    /// Whether `<![CDATA[` opens a CDATA section (in foreign content) or a bogus comment.
+    pub(super) cdata: bool,
+    /// The windows-1252 bytes of the document when `s` is their ASCII skeleton (see
+    /// [`decode_text`]): what the tokenizer hands out is decoded from here.
+    pub(super) orig: Option<&'a [u8]>,
+}
+
+impl<'a> Tokenizer<'a> {
+    /// A tokenizer at the start of `s`; `orig`, if given, is the windows-1252 document whose
+    /// ASCII skeleton `s` is.
+    pub(super) fn new(s: &'a str, orig: Option<&'a [u8]>) -> Self {
+        Tokenizer {
+            s,
+            pos: 0,
+            attrs: Vec::new(),
+            cdata: false,
+            orig,
+        }
+    }
+
+    /// The bytes of the document under `part`, a slice of `s`.
+    pub(super) fn bytes_of(&self, part: &'a str) -> &'a [u8] {
+        match self.orig {
+            Some(orig) => {
+                let at = part.as_ptr() as usize - self.s.as_ptr() as usize;
+                &orig[at..at + part.len()]
+            }
+            None => part.as_bytes(),
+        }
+    }
+
+    /// The text of `part`, a slice of `s`: `part` itself, or decoded from the document if `s`
+    /// is a skeleton and `part` covers non-ASCII bytes.
+    pub(super) fn text_of(&self, part: &'a str) -> Cow<'a, str> {
+        let bytes = self.bytes_of(part);
+        if self.orig.is_none() || bytes.is_ascii() {
+            return Cow::Borrowed(part);
+        }
+        Cow::Owned(
+            WINDOWS_1252
+                .decode_without_bom_handling(bytes)
+                .0
+                .into_owned(),
+        )
+    }
+
+    /// Whether two tag names (slices of `s`) are equal ASCII-case-insensitively, as text.
+    pub(super) fn same_name(&self, a: &'a str, b: &'a str) -> bool {
+        self.bytes_of(a).eq_ignore_ascii_case(self.bytes_of(b))
+    }
+
+    /// The next tag, or `None` at the end of input (a tag cut off by the end is dropped, as the
+    /// standard says).
+    pub(super) fn next_tag(&mut self) -> Option<TagToken<'a>> {
+        let b = self.s.as_bytes();
+        loop {
+            let lt = self.pos + self.s[self.pos..].find('<')?;
+            self.pos = lt + 1;
+            match b.get(lt + 1) {
+                Some(c) if c.is_ascii_alphabetic() => return self.tag(lt + 1, false),
+                Some(b'/') => match b.get(lt + 2) {
+                    Some(c) if c.is_ascii_alphabetic() => return self.tag(lt + 2, true),
+                    Some(b'>') => self.pos = lt + 3,
+                    None => return None,
+                    Some(_) => self.skip_past(lt + 2, ">"),
+                },
+                Some(b'!') => self.markup_declaration(lt + 2),
+                Some(b'?') => self.skip_past(lt + 1, ">"),
+                _ => {}
+            }
+        }
+    }
+
+    /// Moves past the first `end` at or after `from`, or to the end of input.
+    pub(super) fn skip_past(&mut self, from: usize, end: &str) {
+        self.pos = self.s[from..]
+            .find(end)
+            .map_or(self.s.len(), |i| from + i + end.len());
+    }
+
+    /// Skips what follows `<!`: a comment, a doctype, a CDATA section or a bogus comment.
+    pub(super) fn markup_declaration(&mut self, at: usize) {
+        let b = self.s.as_bytes();
+        let rest = &b[at..];
+        if rest.starts_with(b"--") {
+            self.comment(at + 2);
+        } else if self.cdata && rest.starts_with(b"[CDATA[") {
+            self.skip_past(at + 7, "]]>");
+        } else {
+            // A doctype ends at the first `>` even inside a quoted identifier, like a bogus
+            // comment.
+            self.skip_past(at, ">");
+        }
+    }
+
+    /// Skips a comment whose text starts at `c`: it ends at `-->` or `--!>`, or at once with
+    /// `<!-->` and `<!--->`.
+    pub(super) fn comment(&mut self, c: usize) {
+        let b = self.s.as_bytes();
+        if b.get(c) == Some(&b'>') {
+            self.pos = c + 1;
+            return;
+        }
+        if b[c..].starts_with(b"->") {
+            self.pos = c + 2;
+            return;
+        }
+        let mut k = c;
+        while let Some(gt) = self.s[k..].find('>') {
+            let gt = k + gt;
+            if (gt >= c + 2 && &b[gt - 2..gt] == b"--") || (gt >= c + 3 && &b[gt - 3..gt] == b"--!")
+            {
+                self.pos = gt + 1;
+                return;
+            }
+            k = gt + 1;
+        }
+        self.pos = self.s.len();
+    }
+
+    /// Reads a tag whose name starts at `start`: the tag name, before/after attribute name,
+    /// attribute value and self-closing start tag states.
+    pub(super) fn tag(&mut self, start: usize, end: bool) -> Option<TagToken<'a>> {
+        let s = self.s;
+        let b = s.as_bytes();
+        let delim = |c: u8| is_ws(c) || c == b'/' || c == b'>';
+        let mut i = start;
+        while i < b.len() && !delim(b[i]) {
+            i += 1;
+        }
+        let name = &s[start..i];
+        self.attrs.clear();
+        loop {
+            // Before attribute name.
+            while i < b.len() && is_ws(b[i]) {
+                i += 1;
+            }
+            match *b.get(i)? {
+                b'>' => {
+                    self.pos = i + 1;
+                    return Some(TagToken {
+                        name,
+                        end,
+                        self_closing: false,
+                    });
+                }
+                b'/' => {
+                    // Self-closing start tag; anything but `>` is reconsumed as above.
+                    i += 1;
+                    if *b.get(i)? == b'>' {
+                        self.pos = i + 1;
+                        return Some(TagToken {
+                            name,
+                            end,
+                            self_closing: true,
+                        });
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            // Attribute name: the first character may be `=`.
+            let n0 = i;
+            i += 1;
+            while i < b.len() && !delim(b[i]) && b[i] != b'=' {
+                i += 1;
+            }
+            let attr = &s[n0..i];
+            // After attribute name.
+            while i < b.len() && is_ws(b[i]) {
+                i += 1;
+            }
+            if *b.get(i)? != b'=' {
+                self.attrs.push((attr, ""));
+                continue;
+            }
+            // Before attribute value.
+            i += 1;
+            while i < b.len() && is_ws(b[i]) {
+                i += 1;
+            }
+            let value = match *b.get(i)? {
+                q @ (b'"' | b'\'') => {
+                    let v0 = i + 1;
+                    i = v0 + b[v0..].iter().position(|&c| c == q)?;
+                    let v = &s[v0..i];
+                    i += 1;
+                    v
+                }
+                // A missing value; the `>` ends the tag above.
+                b'>' => "",
+                _ => {
+                    let v0 = i;
+                    while i < b.len() && !is_ws(b[i]) && b[i] != b'>' {
+                        i += 1;
+                    }
+                    &s[v0..i]
+                }
+            };
+            self.attrs.push((attr, value));
+        }
+    }
+
+    /// The value of the first attribute called `name`, character references decoded (borrowed
+    /// from the document when there are none).
+    pub(super) fn attr(&self, name: &str) -> Option<Cow<'a, str>> {
+        let &(_, v) = self
+            .attrs
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))?;
+        Some(match self.text_of(v) {
+            Cow::Borrowed(v) => decode_refs(v, true),
+            Cow::Owned(v) => Cow::Owned(decode_refs(&v, true).into_owned()),
+        })
+    }
+
+    /// Skips the RCDATA or RAWTEXT content of the element `name` just opened, up to its end tag
+    /// (which is tokenized next), and returns the raw text.
+    pub(super) fn skip_raw(&mut self, name: &str) -> &'a str {
+        let b = self.s.as_bytes();
+        let start = self.pos;
+        let mut k = start;
+        while let Some(i) = self.s[k..].find("</") {
+            let i = k + i;
+            if end_tag_at(b, i, name) {
+                self.pos = i;
+                return &self.s[start..i];
+            }
+            k = i + 2;
+        }
+        self.pos = self.s.len();
+        &self.s[start..]
+    }
+
+    /// Skips script data up to `</script>`, following the script data escaped and double
+    /// escaped states: inside `<!--`, a `<script>` hides the next `</script>` until `-->`.
+    pub(super) fn skip_script(&mut self) {
+        let b = self.s.as_bytes();
+        // 0: script data; 1: escaped; 2: double escaped. `dashes` counts the `-` just seen.
+        let (mut state, mut dashes) = (0u8, 0u8);
+        let mut i = self.pos;
+        while i < b.len() {
+            match b[i] {
+                b'<' => {
+                    dashes = 0;
+                    if state < 2 && end_tag_at(b, i, "script") {
+                        self.pos = i;
+                        return;
+                    }
+                    if state == 0 && b[i + 1..].starts_with(b"!--") {
+                        // Script data escape start: lands in "escaped dash dash".
+                        state = 1;
+                        dashes = 2;
+                        i += 4;
+                        continue;
+                    }
+                    if state == 1 && name_at(b, i + 1, "script") {
+                        state = 2;
+                        i += 8;
+                        continue;
+                    }
+                    if state == 2 && end_tag_at(b, i, "script") {
+                        state = 1;
+                        i += 9;
+                        continue;
+                    }
+                }
+                b'-' if state > 0 => dashes = dashes.saturating_add(1),
+                b'>' if state > 0 && dashes >= 2 => {
+                    state = 0;
+                    dashes = 0;
+                }
+                _ => dashes = 0,
+            }
+            i += 1;
+        }
+        self.pos = b.len();
+    }
+}
+
+/// An element on the stack of open SVG and MathML elements.
+pub(super) struct Foreign<'a> {
+    /// The tag name as written.
+    pub(super) name: &'a str,
+    /// Whether this is an SVG element (else MathML).
+    pub(super) svg: bool,
+}
+
+impl Foreign<'_> {
+    /// An HTML integration point (`foreignObject`, `desc`, `title` in SVG; `annotation-xml`
+    /// with an HTML encoding is approximated by its name) or a MathML text integration point
+    /// (`mi`, `mo`, `mn`, `ms`, `mtext`): HTML start tags inside it are HTML elements.
+    pub(super) fn integration_point(&self) -> bool {
+        let n = self.name;
+        if self.svg {
+            ["foreignobject", "desc", "title"]
+                .iter()
+                .any(|x| n.eq_ignore_ascii_case(x))
+        } else {
+            ["mi", "mo", "mn", "ms", "mtext", "annotation-xml"]
+                .iter()
+                .any(|x| n.eq_ignore_ascii_case(x))
+        }
+    }
+}
+
+/// Start tags that end foreign content (SVG, MathML) and are processed as HTML.
+pub(super) const BREAKOUT: [&str; 44] = [
+    "b",
+    "big",
+    "blockquote",
+    "body",
+    "br",
+    "center",
+    "code",
+    "dd",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "embed",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "hr",
+    "i",
+    "img",
+    "li",
+    "listing",
+    "menu",
+    "meta",
+    "nobr",
+    "ol",
+    "p",
+    "pre",
+    "ruby",
+    "s",
+    "small",
+    "span",
+    "strong",
+    "strike",
+    "sub",
+    "sup",
+    "table",
+    "tt",
+    "u",
+    "ul",
+    "var",
+];
