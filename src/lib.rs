@@ -31,6 +31,7 @@
 pub mod crawl;
 pub mod cycle;
 pub mod demo;
+pub mod direct;
 pub mod error;
 pub mod fetch;
 pub mod keys;

@@ -171,9 +171,11 @@ pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     let urldb_path = need("urldb")?;
     let fetched_path = crawl.fetched(cycle, p);
     let splits: Vec<PathBuf> = (0..m).map(|q| crawl.split_run(cycle, p, q)).collect();
+    // The seen set and the URL db are the inputs that grow with the crawl, each read once:
+    // around the page cache (`crate::direct`), as their successors are written.
     let mut inputs = vec![
-        RunReader::open_expect(&seen_path, Schema::SEEN)?,
-        RunReader::open_expect(&urldb_path, Schema::URLDB)?,
+        RunReader::open_direct(&seen_path)?.expecting(Schema::SEEN)?,
+        RunReader::open_direct(&urldb_path)?.expecting(Schema::URLDB)?,
         RunReader::open_expect(&fetched_path, Schema::FETCHED)?,
     ];
     for s in &splits {
@@ -199,9 +201,9 @@ pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
         recrawl: &cfg.prioritize,
         urldb_path: urldb_path.clone(),
         // The two outputs that grow with the crawl compress and write on threads of their own
-        // while this one merges (same bytes as inline).
-        seen: RunWriter::with_options(&new_seen, Schema::SEEN, background(Schema::SEEN))?,
-        urldb: RunWriter::with_options(&new_urldb, Schema::URLDB, background(Schema::URLDB))?,
+        // while this one merges, around the page cache (same bytes either way).
+        seen: RunWriter::with_options(&new_seen, Schema::SEEN, big_output(Schema::SEEN))?,
+        urldb: RunWriter::with_options(&new_urldb, Schema::URLDB, big_output(Schema::URLDB))?,
         updates: RunWriter::create(&updates_path, Schema::NEW)?,
         counts: BTreeMap::new(),
     };
@@ -269,9 +271,10 @@ pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     })
 }
 
-fn background(schema: Schema) -> run::WriterOptions {
+fn big_output(schema: Schema) -> run::WriterOptions {
     run::WriterOptions {
         background: true,
+        direct: true,
         ..run::WriterOptions::for_schema(schema)
     }
 }
@@ -654,6 +657,7 @@ mod tests {
             batch in proptest::collection::vec(0u64..400, 0..300),
             block in 9usize..100,
             out_background in proptest::bool::ANY,
+            direct in proptest::bool::ANY,
         ) {
             use crate::run::WriterOptions;
             let t = tempfile::tempdir().unwrap();
@@ -672,12 +676,15 @@ mod tests {
             batch_v.sort_unstable();
             let seen_p = write("seen", Schema::SEEN, &seen_v);
             let batch_p = write("batch", Schema::FINGERPRINTS, &batch_v);
-            let out_opts = WriterOptions { background: out_background, ..opts };
+            let out_opts = WriterOptions { background: out_background, direct, ..opts };
+            let open = |p: &std::path::Path| {
+                if direct { RunReader::open_direct(p) } else { RunReader::open(p) }.unwrap()
+            };
             let mut os = RunWriter::with_options(&t.path().join("s2"), Schema::SEEN, out_opts).unwrap();
             let mut on = RunWriter::with_options(&t.path().join("n"), Schema::SEEN, out_opts).unwrap();
             let st = check_update(
-                RunReader::open(&seen_p).unwrap(),
-                RunReader::open(&batch_p).unwrap(),
+                open(&seen_p),
+                open(&batch_p),
                 &mut os,
                 &mut on,
             )

@@ -24,8 +24,23 @@ const TEMP_MARK: &str = ".tmp.";
 pub struct AtomicFile {
     tmp: PathBuf,
     dest: PathBuf,
-    out: Option<BufWriter<File>>,
+    out: Option<Sink>,
     written: u64,
+}
+
+/// Where an [`AtomicFile`]'s bytes go: through the page cache, or around it.
+enum Sink {
+    Buffered(BufWriter<File>),
+    Direct(crate::direct::DirectWriter),
+}
+
+impl Sink {
+    fn get(&mut self) -> &mut dyn Write {
+        match self {
+            Sink::Buffered(w) => w,
+            Sink::Direct(w) => w,
+        }
+    }
 }
 
 impl AtomicFile {
@@ -41,9 +56,24 @@ impl AtomicFile {
         Ok(AtomicFile {
             tmp,
             dest: dest.to_path_buf(),
-            out: Some(BufWriter::with_capacity(1 << 20, file)),
+            out: Some(Sink::Buffered(BufWriter::with_capacity(1 << 20, file))),
             written: 0,
         })
+    }
+
+    /// Like [`AtomicFile::create`], but written with direct I/O ([`crate::direct`]) where the
+    /// file system allows it: for big files written once and not read again soon.
+    pub fn create_direct(dest: &Path) -> Result<AtomicFile> {
+        let tmp = temp_path(dest)?;
+        match crate::direct::DirectWriter::create(&tmp).ctx("create", &tmp)? {
+            Some(w) => Ok(AtomicFile {
+                tmp,
+                dest: dest.to_path_buf(),
+                out: Some(Sink::Direct(w)),
+                written: 0,
+            }),
+            None => AtomicFile::create(dest),
+        }
     }
 
     /// The final path.
@@ -59,17 +89,19 @@ impl AtomicFile {
     /// Writes all of `buf`, naming the temporary file on error.
     pub fn write_all_bytes(&mut self, buf: &[u8]) -> Result<()> {
         let out = self.out.as_mut().expect("AtomicFile used after commit");
-        out.write_all(buf).ctx("write", &self.tmp)?;
+        out.get().write_all(buf).ctx("write", &self.tmp)?;
         self.written += buf.len() as u64;
         Ok(())
     }
 
     /// Flushes, fsyncs, renames over the final name and fsyncs the directory.
     pub fn commit(mut self) -> Result<()> {
-        let out = self.out.take().expect("AtomicFile committed twice");
-        let file = out
-            .into_inner()
-            .map_err(|e| Error::io("write", &self.tmp, e.into_error()))?;
+        let file = match self.out.take().expect("AtomicFile committed twice") {
+            Sink::Buffered(out) => out
+                .into_inner()
+                .map_err(|e| Error::io("write", &self.tmp, e.into_error()))?,
+            Sink::Direct(out) => out.finish().ctx("write", &self.tmp)?,
+        };
         file.sync_all().ctx("fsync", &self.tmp)?;
         drop(file);
         fs::rename(&self.tmp, &self.dest).ctx("rename", &self.tmp)?;
@@ -83,6 +115,7 @@ impl Write for AtomicFile {
             .out
             .as_mut()
             .expect("AtomicFile used after commit")
+            .get()
             .write(buf)?;
         self.written += n as u64;
         Ok(n)
@@ -92,6 +125,7 @@ impl Write for AtomicFile {
         self.out
             .as_mut()
             .expect("AtomicFile used after commit")
+            .get()
             .flush()
     }
 }

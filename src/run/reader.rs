@@ -19,10 +19,34 @@ use super::format::{
 use super::{Cursor, LastKey, Schema};
 use crate::error::{Error, IoContext, Result};
 
+/// Where a reader's bytes come from: through the page cache, or around it.
+enum Source {
+    Buffered(BufReader<File>),
+    Direct(crate::direct::DirectReader),
+}
+
+impl Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Source::Buffered(r) => r.read(buf),
+            Source::Direct(r) => r.read(buf),
+        }
+    }
+}
+
+impl Seek for Source {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        match self {
+            Source::Buffered(r) => r.seek(to),
+            Source::Direct(r) => r.seek(to),
+        }
+    }
+}
+
 /// Reads a run file forwards, one block at a time.
 pub struct RunReader {
     path: PathBuf,
-    file: BufReader<File>,
+    file: Source,
     header: Header,
     trailer: Trailer,
     key_len: usize,
@@ -89,7 +113,7 @@ impl RunReader {
         hasher.update(&hb);
         Ok(RunReader {
             path: path.to_path_buf(),
-            file,
+            file: Source::Buffered(file),
             key_len,
             pos: HEADER_LEN as u64,
             block: DecodedBlock::default(),
@@ -108,23 +132,40 @@ impl RunReader {
         })
     }
 
+    /// Opens any run file for one pass through it with direct I/O ([`crate::direct`]), where
+    /// the file system allows it: for big files read once, whose bytes would only evict others
+    /// from the page cache. Reads the same records with the same checks as [`RunReader::open`].
+    pub fn open_direct(path: &Path) -> Result<RunReader> {
+        let mut r = RunReader::open(path)?;
+        if let Some(mut d) = crate::direct::DirectReader::open(path).ctx("open", path)? {
+            d.seek(SeekFrom::Start(r.pos)).ctx("seek", path)?;
+            r.file = Source::Direct(d);
+        }
+        Ok(r)
+    }
+
     /// Opens a run file that must hold `schema`'s records.
     pub fn open_expect(path: &Path, schema: Schema) -> Result<RunReader> {
-        let r = RunReader::open(path)?;
-        let h = &r.header;
+        RunReader::open(path)?.expecting(schema)
+    }
+
+    /// The reader, if its file holds `schema`'s records; else an error naming the file and
+    /// both schemas.
+    pub fn expecting(self, schema: Schema) -> Result<RunReader> {
+        let h = &self.header;
         if h.schema_id != schema.id
             || h.key_len != schema.key_len
             || h.has_payload() != schema.payload
         {
             return Err(Error::Schema {
-                path: path.to_path_buf(),
+                path: self.path.clone(),
                 what: format!(
                     "holds '{}' records (schema {}, {}-byte keys), expected '{}' (schema {}, {}-byte keys)",
                     h.schema_name, h.schema_id, h.key_len, schema.name, schema.id, schema.key_len
                 ),
             });
         }
-        Ok(r)
+        Ok(self)
     }
 
     /// The file's header.
@@ -196,7 +237,6 @@ impl RunReader {
     /// Like [`RunReader::next_u64s`], but hands the block's integers over by value, taking
     /// `spare` as the buffer for the next block (no copy either way).
     fn take_u64s(&mut self, spare: Vec<u64>) -> Result<Option<Vec<u64>>> {
-        let from = self.cur.map_or(0, |i| i + 1);
         let Some(n) = self.next_u64s()?.map(<[u64]>::len) else {
             return Ok(None);
         };
@@ -205,17 +245,10 @@ impl RunReader {
         if n < block.len() {
             block.drain(..block.len() - n); // the rest of a block begun with `advance`
         }
-        debug_assert!(from == 0 || n == block.len());
         // The block's integers are gone: the next call loads the next block.
         self.block.count = 0;
         self.cur = None;
         Ok(Some(block))
-    }
-
-    /// The block [`RunReader::next_u64s`] returned last, whole (empty before the first and at
-    /// the end): for callers that keep their own position in it.
-    pub fn current_u64s(&self) -> &[u64] {
-        &self.block.majors[..self.block.count.min(self.block.majors.len())]
     }
 
     /// Positions the reader so that the next record returned is the first with a key `>= key`.

@@ -27,6 +27,9 @@ pub struct WriterOptions {
     /// thread only buffers records: for one big sequential pass such as the DRUM merge, where
     /// this halves the wall time on two cores. Files are byte-identical either way.
     pub background: bool,
+    /// Write a durable file with direct I/O ([`crate::direct`]), around the page cache: for big
+    /// runs written once and read next much later (a merge's new seen set). Same bytes.
+    pub direct: bool,
 }
 
 impl Default for WriterOptions {
@@ -36,6 +39,7 @@ impl Default for WriterOptions {
             level: 3,
             durable: true,
             background: false,
+            direct: false,
         }
     }
 }
@@ -109,7 +113,7 @@ struct BlockSink {
 enum Blocks {
     Inline(Box<BlockSink>),
     Thread(BlockThread),
-    /// Only while `finish` takes the sink back.
+    /// After `finish` took the sink, or once the thread failed.
     Gone,
 }
 
@@ -141,7 +145,9 @@ impl RunWriter {
                 schema.name, schema.key_len
             )));
         }
-        let out = if opts.durable {
+        let out = if opts.durable && opts.direct {
+            Out::Atomic(AtomicFile::create_direct(path)?)
+        } else if opts.durable {
             Out::Atomic(AtomicFile::create(path)?)
         } else {
             Out::Plain(BufWriter::with_capacity(
@@ -344,8 +350,16 @@ impl RunWriter {
                 }
                 Ok(())
             }
-            Blocks::Gone => unreachable!("flush after finish"),
+            Blocks::Gone => Err(self.failed_before()),
         }
+    }
+
+    /// What a writer whose thread already failed says when asked to go on.
+    fn failed_before(&self) -> Error {
+        Error::Usage(format!(
+            "{}: the writer failed earlier and cannot go on",
+            self.path.display()
+        ))
     }
 
     /// The error that stopped the writer's thread (it hung up early only on an error).
@@ -382,7 +396,7 @@ impl RunWriter {
         self.flush_block()?;
         self.join_thread()?;
         let Blocks::Inline(mut sink) = std::mem::replace(&mut self.blocks_to, Blocks::Gone) else {
-            unreachable!("joined above")
+            return Err(self.failed_before());
         };
         let footer_offset = sink.offset;
         let footer = std::mem::take(&mut sink.index);

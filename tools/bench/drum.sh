@@ -8,7 +8,8 @@
 #   tools/bench/drum.sh [B] [S...]        # defaults: B = 10^8, S = 10^7 10^8 10^9
 #
 # Needs ~14 bytes of disk per seen fingerprint at the largest S (raw input, sorted run, new
-# run); TMPDIR chooses where. Settings: BUDGET (sort memory, 256 MiB), NEW_FRAC (0.2), KEEP=1.
+# run); TMPDIR chooses where. Settings: BUDGET (sort memory, 256 MiB), NEW_FRAC (0.2), KEEP=1,
+# PROFILE=1 (a perf profile of each merge, by thread, appended to the report).
 # Prints a markdown report for docs/BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -42,15 +43,28 @@ for S in "${SIZES[@]}"; do
     "$RB" sort --input "$work/batch.u64" --budget "$BUDGET" --out "$work/batch.run" --tmp "$work" >/dev/null
     rm -f "$work/batch.u64"
     if [ -z "$dd_mbs" ]; then
-        dd_mbs=$(dd if="$work/seen.run" of=/dev/null bs=8M iflag=direct 2>&1 | awk '/copied/ {print $(NF-1), $NF}')
+        dd_mbs=$(dd if="$work/seen.run" of=/dev/null bs=8M iflag=direct 2>&1 | awk '/copied/ {printf "%.0f MB/s", $1 / $(NF-3) / 1e6}')
     fi
     "$RB" evict "$work/seen.run" "$work/batch.run" >/dev/null
     echo "== check+update" >&2
+    if [ "${PROFILE:-0}" = 1 ] && command -v perf >/dev/null; then
+        # The profile asked for when the target is missed: where each thread spends its time.
+        perf record -q -o "$work/perf.data" "$RB" drum --seen "$work/seen.run" --batch "$work/batch.run" \
+            --out-seen "$work/seen2.run" --out-new "$work/new.run" >/dev/null 2>&1
+        { echo "#### profile, seen = $S (perf, share of samples by thread, then by thread and symbol)"; echo '```'
+          perf report -i "$work/perf.data" --no-children --sort comm --stdio 2>/dev/null | grep -E '^ +[0-9]'
+          perf report -i "$work/perf.data" --no-children --sort comm,sym --percent-limit 1.5 --stdio 2>/dev/null | grep -E '^ +[0-9]'
+          echo '```'; } >> "$work/profiles.md"
+        rm -f "$work/seen2.run" "$work/new.run" "$work/perf.data"
+        "$RB" evict "$work/seen.run" "$work/batch.run" >/dev/null
+    fi
     out=$(/usr/bin/time -o "$work/drum.time" -f "%e %U %S %M" "$RB" drum --seen "$work/seen.run" --batch "$work/batch.run" \
         --out-seen "$work/seen2.run" --out-new "$work/new.run")
     read -r wall user sys rss < "$work/drum.time"
     seen_mb=$(( $(stat -c %s "$work/seen.run") / 1000000 ))
-    rows+=("| $S | $B | $(field "$out" new) | $wall | $(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.1f", u + s}') | $(field "$out" records_per_s) | $(field "$out" in_mb_per_s) | $(field "$out" ns_per_incoming) | $seen_mb | $(( rss / 1024 )) |")
+    in_mbs=$(field "$out" in_mb_per_s)
+    share=$(awk -v a="$in_mbs" -v d="${dd_mbs%% *}" 'BEGIN {printf "%.0f%%", 100 * a / d}')
+    rows+=("| $S | $B | $(field "$out" new) | $wall | $(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.1f", u + s}') | $(field "$out" records_per_s) | $in_mbs | $share | $(field "$out" ns_per_incoming) | $seen_mb | $(( rss / 1024 )) |")
     rm -f "$work/seen.run" "$work/batch.run" "$work/seen2.run" "$work/new.run"
 done
 
@@ -61,7 +75,9 @@ cat <<EOF
 - Command: \`tools/bench/drum.sh $B ${SIZES[*]}\` (sort budget $BUDGET bytes); caches dropped before each merge
 - Commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (+ uncommitted changes)'); load average at end: $(cut -d' ' -f1-3 /proc/loadavg)
 
-| seen | incoming | new | wall s | CPU s | records/s | MB/s read | ns per incoming | seen run MB | peak RSS MiB |
-|---|---|---|---|---|---|---|---|---|---|
+| seen | incoming | new | wall s | CPU s | records/s | MB/s read | of dd | ns per incoming | seen run MB | peak RSS MiB |
+|---|---|---|---|---|---|---|---|---|---|---|
 $(printf '%s\n' "${rows[@]}")
 EOF
+[ -f "$work/profiles.md" ] && { echo; cat "$work/profiles.md"; }
+true

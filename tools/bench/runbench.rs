@@ -609,17 +609,18 @@ fn gen_batch(seen_n: u64, seen_seed: u64, n: u64, new_frac: f64, seed: u64, out:
 fn drum(seen: &Path, batch: &Path, out_seen: &Path, out_new: &Path) -> Res<()> {
     let t = Instant::now();
     let in_bytes = fs::metadata(seen)?.len() + fs::metadata(batch)?.len();
-    // The new seen set is the big output: its blocks are compressed and written on a thread
-    // of its own while this one merges.
+    // As `dragnet merge` does: the outputs are compressed and written on threads of their own
+    // while this one merges, and all four files bypass the page cache.
     let opts = WriterOptions {
         background: true,
+        direct: true,
         ..WriterOptions::for_schema(Schema::SEEN)
     };
     let mut os = RunWriter::with_options(out_seen, Schema::SEEN, opts)?;
-    let mut on = RunWriter::create(out_new, Schema::SEEN)?;
+    let mut on = RunWriter::with_options(out_new, Schema::SEEN, opts)?;
     let st = dragnet::merge::check_update(
-        RunReader::open(seen)?,
-        RunReader::open(batch)?,
+        RunReader::open_direct(seen)?,
+        RunReader::open_direct(batch)?,
         &mut os,
         &mut on,
     )?;
