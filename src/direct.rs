@@ -10,7 +10,9 @@
 //!
 //! `O_DIRECT` wants buffers, offsets and lengths aligned to the device's logical block. Both
 //! types here align to [`ALIGN`] (4 KiB, a multiple of every common block size). They move
-//! [`CHUNK`] bytes per system call. The writer pads the last chunk and cuts the file back to
+//! [`CHUNK`] bytes per system call, on an I/O thread of their own with [`DEPTH`] chunks queued:
+//! the kernel neither reads ahead nor writes behind for direct I/O, so without it the thread
+//! that decodes or compresses would wait for the disk on every chunk. The writer pads the last chunk and cuts the file back to
 //! its true length before it is synced. Where the file system refuses `O_DIRECT` (tmpfs, for
 //! one), both fall back to plain buffered I/O, with the same bytes and the same errors.
 
@@ -19,11 +21,15 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::thread::JoinHandle;
 
 /// Alignment of buffers, file offsets and lengths.
 pub const ALIGN: usize = 4096;
 /// Bytes per read or write call.
 pub const CHUNK: usize = 1 << 20;
+/// Chunks queued between a reader or writer and its I/O thread.
+pub const DEPTH: usize = 4;
 
 /// A heap buffer aligned to [`ALIGN`].
 struct AlignedBuf {
@@ -78,8 +84,9 @@ fn open_read(path: &Path) -> io::Result<(File, bool)> {
     }
 }
 
-/// Reads a file through one aligned chunk buffer, bypassing the page cache; `Read` and `Seek`
-/// like a `BufReader<File>`.
+/// Reads a file in aligned chunks, bypassing the page cache, with the next chunks read ahead on
+/// an I/O thread; `Read` and `Seek` like a `BufReader<File>`. A seek outside the chunks read
+/// ahead restarts the read-ahead there.
 pub struct DirectReader {
     file: File,
     buf: AlignedBuf,
@@ -89,6 +96,62 @@ pub struct DirectReader {
     valid: usize,
     /// Logical position.
     pos: u64,
+    ahead: Option<ReadAhead>,
+}
+
+/// The I/O thread of a [`DirectReader`]: chunks from `next` on, in order.
+struct ReadAhead {
+    rx: Receiver<io::Result<(AlignedBuf, usize)>>,
+    back: Sender<AlignedBuf>,
+    /// File offset of the next chunk `rx` gives.
+    next: u64,
+}
+
+impl ReadAhead {
+    fn start(file: &File, from: u64) -> io::Result<ReadAhead> {
+        let file = file.try_clone()?;
+        let (tx, rx) = sync_channel(DEPTH);
+        let (back, back_rx) = channel::<AlignedBuf>();
+        std::thread::Builder::new()
+            .name("direct-read".into())
+            .spawn(move || {
+                let mut at = from;
+                loop {
+                    let mut buf = back_rx
+                        .try_recv()
+                        .unwrap_or_else(|_| AlignedBuf::new(CHUNK));
+                    let got = read_chunk(&file, &mut buf, at);
+                    let end = !matches!(got, Ok(n) if n == CHUNK);
+                    if tx.send(got.map(|n| (buf, n))).is_err() || end {
+                        return; // the reader is gone, or the file (or an error) ended it
+                    }
+                    at += CHUNK as u64;
+                }
+            })?;
+        Ok(ReadAhead {
+            rx,
+            back,
+            next: from,
+        })
+    }
+}
+
+/// Reads the chunk at `at` (aligned) into `buf`: `CHUNK` bytes, or fewer where the file ends.
+fn read_chunk(file: &File, buf: &mut AlignedBuf, at: u64) -> io::Result<usize> {
+    let buf = buf.as_mut_slice();
+    let mut got = 0;
+    while got < CHUNK {
+        match file.read_at(&mut buf[got..], at + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        if got % ALIGN != 0 {
+            break; // only the end of the file gives an unaligned count
+        }
+    }
+    Ok(got)
 }
 
 impl DirectReader {
@@ -97,31 +160,43 @@ impl DirectReader {
         let (file, direct) = open_read(path)?;
         Ok(direct.then(|| DirectReader {
             file,
-            buf: AlignedBuf::new(CHUNK),
+            buf: AlignedBuf::new(ALIGN),
             start: 0,
             valid: 0,
             pos: 0,
+            ahead: None,
         }))
     }
 
+    /// Makes `buf` the chunk holding `pos`, from the read-ahead (restarted if `pos` is not
+    /// where it stands).
     fn refill(&mut self) -> io::Result<()> {
-        let aligned = self.pos & !(ALIGN as u64 - 1);
-        let mut got = 0;
-        let buf = self.buf.as_mut_slice();
-        // Fill the chunk unless the file ends first (a short read at the end of the file).
-        while got < CHUNK {
-            match self.file.read_at(&mut buf[got..], aligned + got as u64) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+        let aligned = self.pos & !(CHUNK as u64 - 1);
+        if self.ahead.as_ref().map(|a| a.next) != Some(aligned) {
+            self.ahead = Some(ReadAhead::start(&self.file, aligned)?);
+        }
+        let ahead = self.ahead.as_mut().expect("started above");
+        match ahead.rx.recv() {
+            Ok(Ok((buf, n))) => {
+                let old = std::mem::replace(&mut self.buf, buf);
+                if old.len == CHUNK {
+                    let _ = ahead.back.send(old);
+                }
+                self.start = aligned;
+                self.valid = n;
+                ahead.next = aligned + CHUNK as u64;
             }
-            if got % ALIGN != 0 {
-                break; // only the end of the file gives an unaligned count
+            Ok(Err(e)) => {
+                self.ahead = None;
+                return Err(e);
+            }
+            Err(_) => {
+                // The thread stopped at the end of the file: nothing more to read here.
+                self.ahead = None;
+                self.start = aligned;
+                self.valid = 0;
             }
         }
-        self.start = aligned;
-        self.valid = got;
         Ok(())
     }
 }
@@ -166,14 +241,19 @@ fn bad_seek() -> io::Error {
     )
 }
 
-/// Writes a new file through one aligned chunk buffer, bypassing the page cache.
+/// Writes a new file in aligned chunks, bypassing the page cache, with full chunks written
+/// behind on an I/O thread.
 pub struct DirectWriter {
-    file: File,
     buf: AlignedBuf,
     /// Bytes in `buf`.
     filled: usize,
-    /// Bytes written to the file before `buf`.
+    /// Bytes handed to the I/O thread before `buf`.
     flushed: u64,
+    full: Option<SyncSender<AlignedBuf>>,
+    empty: Receiver<AlignedBuf>,
+    /// Buffers that may still be made before reusing returned ones.
+    spare: usize,
+    io: Option<JoinHandle<io::Result<File>>>,
 }
 
 impl DirectWriter {
@@ -186,15 +266,40 @@ impl DirectWriter {
             .truncate(true)
             .custom_flags(libc::O_DIRECT)
             .open(path);
-        match opened {
-            Ok(file) => Ok(Some(DirectWriter {
-                file,
-                buf: AlignedBuf::new(CHUNK),
-                filled: 0,
-                flushed: 0,
-            })),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(None),
-            Err(e) => Err(e),
+        let mut file = match opened {
+            Ok(file) => file,
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let (full, full_rx) = sync_channel::<AlignedBuf>(DEPTH);
+        let (empty_tx, empty) = channel();
+        let io = std::thread::Builder::new()
+            .name("direct-write".into())
+            .spawn(move || {
+                for buf in full_rx {
+                    file.write_all(buf.as_slice())?;
+                    let _ = empty_tx.send(buf);
+                }
+                Ok(file)
+            })?;
+        Ok(Some(DirectWriter {
+            buf: AlignedBuf::new(CHUNK),
+            filled: 0,
+            flushed: 0,
+            full: Some(full),
+            empty,
+            spare: DEPTH + 1,
+            io: Some(io),
+        }))
+    }
+
+    /// Waits for the I/O thread: the file, or the error that stopped it.
+    fn join(&mut self) -> io::Result<File> {
+        self.full = None;
+        match self.io.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(io::Error::other("the direct-write thread panicked")),
+            None => Err(io::Error::other("the direct writer failed earlier")),
         }
     }
 
@@ -202,13 +307,14 @@ impl DirectWriter {
     /// the file, not yet synced.
     pub fn finish(mut self) -> io::Result<File> {
         let len = self.flushed + self.filled as u64;
+        let mut file = self.join()?;
         if self.filled > 0 {
             let padded = self.filled.next_multiple_of(ALIGN);
             self.buf.as_mut_slice()[self.filled..padded].fill(0);
-            self.file.write_all(&self.buf.as_slice()[..padded])?;
+            file.write_all(&self.buf.as_slice()[..padded])?;
         }
-        self.file.set_len(len)?;
-        Ok(self.file)
+        file.set_len(len)?;
+        Ok(file)
     }
 }
 
@@ -218,18 +324,41 @@ impl Write for DirectWriter {
         self.buf.as_mut_slice()[self.filled..self.filled + n].copy_from_slice(&data[..n]);
         self.filled += n;
         if self.filled == CHUNK {
-            self.file.write_all(self.buf.as_slice())?;
+            let next = if self.spare > 0 {
+                self.spare -= 1;
+                AlignedBuf::new(CHUNK)
+            } else {
+                match self.empty.recv() {
+                    Ok(b) => b,
+                    Err(_) => return Err(self.join().err().unwrap_or_else(stopped)),
+                }
+            };
+            let full = std::mem::replace(&mut self.buf, next);
+            let sent = self.full.as_ref().is_some_and(|tx| tx.send(full).is_ok());
+            if !sent {
+                return Err(self.join().err().unwrap_or_else(stopped));
+            }
             self.flushed += CHUNK as u64;
             self.filled = 0;
         }
         Ok(n)
     }
 
-    /// Whole chunks are already written; the tail waits for [`DirectWriter::finish`], since a
+    /// Whole chunks are on their way; the tail waits for [`DirectWriter::finish`], since a
     /// direct write must be a whole number of blocks.
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+impl Drop for DirectWriter {
+    fn drop(&mut self) {
+        let _ = self.join();
+    }
+}
+
+fn stopped() -> io::Error {
+    io::Error::other("the direct-write thread stopped early")
 }
 
 #[cfg(test)]

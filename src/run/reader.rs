@@ -533,7 +533,7 @@ pub struct U64Blocks {
 
 impl U64Blocks {
     /// Decoded blocks that may wait for the caller.
-    pub const AHEAD: usize = 2;
+    pub const AHEAD: usize = 8;
 
     /// Starts reading `reader` from where it stands.
     pub fn spawn(mut reader: RunReader) -> Result<U64Blocks> {

@@ -126,9 +126,9 @@ struct BlockThread {
     handle: std::thread::JoinHandle<Result<BlockSink>>,
 }
 
-/// Encoders circulating between a writer and its thread: one being filled, one queued, one
-/// being written.
-const IN_FLIGHT: usize = 3;
+/// Encoders circulating between a writer and its thread: one being filled, the rest queued or
+/// being written (enough to ride out the thread's waits on the disk).
+const IN_FLIGHT: usize = 6;
 
 impl RunWriter {
     /// Starts a run file at `path` with the schema's default options
