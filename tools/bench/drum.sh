@@ -3,7 +3,7 @@
 # built with the external sorter, merged in one sequential pass with a sorted batch of B incoming
 # fingerprints of which a fraction are new (`dragnet::merge::check_update`, the core of
 # `dragnet merge`), for several S. Caches are dropped before each merge (cold reads), and the
-# disk's sequential read bandwidth is measured in the same run with dd (O_DIRECT).
+# disk's sequential read bandwidth is measured in the same run with dd (O_DIRECT, 2 GiB).
 #
 #   tools/bench/drum.sh [B] [S...]        # defaults: B = 10^8, S = 10^7 10^8 10^9
 #
@@ -32,7 +32,16 @@ trap cleanup EXIT INT TERM
 field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
 rows=()
-dd_mbs=""
+# The disk's sequential read bandwidth: a 2 GiB file of random bytes, written and read around
+# the page cache, read three times (this virtual disk varies by tens of percent between reads);
+# the median is what the merges are compared with.
+echo "== disk bandwidth (dd, O_DIRECT)" >&2
+dd if=/dev/urandom of="$work/dd.bin" bs=8M count=256 oflag=direct status=none
+dd_runs=$(for _ in 1 2 3; do
+    dd if="$work/dd.bin" of=/dev/null bs=8M iflag=direct 2>&1 | awk '/copied/ {printf "%.0f\n", $1 / $(NF-3) / 1e6}'
+done | sort -n | tr '\n' ' ')
+rm -f "$work/dd.bin"
+dd_mbs="$(echo "$dd_runs" | awk '{print $2}') MB/s"
 for S in "${SIZES[@]}"; do
     echo "== seen set of $S" >&2
     "$RB" gen --n "$S" --seed 1 --out "$work/seen.u64" >/dev/null
@@ -42,9 +51,6 @@ for S in "${SIZES[@]}"; do
     "$RB" gen-batch --seen-n "$S" --seen-seed 1 --n "$B" --new-frac "$NEW_FRAC" --seed 7 --out "$work/batch.u64" > "$work/gen-batch.json"
     "$RB" sort --input "$work/batch.u64" --budget "$BUDGET" --out "$work/batch.run" --tmp "$work" >/dev/null
     rm -f "$work/batch.u64"
-    if [ -z "$dd_mbs" ]; then
-        dd_mbs=$(dd if="$work/seen.run" of=/dev/null bs=8M iflag=direct 2>&1 | awk '/copied/ {printf "%.0f MB/s", $1 / $(NF-3) / 1e6}')
-    fi
     "$RB" evict "$work/seen.run" "$work/batch.run" >/dev/null
     echo "== check+update" >&2
     if [ "${PROFILE:-0}" = 1 ] && command -v perf >/dev/null; then
@@ -71,7 +77,7 @@ done
 cat <<EOF
 ### $(date -u +%Y-%m-%d) — DRUM check+update, batch of $B incoming ($NEW_FRAC new)
 
-- Machine: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) cores, kernel $(uname -r); disk sequential read (dd, O_DIRECT, 8 MiB blocks): $dd_mbs
+- Machine: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) cores, kernel $(uname -r); disk sequential read (dd, O_DIRECT, 8 MiB blocks, 2 GiB, median of $dd_runs MB/s): $dd_mbs
 - Command: \`tools/bench/drum.sh $B ${SIZES[*]}\` (sort budget $BUDGET bytes); caches dropped before each merge
 - Commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (+ uncommitted changes)'); load average at end: $(cut -d' ' -f1-3 /proc/loadavg)
 
