@@ -23,9 +23,9 @@ pub struct WriterOptions {
     pub level: i32,
     /// Publish atomically with fsync (true), or write in place without syncing (sort spills).
     pub durable: bool,
-    /// Encode, compress, hash and write blocks on a thread of the writer's own, so the caller's
-    /// thread only buffers records: for one big sequential pass such as the DRUM merge, where
-    /// this halves the wall time on two cores. Files are byte-identical either way.
+    /// Compress, hash and write blocks on a thread of the writer's own, so the caller's thread
+    /// only buffers and encodes records (about half the work each): for one big sequential pass
+    /// such as the DRUM merge. Files are byte-identical either way.
     pub background: bool,
     /// Write a durable file with direct I/O ([`crate::direct`]), around the page cache: for big
     /// runs written once and read next much later (a merge's new seen set). Same bytes.
@@ -120,14 +120,23 @@ enum Blocks {
 /// The writer's own thread: receives full encoders, writes them in order, hands them back
 /// emptied for reuse (so at most a few blocks are ever in flight).
 struct BlockThread {
-    full: Option<std::sync::mpsc::SyncSender<BlockEncoder>>,
-    empty: std::sync::mpsc::Receiver<BlockEncoder>,
+    full: Option<std::sync::mpsc::SyncSender<RawBlock>>,
+    empty: std::sync::mpsc::Receiver<RawBlock>,
     spare: usize,
     handle: std::thread::JoinHandle<Result<BlockSink>>,
 }
 
-/// Encoders circulating between a writer and its thread: one being filled, the rest queued or
-/// being written (enough to ride out the thread's waits on the disk).
+/// A block encoded (by the writer's caller) and not yet compressed (by its thread): the two
+/// halves of the work, so each thread takes about half.
+#[derive(Default)]
+struct RawBlock {
+    raw: Vec<u8>,
+    count: usize,
+    first_key: Vec<u8>,
+}
+
+/// Raw blocks circulating between a writer and its thread: queued or being written (enough to
+/// ride out the thread's waits on the disk).
 const IN_FLIGHT: usize = 6;
 
 impl RunWriter {
@@ -180,14 +189,14 @@ impl RunWriter {
         sink.emit(&header.encode())?;
         let new_encoder = || BlockEncoder::new(usize::from(schema.key_len), schema.payload);
         let blocks_to = if opts.background {
-            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<BlockEncoder>(IN_FLIGHT);
+            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<RawBlock>(IN_FLIGHT);
             let (empty_tx, empty_rx) = std::sync::mpsc::channel();
             let handle = std::thread::Builder::new()
                 .name("run-writer".into())
                 .spawn(move || {
-                    for mut enc in full_rx {
-                        sink.write_block(&mut enc)?;
-                        let _ = empty_tx.send(enc);
+                    for block in full_rx {
+                        sink.write_raw(&block)?;
+                        let _ = empty_tx.send(block);
                     }
                     Ok(sink)
                 })
@@ -334,17 +343,19 @@ impl RunWriter {
         match &mut self.blocks_to {
             Blocks::Inline(sink) => sink.write_block(&mut self.enc),
             Blocks::Thread(t) => {
-                let next = if t.spare > 0 {
+                let mut block = if t.spare > 0 {
                     t.spare -= 1;
-                    BlockEncoder::new(usize::from(self.schema.key_len), self.schema.payload)
+                    RawBlock::default()
                 } else {
                     match t.empty.recv() {
-                        Ok(enc) => enc,
+                        Ok(block) => block,
                         Err(_) => return Err(self.thread_failed()),
                     }
                 };
-                let full = std::mem::replace(&mut self.enc, next);
-                let sent = t.full.as_ref().map(|tx| tx.send(full).is_ok());
+                block.count = self.enc.count();
+                block.first_key = self.enc.first_key().expect("non-empty block");
+                self.enc.finish_into(&mut block.raw);
+                let sent = t.full.as_ref().map(|tx| tx.send(block).is_ok());
                 if sent != Some(true) {
                     return Err(self.thread_failed());
                 }
@@ -444,23 +455,34 @@ impl Drop for RunWriter {
 impl BlockSink {
     /// Encodes, compresses and writes the encoder's block, and empties the encoder.
     fn write_block(&mut self, enc: &mut BlockEncoder) -> Result<()> {
-        let count = enc.count();
-        let first_key = enc.first_key().expect("non-empty block");
-        enc.finish_into(&mut self.raw);
+        let mut block = RawBlock {
+            raw: std::mem::take(&mut self.raw),
+            count: enc.count(),
+            first_key: enc.first_key().expect("non-empty block"),
+        };
+        enc.finish_into(&mut block.raw);
+        let r = self.write_raw(&block);
+        self.raw = block.raw;
+        r
+    }
+
+    /// Compresses and writes an encoded block.
+    fn write_raw(&mut self, block: &RawBlock) -> Result<()> {
+        let (raw, count) = (&block.raw, block.count);
         self.compressed.clear();
         self.compressed
-            .reserve(zstd::zstd_safe::compress_bound(self.raw.len()));
+            .reserve(zstd::zstd_safe::compress_bound(raw.len()));
         self.zstd
-            .compress_to_buffer(&self.raw[..], &mut self.compressed)
+            .compress_to_buffer(&raw[..], &mut self.compressed)
             .ctx("compress block of", &self.path)?;
         let bh = BlockHeader {
             compressed_len: self.compressed.len() as u32,
-            raw_len: self.raw.len() as u32,
+            raw_len: raw.len() as u32,
             count: count as u32,
         };
         let head = bh.encode(&self.compressed);
         let entry = IndexEntry {
-            first_key,
+            first_key: block.first_key.clone(),
             offset: self.offset,
             count: count as u32,
             len: (head.len() + self.compressed.len()) as u32,

@@ -9,7 +9,8 @@
 #
 # Needs ~14 bytes of disk per seen fingerprint at the largest S (raw input, sorted run, new
 # run); TMPDIR chooses where. Settings: BUDGET (sort memory, 256 MiB), NEW_FRAC (0.2), KEEP=1,
-# PROFILE=1 (a perf profile of each merge, by thread, appended to the report).
+# PROFILE=1 (a perf profile of each merge, by thread, appended to the report), DRUM_LEVEL (zstd
+# level of the merge outputs, default -1).
 # Prints a markdown report for docs/BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

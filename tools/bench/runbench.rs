@@ -611,11 +611,18 @@ fn drum(seen: &Path, batch: &Path, out_seen: &Path, out_new: &Path) -> Res<()> {
     let in_bytes = fs::metadata(seen)?.len() + fs::metadata(batch)?.len();
     // As `dragnet merge` does: the outputs are compressed and written on threads of their own
     // while this one merges, and all four files bypass the page cache.
-    let opts = WriterOptions {
+    let mut opts = WriterOptions {
         background: true,
         direct: true,
         ..WriterOptions::for_schema(Schema::SEEN)
     };
+    // For trying other zstd levels on the outputs (docs/BENCHMARKS.md, DRUM).
+    if let Some(level) = std::env::var("DRUM_LEVEL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        opts.level = level;
+    }
     let mut os = RunWriter::with_options(out_seen, Schema::SEEN, opts)?;
     let mut on = RunWriter::with_options(out_new, Schema::SEEN, opts)?;
     let st = dragnet::merge::check_update(
