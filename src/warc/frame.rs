@@ -96,11 +96,7 @@ impl<R: Read> BufRead for Counted<R> {
 
 impl<R: Read> Read for Counted<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let buf = self.fill_buf()?;
-        let n = buf.len().min(out.len());
-        out[..n].copy_from_slice(&buf[..n]);
-        self.consume(n);
-        Ok(n)
+        super::read_buffered(self, out)
     }
 }
 

@@ -151,11 +151,7 @@ impl BufRead for Block<'_> {
 
 impl Read for Block<'_> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let buf = self.fill_buf()?;
-        let n = buf.len().min(out.len());
-        out[..n].copy_from_slice(&buf[..n]);
-        self.consume(n);
-        Ok(n)
+        super::read_buffered(self, out)
     }
 }
 

@@ -407,6 +407,18 @@ impl IdGen {
     }
 }
 
+/// `Read::read` for a type that is `BufRead` already: as much of what `fill_buf` holds as fits.
+pub(crate) fn read_buffered<B: std::io::BufRead + ?Sized>(
+    r: &mut B,
+    out: &mut [u8],
+) -> std::io::Result<usize> {
+    let buf = r.fill_buf()?;
+    let n = buf.len().min(out.len());
+    out[..n].copy_from_slice(&buf[..n]);
+    r.consume(n);
+    Ok(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

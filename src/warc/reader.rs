@@ -785,10 +785,6 @@ fn cur_remaining<R>(rd: &WarcReader<R>) -> u64 {
 
 impl<R: Read> Read for Record<'_, R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let buf = self.fill_buf()?;
-        let n = buf.len().min(out.len());
-        out[..n].copy_from_slice(&buf[..n]);
-        self.consume(n);
-        Ok(n)
+        super::read_buffered(self, out)
     }
 }
