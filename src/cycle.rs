@@ -17,6 +17,10 @@
 //!
 //! The crawl lock is held for the whole run: a second `dragnet cycle` on the same crawl fails at
 //! once with "already running" (exit 2), and nothing it could touch is written.
+//!
+//! After each complete cycle, state versions older than the last `[cycle] keep_cycles` cycles
+//! need are removed ([`crate::crawl::prune`]), so the state directory holds a few copies of the
+//! crawl's state, not one per cycle.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -37,12 +41,16 @@ pub struct CycleSection {
     /// Partitions fetched (then parsed and split) at the same time; each runs `[fetch] threads`
     /// robots of its own.
     pub fetch_partitions: u32,
+    /// State versions kept: enough to re-run the last this many cycles (0 keeps every version).
+    /// Older ones are removed after each complete cycle ([`crate::crawl::prune`]).
+    pub keep_cycles: u32,
 }
 
 impl Default for CycleSection {
     fn default() -> Self {
         CycleSection {
             fetch_partitions: 4,
+            keep_cycles: 2,
         }
     }
 }
@@ -174,6 +182,19 @@ pub fn run_cycles(crawl: &CrawlDir, cfg: &Config, opts: &CycleOptions) -> Result
         if !complete {
             report.stopped = format!("cycle {cycle} did not complete (see the failed partitions)");
             return Ok(report);
+        }
+        let keep = cfg.cycle.keep_cycles;
+        if keep > 0 {
+            // The oldest cycle that can still be re-run; what it reads, and all after, stays.
+            let oldest = (cycle + 1).saturating_sub(keep);
+            match crate::crawl::prune::prune_state(crawl, m, oldest) {
+                Ok(0) => {}
+                Ok(n) => log(
+                    opts,
+                    &format!("removed {n} state file(s) older than cycle {oldest}'s"),
+                ),
+                Err(e) => log(opts, &format!("cannot prune old state: {e}")),
+            }
         }
         if opts.until_empty && next == 0 {
             report.stopped = format!("the fetch lists of cycle {} are empty", cycle + 1);

@@ -136,6 +136,23 @@ fn a_crawl_to_completion_fetches_exactly_the_ground_truth() {
         .map(|f| f.url.clone())
         .collect();
     let got = outcome(&c.dir).fetched;
+    // State retention (`[cycle] keep_cycles`, 2 by default): the seen set of the last two
+    // cycles' inputs and the next cycle's, not one per cycle.
+    assert!(
+        r.cycles.len() >= 4,
+        "too short a crawl to see pruning: {r:?}"
+    );
+    for p in 0..M {
+        let versions = std::fs::read_dir(c.dir.state_dir(p))
+            .unwrap()
+            .filter(|e| {
+                let n = e.as_ref().unwrap().file_name();
+                let n = n.to_string_lossy();
+                n.starts_with("seen.") && n.ends_with(".run")
+            })
+            .count();
+        assert_eq!(versions, 3, "partition {p}");
+    }
     let missed: Vec<_> = should.difference(&got).collect();
     let extra: Vec<_> = got.difference(&should).collect();
     assert!(

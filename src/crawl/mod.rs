@@ -12,6 +12,7 @@ mod init;
 mod layout;
 mod lock;
 pub mod metrics;
+pub mod prune;
 pub(crate) mod records;
 mod status;
 
