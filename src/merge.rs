@@ -20,8 +20,10 @@
 //!   not complete (deferred, retry);
 //! - `cycles/N/merge/pNNNN.done`.
 //!
-//! Memory: the merge's cursors (one block per input) and one group; nothing grows with the seen
-//! set or the batch.
+//! Memory: the merge's cursors (one block per input), one group, and fixed queues: the seen set
+//! and URL db are read ahead and their successors written behind in 1 MiB direct-I/O chunks
+//! (`crate::direct`, a few per file), and the two big writers hold a few blocks in flight.
+//! Nothing grows with the seen set or the batch.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
