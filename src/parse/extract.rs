@@ -3,12 +3,13 @@
 //! navigation cheap (resolved targets by base prefix, canonical forms by absolute URL), bounded
 //! by clearing them when full.
 
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasher, Hasher};
+use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 use std::path::PathBuf;
 
 use url::Url;
 
+use super::cache::{Hash, StrMap};
 use super::html;
 use super::records::{LinkKind, LinkRecord, PageRecord};
 use crate::crawl::Config;
@@ -60,39 +61,6 @@ pub(super) fn media_type(header: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// xxh3 of a key's bytes in one call, seeded per process (the keys come from web pages): the
-/// extractor's maps are looked up once or twice per link, and SipHash showed in the profile.
-#[derive(Clone, Copy)]
-pub(super) struct SeededXxh3(u64);
-
-impl SeededXxh3 {
-    pub(super) fn new() -> SeededXxh3 {
-        SeededXxh3(std::collections::hash_map::RandomState::new().hash_one(0u64))
-    }
-}
-
-impl BuildHasher for SeededXxh3 {
-    type Hasher = Xxh3Hasher;
-    fn build_hasher(&self) -> Xxh3Hasher {
-        Xxh3Hasher(self.0)
-    }
-}
-
-pub(super) struct Xxh3Hasher(u64);
-
-impl Hasher for Xxh3Hasher {
-    fn write(&mut self, bytes: &[u8]) {
-        self.0 = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.0);
-    }
-    fn write_u8(&mut self, b: u8) {
-        // The terminator `str` hashes after its bytes.
-        self.0 = self.0.rotate_left(8) ^ u64::from(b);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// What a link target resolves to against a base URL.
 #[derive(Clone, Copy)]
 pub(super) enum Resolved {
@@ -104,12 +72,38 @@ pub(super) enum Resolved {
     Url(u32),
 }
 
+impl Resolved {
+    /// As a value of [`Extractor::joins`].
+    fn to_u32(self) -> u32 {
+        match self {
+            Resolved::Invalid => 0,
+            Resolved::OtherScheme => 1,
+            Resolved::Url(id) => id.saturating_add(2),
+        }
+    }
+
+    fn from_u32(v: u32) -> Resolved {
+        match v {
+            0 => Resolved::Invalid,
+            1 => Resolved::OtherScheme,
+            id => Resolved::Url(id - 2),
+        }
+    }
+}
+
+/// A distinct target of a page not found in [`Extractor::joins`]: its index in the page's
+/// distinct targets, and where its URL is in [`Extractor::joined`] with the URL's hash in
+/// [`Extractor::interned`], or what it resolved to if it is not an http(s) URL.
+type Missed = (usize, std::result::Result<(usize, usize, Hash), Resolved>);
+
 /// An absolute URL the extractor has met, and its canonical form.
 pub(super) struct Interned {
-    /// As joined (fragment removed) or as given.
-    url: String,
-    /// Canonical URL, fingerprint and host key; `None` if it cannot be crawled.
-    canon: Option<(String, u64, u64)>,
+    /// As joined (fragment removed) or as given: where it is in `interned`'s keys, or the URL
+    /// itself if the map could not take it.
+    url: Result<(u32, u32), Box<str>>,
+    /// Canonical URL (where it is in [`Extractor::canon_text`]), fingerprint and host key;
+    /// `None` if it cannot be crawled.
+    canon: Option<(usize, usize, u64, u64)>,
 }
 
 /// The extraction shared by parse and reparse: one page in, a page record and links out.
@@ -117,21 +111,40 @@ pub(super) struct Extractor {
     pub(super) canon: Canonicalizer,
     pub(super) max_decoded: u64,
     pub(super) counts: BTreeMap<String, u64>,
-    /// Resolved link targets, keyed by the part of the base URL a target's resolution depends
-    /// on (up to the last `/` of its path), a space and the target as written. A site's
-    /// navigation repeats on every page, and resolving (a URL parse) then canonicalizing (two
-    /// or more) was the largest cost per link; with this, a repeated link costs one lookup.
-    joins: HashMap<String, Resolved, SeededXxh3>,
+    /// Resolved link targets ([`Resolved::to_u32`]), keyed by the part of the base URL a
+    /// target's resolution depends on (up to the last `/` of its path), a space and the target
+    /// as written. A site's navigation repeats on every page, and resolving (a URL parse) then
+    /// canonicalizing (two or more) was the largest cost per link; with this, a repeated link
+    /// costs one lookup.
+    joins: StrMap,
     /// Absolute URLs met (as joined, or redirect targets as given) -> index in `urls`.
-    interned: HashMap<String, u32, SeededXxh3>,
+    interned: StrMap,
     urls: Vec<Interned>,
+    /// The canonical URLs of `urls`, one after the other.
+    canon_text: String,
     /// Per URL in `urls`: 1 + its index among the current page's targets, 0 if not on it.
     slot: Vec<u32>,
-    /// Reused buffers: a cache key, a decoded document, a decoded body, a page's links.
+    /// Reused buffers: a page's cache keys, a decoded document, a decoded body, a page's links.
     key: String,
     text: String,
     pub(super) body: Vec<u8>,
     page_links: Vec<(u32, LinkKind, bool)>,
+    /// A page's link targets as found (emptied between pages), and as one record each.
+    raw: Vec<html::RawLink<'static>>,
+    targets: Vec<(u32, LinkKind, bool, f64)>,
+    /// A page's distinct targets so far, an open-addressing table of (32 bits of the target's
+    /// hash, its index in the page's links), and what each link resolved to.
+    seen: Vec<(u32, usize)>,
+    resolved: Vec<Resolved>,
+    /// Per link of a page, the index of the first link with its target; per distinct target,
+    /// (that index, its `joins` key in `key`, its hash if cached).
+    first: Vec<usize>,
+    distinct: Vec<(usize, usize, usize, Option<Hash>)>,
+    /// The distinct targets of a page not in `joins`, and their URLs.
+    missed: Vec<Missed>,
+    joined: String,
+    /// Seeds the hash of `seen` (the targets come from web pages).
+    seed: u64,
     /// The payload being encoded (reused).
     buf: Vec<u8>,
     /// Hot counters, kept out of `counts` (a map lookup per link showed in the profile).
@@ -158,19 +171,29 @@ pub(super) struct LinkMeta<'a> {
     pub(super) depth: u32,
 }
 
-/// Entries of [`Extractor::urls`] before all caches are cleared (~250 bytes each, both maps
-/// included). On the 200 x 250 websim corpus a parse meets 52k distinct URLs.
+/// Entries of [`Extractor::urls`] before all caches are cleared (~150 bytes each with the
+/// URL, its canonical form and 32 bytes of table). On the 200 x 250 websim corpus a parse meets
+/// 52k distinct URLs.
 pub(super) const URL_CACHE: usize = 1 << 16;
 
-/// Entries of [`Extractor::joins`] before it is cleared (~130 bytes each). The same corpus has
-/// 213k distinct (base prefix, target) pairs (a site's relative links are written from several
-/// directories), so this cap clears it about six times a run; a cap of 2^18 took as much CPU
-/// within the benchmark's noise (4.4 vs 4.3 CPU-s) and raised parse's peak RSS from 153 to
-/// 251 MiB.
-pub(super) const JOIN_CACHE: usize = 1 << 16;
+/// Bytes of URLs (as joined) in [`Extractor::interned`] before all caches are cleared.
+pub(super) const URL_BYTES: usize = 16 << 20;
+
+/// Entries of [`Extractor::joins`] before it is cleared (~90 bytes each: key and 32 bytes of
+/// table). The same corpus has 213k distinct (base prefix, target) pairs (a site's relative
+/// links are written from several directories), which this cap holds without clearing; at 2^16
+/// it was cleared six times a run and missed 430k times instead of 213k (a URL parse and a
+/// lookup in `interned` each).
+pub(super) const JOIN_CACHE: usize = 1 << 18;
+
+/// Bytes of keys in [`Extractor::joins`] before it is cleared.
+pub(super) const JOIN_BYTES: usize = 32 << 20;
+
+/// Keys longer than this (a `data:` URL, say) are not added to [`Extractor::joins`].
+const JOIN_KEY_MAX: usize = 4096;
 
 /// The part of `base` that resolving `target` against it depends on, for a target that is not
-/// empty and starts with neither `?` nor `#` (see [`Extractor::resolve`]): nothing for an
+/// empty and starts with neither `?` nor `#` (see [`Extractor::join_key`]): nothing for an
 /// absolute http(s) URL, the scheme and authority for a path starting with `/` (or `\`, its
 /// equivalent in http URLs), else everything up to the last `/` of the path. `None` for bases
 /// other than http(s).
@@ -194,14 +217,24 @@ impl Extractor {
             canon: Canonicalizer::new(&cfg.canon),
             max_decoded: cfg.fetch.max_decoded.0,
             counts: BTreeMap::new(),
-            joins: HashMap::with_hasher(SeededXxh3::new()),
-            interned: HashMap::with_hasher(SeededXxh3::new()),
+            joins: StrMap::new(JOIN_CACHE, JOIN_BYTES),
+            interned: StrMap::new(URL_CACHE, URL_BYTES),
             urls: Vec::new(),
+            canon_text: String::new(),
             slot: Vec::new(),
             key: String::new(),
             text: String::new(),
             body: Vec::new(),
             page_links: Vec::new(),
+            raw: Vec::new(),
+            targets: Vec::new(),
+            seen: Vec::new(),
+            resolved: Vec::new(),
+            first: Vec::new(),
+            distinct: Vec::new(),
+            missed: Vec::new(),
+            joined: String::new(),
+            seed: std::collections::hash_map::RandomState::new().hash_one(0u64),
             buf: Vec::new(),
             links: 0,
             followed: 0,
@@ -230,92 +263,218 @@ impl Extractor {
     /// Empties the caches once they are full (between pages: a page's links hold indexes into
     /// `urls`), so their memory is bounded.
     pub(super) fn trim_caches(&mut self) {
-        if self.urls.len() >= URL_CACHE {
+        if self.urls.len() >= URL_CACHE || self.interned.full() {
             self.joins.clear();
             self.interned.clear();
             self.urls.clear();
+            self.canon_text.clear();
             self.slot.clear();
-        } else if self.joins.len() >= JOIN_CACHE {
+        } else if self.joins.full() {
             self.joins.clear();
         }
     }
 
     /// The index in `urls` of the absolute URL `url`, canonicalized when first met.
     pub(super) fn intern(&mut self, url: &str) -> u32 {
-        if let Some(&id) = self.interned.get(url) {
+        self.intern_hashed(self.interned.hash(url), url)
+    }
+
+    /// [`Extractor::intern`] of `url`, whose hash in `interned` is `h`.
+    fn intern_hashed(&mut self, h: Hash, url: &str) -> u32 {
+        if let Some(id) = self.interned.get(h, url) {
             return id;
         }
-        let canon = self
-            .canon
-            .canonicalize(url, None)
-            .ok()
-            .map(|k| (k.url, k.fingerprint, k.host_key));
-        let id = u32::try_from(self.urls.len()).expect("caches are cleared long before");
-        self.urls.push(Interned {
-            url: url.to_owned(),
-            canon,
+        let canon = self.canon.canonicalize(url, None).ok().map(|k| {
+            let at = self.canon_text.len();
+            self.canon_text.push_str(&k.url);
+            (at, k.url.len(), k.fingerprint, k.host_key)
         });
-        self.interned.insert(url.to_owned(), id);
+        let id = u32::try_from(self.urls.len()).expect("caches are cleared long before");
+        let url = self.interned.insert(h, url, id).ok_or_else(|| url.into());
+        self.urls.push(Interned { url, canon });
         id
     }
 
-    /// Resolves `target` against `base` as a browser does, fragment removed. The result depends
-    /// only on the target and its [`base_prefix`] unless the target is empty, starts with `?`
-    /// or `#` (which keep the base's last path segment or query), or holds whitespace or
-    /// control characters (which the URL parser strips or removes); all other targets are
-    /// looked up in, or added to, `joins`.
-    pub(super) fn resolve(&mut self, base: &Url, target: &str) -> Resolved {
+    /// The URL of `urls[id]` as joined.
+    fn url_of(&self, id: u32) -> &str {
+        match &self.urls[id as usize].url {
+            Ok((at, len)) => self.interned.key(*at, *len),
+            Err(url) => url,
+        }
+    }
+
+    /// Appends the [`Extractor::joins`] key of `target` against `base` to `keys` and returns
+    /// true, if the resolution can be cached. The result of resolving depends only on the
+    /// target and its [`base_prefix`] unless the target is empty, starts with `?` or `#` (which
+    /// keep the base's last path segment or query), or holds whitespace or control characters
+    /// (which the URL parser strips or removes); keys longer than `JOIN_KEY_MAX` are not
+    /// cached either.
+    fn join_key(base: &Url, target: &str, keys: &mut String) -> bool {
         let cacheable = !target.is_empty()
             && !target.starts_with(['?', '#'])
             && target.bytes().all(|c| c > b' ');
-        let cached = if cacheable {
-            base_prefix(base, target)
-        } else {
-            None
+        let Some(prefix) = cacheable.then(|| base_prefix(base, target)).flatten() else {
+            return false;
         };
-        if let Some(prefix) = cached {
-            self.key.clear();
-            self.key.push_str(prefix);
-            self.key.push(' ');
-            self.key.push_str(target);
-            if let Some(&r) = self.joins.get(self.key.as_str()) {
-                return r;
-            }
+        if prefix.len() + 1 + target.len() > JOIN_KEY_MAX {
+            return false;
         }
-        let r = match base.join(target) {
-            Err(_) => Resolved::Invalid,
-            Ok(mut url) => {
-                url.set_fragment(None);
-                if matches!(url.scheme(), "http" | "https") {
-                    Resolved::Url(self.intern(url.as_str()))
-                } else {
-                    Resolved::OtherScheme
+        keys.push_str(prefix);
+        keys.push(' ');
+        keys.push_str(target);
+        true
+    }
+
+    /// What every link target of a page resolves to against `base`, in `resolved` (one per
+    /// target, in order). Each distinct target is resolved once, and looked up in `joins` and
+    /// `interned` in passes, so that the cache misses of the lookups overlap (the tables are
+    /// too large for the CPU's caches, and a lookup was mostly two misses, one after the
+    /// other).
+    ///
+    /// A resolution depends only on the target and its [`base_prefix`] unless the target is
+    /// empty, starts with `?` or `#` (which keep the base's last path segment or query), or
+    /// holds whitespace or control characters (which the URL parser strips or removes); all
+    /// other targets are looked up in, or added to, `joins`.
+    fn resolve_all(&mut self, base: &Url, raw: &[html::RawLink<'_>], resolved: &mut Vec<Resolved>) {
+        // 1. The page's distinct targets: a target written again on the page (a third of them
+        //    are) resolves as it did the first time. `seen` is an open-addressing table of (32
+        //    bits of a target's hash, its index in `raw`), small enough to stay in cache.
+        let mask = (2 * raw.len()).next_power_of_two().max(8) - 1;
+        let mut seen = std::mem::take(&mut self.seen);
+        seen.clear();
+        seen.resize(mask + 1, (0, usize::MAX));
+        let mut first = std::mem::take(&mut self.first);
+        first.clear();
+        let mut distinct = std::mem::take(&mut self.distinct);
+        distinct.clear();
+        for (j, l) in raw.iter().enumerate() {
+            let h = xxhash_rust::xxh3::xxh3_64_with_seed(l.target.as_bytes(), self.seed);
+            let tag = (h >> 32) as u32;
+            let mut i = h as usize & mask;
+            let f = loop {
+                match seen[i] {
+                    (_, usize::MAX) => {
+                        seen[i] = (tag, j);
+                        distinct.push((j, 0, 0, None));
+                        break j;
+                    }
+                    (t, k) if t == tag && raw[k].target == l.target => break k,
+                    _ => i = (i + 1) & mask,
                 }
-            }
-        };
-        if cached.is_some() {
-            self.joins.insert(self.key.clone(), r);
+            };
+            first.push(f);
         }
-        r
+        // 2. Their `joins` keys and hashes; then the table's slots for them and the keys these
+        //    point to, read in loops of loads that do not depend on one another (nor branch on
+        //    what they read), so that their cache misses overlap.
+        let mut keys = std::mem::take(&mut self.key);
+        keys.clear();
+        for d in distinct.iter_mut() {
+            let at = keys.len();
+            if Extractor::join_key(base, &raw[d.0].target, &mut keys) {
+                *d = (d.0, at, keys.len(), Some(self.joins.hash(&keys[at..])));
+            }
+        }
+        let mut sum = 0u32;
+        for d in &distinct {
+            sum = sum.wrapping_add(d.3.map_or(0, |h| self.joins.touch_slot(h)));
+        }
+        for d in &distinct {
+            sum = sum.wrapping_add(d.3.map_or(0, |h| self.joins.touch_key(h)));
+        }
+        std::hint::black_box(sum);
+        // 3. Looked up in `joins`; the others resolved by the URL parser (as a browser does,
+        //    fragment removed), the http(s) URLs among them into `joined`.
+        resolved.clear();
+        resolved.resize(raw.len(), Resolved::Invalid);
+        let mut joined = std::mem::take(&mut self.joined);
+        joined.clear();
+        let mut missed = std::mem::take(&mut self.missed);
+        missed.clear();
+        for (n, &(j, at, end, h)) in distinct.iter().enumerate() {
+            if let Some(r) = h.and_then(|h| self.joins.get(h, &keys[at..end])) {
+                resolved[j] = Resolved::from_u32(r);
+                continue;
+            }
+            let r = match base.join(&raw[j].target) {
+                Err(_) => Err(Resolved::Invalid),
+                Ok(mut url) => {
+                    url.set_fragment(None);
+                    if matches!(url.scheme(), "http" | "https") {
+                        let from = joined.len();
+                        joined.push_str(url.as_str());
+                        Ok((from, joined.len(), self.interned.hash(&joined[from..])))
+                    } else {
+                        Err(Resolved::OtherScheme)
+                    }
+                }
+            };
+            missed.push((n, r));
+        }
+        // 4. The URLs interned, after loads of their slots in `interned` (as in 2.), and the
+        //    results added to `joins`.
+        let mut sum = 0u32;
+        for (_, r) in &missed {
+            sum = sum.wrapping_add(r.as_ref().map_or(0, |&(.., h)| self.interned.touch_slot(h)));
+        }
+        for (_, r) in &missed {
+            sum = sum.wrapping_add(r.as_ref().map_or(0, |&(.., h)| self.interned.touch_key(h)));
+        }
+        std::hint::black_box(sum);
+        for &(n, r) in &missed {
+            let r = match r {
+                Ok((from, to, h)) => Resolved::Url(self.intern_hashed(h, &joined[from..to])),
+                Err(r) => r,
+            };
+            let (j, at, end, h) = distinct[n];
+            resolved[j] = r;
+            if let Some(h) = h {
+                let _ = self.joins.insert(h, &keys[at..end], r.to_u32());
+            }
+        }
+        self.joined = joined;
+        self.missed = missed;
+        for (j, &f) in first.iter().enumerate() {
+            resolved[j] = resolved[f];
+        }
+        self.key = keys;
+        self.seen = seen;
+        self.first = first;
+        self.distinct = distinct;
+    }
+
+    /// Reads the first byte of the canonical URL of every `urls[id]` given. Their entries were
+    /// last used pages ago and are rarely in the CPU's caches; these loads do not depend on one
+    /// another, so their cache misses overlap here rather than come one by one in
+    /// [`Extractor::emit`] (they were most of its time).
+    fn warm(&self, ids: impl Iterator<Item = u32>) {
+        let text = self.canon_text.as_bytes();
+        let mut sum = 0u8;
+        for id in ids {
+            if let Some(&(at, ..)) = self.urls.get(id as usize).and_then(|u| u.canon.as_ref()) {
+                sum = sum.wrapping_add(text.get(at).copied().unwrap_or(0));
+            }
+        }
+        std::hint::black_box(sum);
     }
 
     /// Hands the encoded [`LinkRecord`] of a link to `urls[id]` to `out`, keyed by the
     /// target's (host key, fingerprint); false (and counted) if it cannot be crawled.
     pub(super) fn emit(&mut self, id: u32, meta: LinkMeta<'_>, out: &mut Emit<'_>) -> Result<bool> {
-        let Some((url, fp, hk)) = &self.urls[id as usize].canon else {
+        let Some((at, len, fp, hk)) = self.urls[id as usize].canon else {
             self.bump("links_unusable", 1);
             return Ok(false);
         };
         LinkRecord::encode_parts(
             &mut self.buf,
-            url,
+            &self.canon_text[at..at + len],
             meta.source,
             meta.kind,
             meta.nofollow,
             meta.cash,
             meta.depth,
         );
-        out(&run::host_fp_key(*hk, *fp), &self.buf)?;
+        out(&run::host_fp_key(hk, fp), &self.buf)?;
         self.links += 1;
         Ok(true)
     }
@@ -401,7 +560,8 @@ impl Extractor {
         let enc = html::detect_charset(body, content_type_header);
         let mut text = std::mem::take(&mut self.text);
         let (decoded, orig) = html::decode_text(body, enc, &mut text);
-        let found = html::scan(decoded, orig);
+        let mut found =
+            html::scan_into(decoded, orig, html::recycle(std::mem::take(&mut self.raw)));
         page.charset = enc.name().to_owned();
         page.title = found.title.clone().unwrap_or_default();
         let meta_robots = found.meta_robots.as_deref();
@@ -420,10 +580,12 @@ impl Extractor {
         let mut list = std::mem::take(&mut self.page_links);
         list.clear();
         let (mut invalid, mut schemes, mut canonical_seen) = (0, 0, false);
-        for l in &found.raw {
+        let mut resolved = std::mem::take(&mut self.resolved);
+        self.resolve_all(base, &found.raw, &mut resolved);
+        for (l, &r) in found.raw.iter().zip(&resolved) {
             let canonical = !canonical_seen && l.canonical();
             canonical_seen |= canonical;
-            let id = match self.resolve(base, &l.target) {
+            let id = match r {
                 Resolved::Invalid => {
                     invalid += 1;
                     continue;
@@ -435,10 +597,12 @@ impl Extractor {
                 Resolved::Url(id) => id,
             };
             if canonical {
-                page.canonical = self.urls[id as usize].url.clone();
+                page.canonical = self.url_of(id).to_owned();
             }
             list.push((id, LinkKind::of_tag(l.tag), l.nofollow()));
         }
+        self.resolved = resolved;
+        self.raw = html::recycle(std::mem::take(&mut found.raw));
         drop(found);
         self.text = text;
         page.outlinks = u32::try_from(list.len()).unwrap_or(u32::MAX);
@@ -450,7 +614,8 @@ impl Extractor {
         // of its links: menus, headers, "read more"), followed if any occurrence is. OPIC's
         // total is unchanged, and the sort behind has that much less to do.
         self.slot.resize(self.urls.len(), 0);
-        let mut targets: Vec<(u32, LinkKind, bool, f64)> = Vec::with_capacity(list.len());
+        let mut targets = std::mem::take(&mut self.targets);
+        targets.clear();
         for &(id, kind, rel_nofollow) in &list {
             let follow = !rel_nofollow && !page.nofollow;
             let c = if follow { share } else { 0.0 };
@@ -471,7 +636,8 @@ impl Extractor {
         for t in &targets {
             self.slot[t.0 as usize] = 0;
         }
-        for (id, kind, follow, c) in targets {
+        self.warm(targets.iter().map(|t| t.0));
+        for &(id, kind, follow, c) in &targets {
             let meta = LinkMeta {
                 source: url,
                 kind,
@@ -487,6 +653,7 @@ impl Extractor {
                 }
             }
         }
+        self.targets = targets;
         Ok(page)
     }
 
@@ -567,7 +734,7 @@ impl Extractor {
             }
             return Ok(Some((head, None)));
         };
-        if rec.header().record_type() != RecordType::Response || !rec.header().is_http() {
+        if rec.record_type() != RecordType::Response || !rec.is_http() {
             return Ok(None);
         }
         let mut block = rec.block();

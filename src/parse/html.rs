@@ -287,11 +287,21 @@ pub fn extract_links(bytes: &[u8], doc_url: &Url, content_type: Option<&str>) ->
 /// page-level signals and link targets, unresolved (the caller resolves them against
 /// [`Scan::base`] or the document URL).
 pub(crate) fn scan<'t>(text: &'t str, orig: Option<&'t [u8]>) -> Scan<'t> {
+    scan_into(text, orig, Vec::new())
+}
+
+/// [`scan`], with the links put in `raw` (cleared first; a buffer from [`recycle`]).
+pub(crate) fn scan_into<'t>(
+    text: &'t str,
+    orig: Option<&'t [u8]>,
+    mut raw: Vec<RawLink<'t>>,
+) -> Scan<'t> {
+    raw.clear();
     let mut page = Scan {
         base_href: None,
         meta_robots: None,
         title: None,
-        raw: Vec::new(),
+        raw,
     };
     let mut tk = Tokenizer::new(text, orig);
     let mut foreign: Vec<Foreign> = Vec::new();
@@ -454,6 +464,16 @@ pub(crate) fn scan<'t>(text: &'t str, orig: Option<&'t [u8]>) -> Scan<'t> {
         }
     }
     page
+}
+
+/// `raw`, emptied, as a buffer for links of another lifetime: the allocation is kept (the
+/// standard library collects in place when the item types have the same layout), so a parse
+/// does not grow a new list of links for every page.
+// `filter` cannot change the item's lifetime, which is the point here.
+#[allow(clippy::unnecessary_filter_map)]
+pub(crate) fn recycle<'a, 'b>(mut raw: Vec<RawLink<'a>>) -> Vec<RawLink<'b>> {
+    raw.clear();
+    raw.into_iter().filter_map(|_| None).collect()
 }
 
 /// A title as a page record keeps it: character references decoded, runs of whitespace made one

@@ -10,6 +10,7 @@
 //! takes `<a href>` inside scripts, templates and comments for links (98.33% precision on the
 //! conformance pages; 100% now, and 8x faster). `docs/parse.md` has the details.
 
+mod cache;
 mod extract;
 pub mod html;
 pub mod records;

@@ -4,8 +4,8 @@
 //! Why: the parse stage reads each page's record with one `pread` and one decompression into a
 //! buffer, and then streaming that buffer through a `WarcReader` (a zeroed 64 KiB buffer per
 //! record, every byte copied through it, the body copied again into a growing `Vec`) cost about
-//! a third as much as decompressing it. [`MemRecord`] parses the header in place and exposes the
-//! block as a slice.
+//! a third as much as decompressing it. [`MemRecord`] parses the header in place (fields are
+//! looked up in the header's text, without a `String` each) and exposes the block as a slice.
 //!
 //! It takes only the shape every writer produces (a `WARC/` version line the reader accepts,
 //! well-formed header lines, a `Content-Length`) and returns `None` for anything else, so that
@@ -15,15 +15,22 @@
 //! decoders over it see the same input, and a block shorter than its `Content-Length` fails
 //! reads at its end the same way.
 
+use std::borrow::Cow;
 use std::io::{self, BufRead, Read};
 
 use super::frame::BUF;
 use super::reader::ReaderOptions;
-use super::WarcHeader;
+use super::{RecordType, WarcHeader};
 
 /// A WARC record in memory whose header has been parsed; see the module docs.
 pub struct MemRecord<'a> {
-    header: WarcHeader,
+    /// The version line, trimmed.
+    version: &'a str,
+    /// The header's field lines (each with a colon, none folded), through the last line end
+    /// before the empty line: looked up in place, no `String` per field.
+    fields: &'a str,
+    /// The header, if a line is folded: then built as a `WarcReader` builds it.
+    folded: Option<WarcHeader>,
     plain: &'a [u8],
     /// Where the block starts in `plain`.
     start: usize,
@@ -47,11 +54,9 @@ impl<'a> MemRecord<'a> {
         if !matches!(version, "WARC/1.0" | "WARC/1.1" | "WARC/0.18" | "WARC/0.17") {
             return None;
         }
-        let mut header = WarcHeader {
-            version: version.to_owned(),
-            fields: Vec::with_capacity(16),
-        };
         let fields_start = at;
+        let mut fields_end = at;
+        let mut folded = false;
         loop {
             let used = at - fields_start;
             let text = line(plain, &mut at, max.saturating_sub(used))?;
@@ -60,32 +65,102 @@ impl<'a> MemRecord<'a> {
                 break;
             }
             if text.starts_with([' ', '\t']) {
-                let (_, v) = header.fields.last_mut()?;
-                v.push(' ');
-                v.push_str(text.trim());
-                continue;
+                // A continuation of nothing is refused.
+                if fields_end == fields_start {
+                    return None;
+                }
+                folded = true;
+            } else {
+                match text.split_once(':') {
+                    Some((name, _)) if !name.trim().is_empty() => {}
+                    _ => return None,
+                }
             }
-            match text.split_once(':') {
-                Some((name, value)) if !name.trim().is_empty() => header
-                    .fields
-                    .push((name.trim().to_owned(), value.trim().to_owned())),
-                _ => return None,
-            }
+            fields_end = at;
         }
-        let length = usize::try_from(header.content_length()?).ok()?;
-        let end = at.saturating_add(length);
-        Some(MemRecord {
-            header,
+        // Every line was checked to be UTF-8 and ends with a line end.
+        let fields = std::str::from_utf8(&plain[fields_start..fields_end]).ok()?;
+        let mut rec = MemRecord {
+            version,
+            fields,
+            folded: None,
             plain,
             start: at,
-            end: end.min(plain.len()),
-            truncated: end > plain.len(),
+            end: at,
+            truncated: false,
+        };
+        if folded {
+            rec.folded = Some(rec.build_header());
+        }
+        let length = usize::try_from(rec.content_length()?).ok()?;
+        let end = at.saturating_add(length);
+        rec.end = end.min(plain.len());
+        rec.truncated = end > plain.len();
+        Some(rec)
+    }
+
+    /// The WARC header as a `WarcReader` gives it.
+    pub fn header(&self) -> Cow<'_, WarcHeader> {
+        match &self.folded {
+            Some(h) => Cow::Borrowed(h),
+            None => Cow::Owned(self.build_header()),
+        }
+    }
+
+    fn build_header(&self) -> WarcHeader {
+        let mut header = WarcHeader {
+            version: self.version.to_owned(),
+            fields: Vec::with_capacity(16),
+        };
+        for text in self.lines() {
+            if text.starts_with([' ', '\t']) {
+                if let Some((_, v)) = header.fields.last_mut() {
+                    v.push(' ');
+                    v.push_str(text.trim());
+                }
+            } else if let Some((name, value)) = text.split_once(':') {
+                header
+                    .fields
+                    .push((name.trim().to_owned(), value.trim().to_owned()));
+            }
+        }
+        header
+    }
+
+    fn lines(&self) -> impl Iterator<Item = &'a str> {
+        self.fields
+            .split_inclusive('\n')
+            .map(|l| l.trim_end_matches(['\r', '\n']))
+    }
+
+    /// The first value of a header field, names compared case-insensitively, as
+    /// [`WarcHeader::get`].
+    pub fn get(&self, name: &str) -> Option<&str> {
+        if let Some(h) = &self.folded {
+            return h.get(name);
+        }
+        self.lines().find_map(|text| {
+            let (n, v) = text.split_once(':')?;
+            n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
         })
     }
 
-    /// The WARC header.
-    pub fn header(&self) -> &WarcHeader {
-        &self.header
+    /// [`WarcHeader::record_type`].
+    pub fn record_type(&self) -> RecordType {
+        RecordType::parse(self.get("WARC-Type").unwrap_or(""))
+    }
+
+    /// [`WarcHeader::is_http`].
+    pub fn is_http(&self) -> bool {
+        super::is_http(
+            &self.record_type(),
+            self.get("WARC-Target-URI").map(super::unbracket),
+        )
+    }
+
+    /// [`WarcHeader::content_length`].
+    fn content_length(&self) -> Option<u64> {
+        self.get("Content-Length")?.trim().parse().ok()
     }
 
     /// The block, from its start.
@@ -197,6 +272,25 @@ mod tests {
         .into_bytes();
         r.extend_from_slice(http);
         r
+    }
+
+    #[test]
+    fn fields_are_looked_up_as_a_warc_header_does() {
+        for head in [
+            "WARC/1.1\r\nwarc-type:  Response \r\nWARC-Target-URI: <HTTPS://a.test/>\r\nContent-Length: 0\r\n\r\n",
+            "WARC/1.0\nWARC-Type: request\nX: a\n\tb\nWARC-Target-URI: ftp://a.test/\ncontent-length:0\n\n",
+            "WARC/1.1\r\nWARC-Type: metadata\r\nContent-Length: 0\r\nContent-Length: 5\r\n\r\n",
+        ] {
+            let rec = MemRecord::parse(head.as_bytes(), &ReaderOptions::default()).unwrap();
+            let mut rd = WarcReader::new(head.as_bytes(), "mem", ReaderOptions::default()).unwrap();
+            let want = rd.next_record().unwrap().unwrap().header().clone();
+            assert_eq!(*rec.header(), want);
+            assert_eq!(rec.record_type(), want.record_type(), "{head}");
+            assert_eq!(rec.is_http(), want.is_http(), "{head}");
+            for name in ["warc-type", "X", "Content-Length", "missing"] {
+                assert_eq!(rec.get(name), want.get(name), "{head} {name}");
+            }
+        }
     }
 
     #[test]

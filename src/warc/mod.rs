@@ -140,17 +140,21 @@ pub enum RecordType {
 impl RecordType {
     /// Parses a `WARC-Type` value (case-insensitively, as warcio does).
     pub fn parse(s: &str) -> RecordType {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "warcinfo" => RecordType::Warcinfo,
-            "response" => RecordType::Response,
-            "resource" => RecordType::Resource,
-            "request" => RecordType::Request,
-            "metadata" => RecordType::Metadata,
-            "revisit" => RecordType::Revisit,
-            "conversion" => RecordType::Conversion,
-            "continuation" => RecordType::Continuation,
-            _ => RecordType::Other(s.trim().to_owned()),
-        }
+        // Compared in place: this runs for every record read (no lower-cased copy).
+        let t = s.trim();
+        [
+            ("warcinfo", RecordType::Warcinfo),
+            ("response", RecordType::Response),
+            ("resource", RecordType::Resource),
+            ("request", RecordType::Request),
+            ("metadata", RecordType::Metadata),
+            ("revisit", RecordType::Revisit),
+            ("conversion", RecordType::Conversion),
+            ("continuation", RecordType::Continuation),
+        ]
+        .into_iter()
+        .find(|(name, _)| t.eq_ignore_ascii_case(name))
+        .map_or_else(|| RecordType::Other(t.to_owned()), |(_, r)| r)
     }
 
     /// The `WARC-Type` value.
@@ -227,12 +231,7 @@ impl WarcHeader {
 
     /// `WARC-Target-URI`, without the angle brackets some WARC 1.1 writers put around it.
     pub fn target_uri(&self) -> Option<&str> {
-        self.get("WARC-Target-URI").map(|u| {
-            let u = u.trim();
-            u.strip_prefix('<')
-                .and_then(|u| u.strip_suffix('>'))
-                .unwrap_or(u)
-        })
+        self.get("WARC-Target-URI").map(unbracket)
     }
 
     /// `WARC-Record-ID`, with its angle brackets.
@@ -258,12 +257,7 @@ impl WarcHeader {
     /// Whether the block is an HTTP message whose headers warcio parses before the payload: a
     /// request, response or revisit record with an `http:`/`https:` target URI.
     pub fn is_http(&self) -> bool {
-        let typed = matches!(
-            self.record_type(),
-            RecordType::Request | RecordType::Response | RecordType::Revisit
-        );
-        let uri = self.target_uri().unwrap_or("").to_ascii_lowercase();
-        typed && (uri.starts_with("http:") || uri.starts_with("https:"))
+        is_http(&self.record_type(), self.target_uri())
     }
 
     /// The serialized header, version line through the empty line.
@@ -292,6 +286,28 @@ pub fn warc_date(t: SystemTime, micros: bool) -> String {
     }
     let base = secs.strip_suffix('Z').unwrap_or(&secs);
     format!("{base}.{:06}Z", d.subsec_micros())
+}
+
+/// A `WARC-Target-URI` value without the angle brackets some WARC 1.1 writers put around it.
+fn unbracket(u: &str) -> &str {
+    let u = u.trim();
+    u.strip_prefix('<')
+        .and_then(|u| u.strip_suffix('>'))
+        .unwrap_or(u)
+}
+
+/// [`WarcHeader::is_http`] of a record of type `t` and target URI `uri` (unbracketed).
+fn is_http(t: &RecordType, uri: Option<&str>) -> bool {
+    let typed = matches!(
+        t,
+        RecordType::Request | RecordType::Response | RecordType::Revisit
+    );
+    let uri = uri.unwrap_or("").as_bytes();
+    let starts = |p: &str| {
+        uri.get(..p.len())
+            .is_some_and(|u| u.eq_ignore_ascii_case(p.as_bytes()))
+    };
+    typed && (starts("http:") || starts("https:"))
 }
 
 /// Parses a `WARC-Date` (`YYYY-MM-DDThh:mm:ss[.fraction]Z`, the shorter forms W3C-DTF allows are

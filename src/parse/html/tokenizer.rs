@@ -108,7 +108,7 @@ impl<'a> Tokenizer<'a> {
     pub(super) fn next_tag(&mut self) -> Option<TagToken<'a>> {
         let b = self.s.as_bytes();
         loop {
-            let lt = self.pos + self.s[self.pos..].find('<')?;
+            let lt = self.pos + memchr::memchr(b'<', &b[self.pos..])?;
             self.pos = lt + 1;
             match b.get(lt + 1) {
                 Some(c) if c.is_ascii_alphabetic() => return self.tag(lt + 1, false),
@@ -127,9 +127,12 @@ impl<'a> Tokenizer<'a> {
 
     /// Moves past the first `end` at or after `from`, or to the end of input.
     pub(super) fn skip_past(&mut self, from: usize, end: &str) {
-        self.pos = self.s[from..]
-            .find(end)
-            .map_or(self.s.len(), |i| from + i + end.len());
+        let rest = &self.s.as_bytes()[from..];
+        let found = match end.as_bytes() {
+            [c] => memchr::memchr(*c, rest),
+            e => memchr::memmem::find(rest, e),
+        };
+        self.pos = found.map_or(self.s.len(), |i| from + i + end.len());
     }
 
     /// Skips what follows `<!`: a comment, a doctype, a CDATA section or a bogus comment.
@@ -160,7 +163,7 @@ impl<'a> Tokenizer<'a> {
             return;
         }
         let mut k = c;
-        while let Some(gt) = self.s[k..].find('>') {
+        while let Some(gt) = memchr::memchr(b'>', &b[k..]) {
             let gt = k + gt;
             if (gt >= c + 2 && &b[gt - 2..gt] == b"--") || (gt >= c + 3 && &b[gt - 3..gt] == b"--!")
             {
@@ -274,13 +277,13 @@ impl<'a> Tokenizer<'a> {
         let b = self.s.as_bytes();
         let start = self.pos;
         let mut k = start;
-        while let Some(i) = self.s[k..].find("</") {
+        while let Some(i) = memchr::memchr(b'<', &b[k..]) {
             let i = k + i;
             if end_tag_at(b, i, name) {
                 self.pos = i;
                 return &self.s[start..i];
             }
-            k = i + 2;
+            k = i + 1;
         }
         self.pos = self.s.len();
         &self.s[start..]
@@ -294,6 +297,13 @@ impl<'a> Tokenizer<'a> {
         let (mut state, mut dashes) = (0u8, 0u8);
         let mut i = self.pos;
         while i < b.len() {
+            if state == 0 {
+                // In script data only `<` matters (the dash count is reset by it).
+                match memchr::memchr(b'<', &b[i..]) {
+                    Some(k) => i += k,
+                    None => break,
+                }
+            }
             match b[i] {
                 b'<' => {
                     dashes = 0;
