@@ -309,7 +309,7 @@ pub fn check_update(
     // decoded a block ahead on a thread of its own (`U64Blocks`), so on two cores reading,
     // merging and (with a background writer) compressing overlap. Neither input is held beyond
     // a few blocks.
-    const FLUSH: usize = 1 << 16;
+    const FLUSH: usize = 1 << 13;
     let mut stats = CheckUpdate::default();
     let mut seen = U64Blocks::spawn(seen)?;
     let mut incoming = U64Blocks::spawn(incoming)?;

@@ -45,11 +45,16 @@ impl Default for WriterOptions {
 }
 
 impl WriterOptions {
-    /// zstd level for runs without payloads. Their blocks are byte-transposed key deltas: zeros
-    /// in the high columns and near-random bytes in the low ones, which only entropy coding
-    /// shrinks. On 10^8 sorted fingerprints levels -1, 1 and 3 gave the same size within 0.02%,
-    /// and -1 cost least (the DRUM benchmark, docs/BENCHMARKS.md).
-    pub const KEY_ONLY_LEVEL: i32 = -1;
+    /// zstd level for runs without payloads, whose blocks are compressed column by column
+    /// ([`super::columns`]): the columns that look random are stored, the others (zeros and the
+    /// few significant bits of the gaps' top byte, for sorted fingerprints) need entropy coding,
+    /// which zstd's negative levels leave out. On 10^9 sorted fingerprints: 4.46 bytes each
+    /// (4.91 as one frame at level -1) at about the same cost (docs/BENCHMARKS.md, DRUM).
+    pub const KEY_ONLY_LEVEL: i32 = 1;
+
+    /// zstd's minimum match length for runs without payloads: shorter matches among the few
+    /// values of a gap column cost search time and save nothing over its Huffman codes.
+    pub const KEY_ONLY_MIN_MATCH: u32 = 7;
 
     /// The defaults for a schema: [`WriterOptions::KEY_ONLY_LEVEL`] for key-only runs.
     pub fn for_schema(schema: Schema) -> WriterOptions {
@@ -99,6 +104,11 @@ pub struct RunWriter {
 
 /// Turns full blocks into file bytes: everything after the encoder.
 struct BlockSink {
+    /// Key width of a key-only run, whose blocks are compressed column by column
+    /// ([`super::columns`]); 0 for runs with payloads (one zstd frame per block).
+    key_columns: usize,
+    /// Scratch for the column groups' frames.
+    scratch: Vec<u8>,
     path: PathBuf,
     out: Out,
     raw: Vec<u8>,
@@ -164,8 +174,20 @@ impl RunWriter {
                 File::create(path).ctx("create", path)?,
             ))
         };
-        let zstd = zstd::bulk::Compressor::new(opts.level).ctx("start zstd for", path)?;
+        let mut zstd = zstd::bulk::Compressor::new(opts.level).ctx("start zstd for", path)?;
+        if !schema.payload {
+            zstd.set_parameter(zstd::zstd_safe::CParameter::MinMatch(
+                WriterOptions::KEY_ONLY_MIN_MATCH,
+            ))
+            .ctx("set up zstd for", path)?;
+        }
         let mut sink = BlockSink {
+            key_columns: if schema.payload {
+                0
+            } else {
+                usize::from(schema.key_len)
+            },
+            scratch: Vec::new(),
             path: path.to_path_buf(),
             out,
             raw: Vec::new(),
@@ -469,12 +491,24 @@ impl BlockSink {
     /// Compresses and writes an encoded block.
     fn write_raw(&mut self, block: &RawBlock) -> Result<()> {
         let (raw, count) = (&block.raw, block.count);
-        self.compressed.clear();
-        self.compressed
-            .reserve(zstd::zstd_safe::compress_bound(raw.len()));
-        self.zstd
-            .compress_to_buffer(&raw[..], &mut self.compressed)
-            .ctx("compress block of", &self.path)?;
+        if self.key_columns > 0 {
+            super::columns::compress_key_block(
+                &mut self.zstd,
+                raw,
+                count,
+                self.key_columns,
+                &mut self.compressed,
+                &mut self.scratch,
+            )
+        } else {
+            self.compressed.clear();
+            self.compressed
+                .reserve(zstd::zstd_safe::compress_bound(raw.len()));
+            self.zstd
+                .compress_to_buffer(&raw[..], &mut self.compressed)
+                .map(|_| ())
+        }
+        .ctx("compress block of", &self.path)?;
         let bh = BlockHeader {
             compressed_len: self.compressed.len() as u32,
             raw_len: raw.len() as u32,
