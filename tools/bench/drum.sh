@@ -3,14 +3,16 @@
 # built with the external sorter, merged in one sequential pass with a sorted batch of B incoming
 # fingerprints of which a fraction are new (`dragnet::merge::check_update`, the core of
 # `dragnet merge`), for several S. Caches are dropped before each merge (cold reads), and the
-# disk's sequential read bandwidth is measured in the same run with dd (O_DIRECT, 2 GiB).
+# disk's sequential bandwidth is measured in the same run with dd (O_DIRECT, 2 GiB): reading
+# alone, and reading while another dd writes as much (a merge writes about what it reads, and a
+# disk that shares one bandwidth between the two caps it there).
 #
 #   tools/bench/drum.sh [B] [S...]        # defaults: B = 10^8, S = 10^7 10^8 10^9
 #
 # Needs ~14 bytes of disk per seen fingerprint at the largest S (raw input, sorted run, new
 # run); TMPDIR chooses where. Settings: BUDGET (sort memory, 256 MiB), NEW_FRAC (0.2), KEEP=1,
 # PROFILE=1 (a perf profile of each merge, by thread, appended to the report), DRUM_LEVEL (zstd
-# level of the merge outputs, default -1).
+# level of the merge outputs, default: the key-only scheme's level 1).
 # Prints a markdown report for docs/BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,14 +37,21 @@ field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]
 rows=()
 # The disk's sequential read bandwidth: a 2 GiB file of random bytes, written and read around
 # the page cache, read three times (this virtual disk varies by tens of percent between reads);
-# the median is what the merges are compared with.
+# the median is what the merges are compared with. Then the same read three times while a
+# second dd writes 2 GiB: a merge reads and writes about the same bytes at once.
 echo "== disk bandwidth (dd, O_DIRECT)" >&2
+dd_read() { dd if="$work/dd.bin" of=/dev/null bs=8M iflag=direct 2>&1 | awk '/copied/ {printf "%.0f\n", $1 / $(NF-3) / 1e6}'; }
 dd if=/dev/urandom of="$work/dd.bin" bs=8M count=256 oflag=direct status=none
-dd_runs=$(for _ in 1 2 3; do
-    dd if="$work/dd.bin" of=/dev/null bs=8M iflag=direct 2>&1 | awk '/copied/ {printf "%.0f\n", $1 / $(NF-3) / 1e6}'
+dd_runs=$(for _ in 1 2 3; do dd_read; done | sort -n | tr '\n' ' ')
+dd_rw_runs=$(for _ in 1 2 3; do
+    dd if="$work/dd.bin" of="$work/dd-w.bin" bs=8M oflag=direct status=none &
+    dd_read
+    wait
+    rm -f "$work/dd-w.bin"
 done | sort -n | tr '\n' ' ')
 rm -f "$work/dd.bin"
 dd_mbs="$(echo "$dd_runs" | awk '{print $2}') MB/s"
+dd_rw_mbs="$(echo "$dd_rw_runs" | awk '{print $2}') MB/s"
 for S in "${SIZES[@]}"; do
     echo "== seen set of $S" >&2
     "$RB" gen --n "$S" --seed 1 --out "$work/seen.u64" >/dev/null
@@ -71,19 +80,20 @@ for S in "${SIZES[@]}"; do
     seen_mb=$(( $(stat -c %s "$work/seen.run") / 1000000 ))
     in_mbs=$(field "$out" in_mb_per_s)
     share=$(awk -v a="$in_mbs" -v d="${dd_mbs%% *}" 'BEGIN {printf "%.0f%%", 100 * a / d}')
-    rows+=("| $S | $B | $(field "$out" new) | $wall | $(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.1f", u + s}') | $(field "$out" records_per_s) | $in_mbs | $share | $(field "$out" ns_per_incoming) | $seen_mb | $(( rss / 1024 )) |")
+    share_rw=$(awk -v a="$in_mbs" -v d="${dd_rw_mbs%% *}" 'BEGIN {printf "%.0f%%", 100 * a / d}')
+    rows+=("| $S | $B | $(field "$out" new) | $wall | $(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.1f", u + s}') | $(field "$out" records_per_s) | $in_mbs | $share | $share_rw | $(field "$out" ns_per_incoming) | $seen_mb | $(( rss / 1024 )) |")
     rm -f "$work/seen.run" "$work/batch.run" "$work/seen2.run" "$work/new.run"
 done
 
 cat <<EOF
 ### $(date -u +%Y-%m-%d) — DRUM check+update, batch of $B incoming ($NEW_FRAC new)
 
-- Machine: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) cores, kernel $(uname -r); disk sequential read (dd, O_DIRECT, 8 MiB blocks, 2 GiB, median of $dd_runs MB/s): $dd_mbs
+- Machine: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) cores, kernel $(uname -r); disk sequential read (dd, O_DIRECT, 8 MiB blocks, 2 GiB, median of $dd_runs MB/s): $dd_mbs; read while a second dd writes (median of $dd_rw_runs MB/s): $dd_rw_mbs
 - Command: \`tools/bench/drum.sh $B ${SIZES[*]}\` (sort budget $BUDGET bytes); caches dropped before each merge
 - Commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (+ uncommitted changes)'); load average at end: $(cut -d' ' -f1-3 /proc/loadavg)
 
-| seen | incoming | new | wall s | CPU s | records/s | MB/s read | of dd | ns per incoming | seen run MB | peak RSS MiB |
-|---|---|---|---|---|---|---|---|---|---|---|
+| seen | incoming | new | wall s | CPU s | records/s | MB/s read | of dd read | of dd read+write | ns per incoming | seen run MB | peak RSS MiB |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 $(printf '%s\n' "${rows[@]}")
 EOF
 [ -f "$work/profiles.md" ] && { echo; cat "$work/profiles.md"; }
