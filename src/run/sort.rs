@@ -11,8 +11,11 @@
 //!
 //! Two buffer layouts: 8-byte keys without payloads (fingerprint sets, the common case) are kept
 //! as a plain `Vec<u64>` at 8 bytes a record; anything else is kept in an arena (key, varint
-//! length, payload) with a 16-byte index entry per record. Both are allocated once at the budget's
-//! size; pages never touched are never resident, so a small sort of a large budget costs little.
+//! length, payload) with a 24-byte index entry per record: the first 16 key bytes as two integers
+//! and the record's offset, so keys of up to 16 bytes (links are host64 ++ fp64) sort without
+//! touching the arena, whose reads in sorted order are cache misses. Both are allocated once at
+//! the budget's size; pages never touched are never resident, so a small sort of a large budget
+//! costs little.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -42,10 +45,11 @@ pub struct SortStats {
 enum Buffer {
     /// 8-byte keys, no payload.
     Keys(Vec<u64>),
-    /// Arena of `key, varint(len), payload`; index of (first 8 key bytes as BE u64, arena offset).
+    /// Arena of `key, varint(len), payload`; index of (key bytes 0..8 and 8..16 as BE u64s,
+    /// zero-padded, arena offset).
     General {
         arena: Vec<u8>,
-        index: Vec<(u64, usize)>,
+        index: Vec<(u64, u64, usize)>,
         arena_cap: usize,
         index_cap: usize,
     },
@@ -71,8 +75,8 @@ impl Sorter {
         let buf = if key_len == 8 && !schema.payload {
             Buffer::Keys(Vec::with_capacity(budget / 8))
         } else {
-            let index_cap = (budget / 4 / 16).max(1);
-            let arena_cap = budget - index_cap * 16;
+            let index_cap = (budget / 4 / INDEX_ENTRY).max(1);
+            let arena_cap = budget.saturating_sub(index_cap * INDEX_ENTRY).max(1);
             Buffer::General {
                 arena: Vec::with_capacity(arena_cap),
                 index: Vec::with_capacity(index_cap),
@@ -120,7 +124,11 @@ impl Sorter {
         match &mut self.buf {
             Buffer::Keys(v) => v.push(u64::from_be_bytes(key.try_into().expect("8-byte key"))),
             Buffer::General { arena, index, .. } => {
-                index.push((prefix(key), arena.len()));
+                index.push((
+                    prefix(key),
+                    prefix(key.get(8..).unwrap_or(&[])),
+                    arena.len(),
+                ));
                 arena.extend_from_slice(key);
                 put_varint(arena, payload.len() as u64);
                 arena.extend_from_slice(payload);
@@ -152,11 +160,18 @@ impl Sorter {
             Buffer::Keys(v) => v.sort_unstable(),
             Buffer::General { arena, index, .. } => {
                 let arena = &*arena;
-                index.sort_unstable_by(|a, b| {
-                    a.0.cmp(&b.0)
-                        .then_with(|| arena[a.1..a.1 + k].cmp(&arena[b.1..b.1 + k]))
-                        .then(a.1.cmp(&b.1))
-                });
+                if k <= 16 {
+                    // The prefixes are the whole key; offsets are unique, so the order is total
+                    // and the unstable sort stable.
+                    index.sort_unstable();
+                } else {
+                    index.sort_unstable_by(|a, b| {
+                        (a.0, a.1)
+                            .cmp(&(b.0, b.1))
+                            .then_with(|| arena[a.2 + 16..a.2 + k].cmp(&arena[b.2 + 16..b.2 + k]))
+                            .then(a.2.cmp(&b.2))
+                    });
+                }
             }
         }
     }
@@ -250,6 +265,25 @@ impl Drop for Sorter {
     }
 }
 
+/// How many records ahead [`MemCursor`] prefetches.
+const PREFETCH_AHEAD: usize = 8;
+
+/// A hint to the CPU that the cache line at `p` will be read soon (nothing on other targets).
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults and reads nothing the program sees.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Bytes of one index entry of [`Buffer::General`].
+const INDEX_ENTRY: usize = std::mem::size_of::<(u64, u64, usize)>();
+
+/// The first 8 bytes of `key` (zero-padded) as a big-endian integer.
 fn prefix(key: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     let n = key.len().min(8);
@@ -288,9 +322,14 @@ impl Cursor for MemCursor<'_> {
                 self.key = k.to_be_bytes();
             }
             Buffer::General { arena, index, .. } => {
-                let Some(&(_, off)) = index.get(self.next) else {
+                let Some(&(_, _, off)) = index.get(self.next) else {
                     return Ok(false);
                 };
+                // Records come out of the arena in key order, which is random order in memory:
+                // ask for the one a few steps ahead now, so it is in cache when its turn comes.
+                if let Some(&(_, _, ahead)) = index.get(self.next + PREFETCH_AHEAD) {
+                    prefetch(arena[ahead..].as_ptr());
+                }
                 let at = off + self.key_len;
                 let (len, used) = get_varint(&arena[at..]).expect("arena varint written by push");
                 self.payload = (at + used, at + used + len as usize);
@@ -304,7 +343,7 @@ impl Cursor for MemCursor<'_> {
         match self.buf {
             Buffer::Keys(_) => &self.key,
             Buffer::General { arena, index, .. } => {
-                let off = index[self.next - 1].1;
+                let off = index[self.next - 1].2;
                 &arena[off..off + self.key_len]
             }
         }

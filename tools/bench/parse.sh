@@ -20,7 +20,8 @@ PORT=${PORT:-8497}
 echo "== building dragnet (release)" >&2
 cargo build --release -q
 target=${CARGO_TARGET_DIR:-target}
-DRAGNET="$(pwd)/$target/release/dragnet"
+case "$target" in /*) ;; *) target="$(pwd)/$target" ;; esac
+DRAGNET="$target/release/dragnet"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/parse-bench.XXXXXX")
 server=""
