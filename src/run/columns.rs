@@ -95,9 +95,11 @@ pub fn compress_key_block(
 ) -> std::io::Result<()> {
     debug_assert_eq!(raw.len(), n * k);
     out.clear();
-    let random: Vec<bool> = (0..k)
-        .map(|j| looks_random(&raw[j * n..(j + 1) * n]))
-        .collect();
+    // Keys are at most 64 bytes (`Schema::key_len`).
+    let mut random = [false; 64];
+    for (j, r) in random.iter_mut().enumerate().take(k) {
+        *r = looks_random(&raw[j * n..(j + 1) * n]);
+    }
     let mut j = 0;
     while j < k {
         let mut end = j + 1;
