@@ -27,6 +27,24 @@ fn seen_records() -> Records {
         .collect()
 }
 
+/// 5,000 splitmix64 fingerprints: gaps with uniform low bytes, as real fingerprints have (the
+/// multiplicative formula of [`seen_records`] gives only a few distinct gaps).
+fn seen_random_records() -> Records {
+    let mut fps: Vec<u64> = (0u64..5000)
+        .map(|i| {
+            let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect();
+    fps.sort_unstable();
+    fps.dedup();
+    fps.into_iter()
+        .map(|f| (run::fp_key(f).to_vec(), Vec::new()))
+        .collect()
+}
+
 fn fetchlist_records() -> Records {
     let mut v: Records = (0u64..300)
         .map(|i| {
@@ -141,6 +159,15 @@ const GOLDEN: &[Golden] = &[
         records: fetched_records,
         block_size: 4096,
     },
+    // A seen set as written since 2026-11-24: key-only blocks as column groups, the random
+    // columns in stored zstd frames (blocks of 2,048 keys, so the columns are long enough to be
+    // told random).
+    Golden {
+        file: "seen-columns-v1.run",
+        schema: Schema::SEEN,
+        records: seen_random_records,
+        block_size: 16384,
+    },
     Golden {
         file: "empty-v1.run",
         schema: Schema::SEEN,
@@ -155,7 +182,7 @@ fn bless(g: &Golden, path: &Path) {
         g.schema,
         WriterOptions {
             block_size: g.block_size,
-            ..Default::default()
+            ..WriterOptions::for_schema(g.schema)
         },
     )
     .unwrap();
@@ -196,6 +223,17 @@ fn golden_files_read_back() {
                 id if id == Schema::FETCHED.id => drop(FetchResult::decode(p).unwrap()),
                 _ => assert!(p.is_empty()),
             }
+        }
+        if g.file.starts_with("seen-columns") {
+            // A stored frame's start: zstd magic, then a descriptor with an 8-byte content size
+            // and a single segment, which zstd itself only writes for 4 GiB and more.
+            let bytes = std::fs::read(&path).unwrap();
+            let stored = [0x28, 0xB5, 0x2F, 0xFD, 0xE0];
+            assert!(
+                bytes.windows(stored.len()).any(|w| w == stored),
+                "{}: holds stored zstd frames",
+                g.file
+            );
         }
         if g.schema.id == Schema::SEEN.id && !want.is_empty() {
             assert!(
