@@ -16,10 +16,9 @@ fn golden_dir() -> PathBuf {
 
 type Records = Vec<run::OwnedRecord>;
 
-fn seen_records() -> Records {
-    let mut fps: Vec<u64> = (0u64..5000)
-        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 3))
-        .collect();
+/// A seen set of the fingerprints `f(i)` for `i` in 0..5000, sorted and distinct.
+fn seen_set(f: impl Fn(u64) -> u64) -> Records {
+    let mut fps: Vec<u64> = (0u64..5000).map(f).collect();
     fps.sort_unstable();
     fps.dedup();
     fps.into_iter()
@@ -27,22 +26,19 @@ fn seen_records() -> Records {
         .collect()
 }
 
+fn seen_records() -> Records {
+    seen_set(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 3))
+}
+
 /// 5,000 splitmix64 fingerprints: gaps with uniform low bytes, as real fingerprints have (the
 /// multiplicative formula of [`seen_records`] gives only a few distinct gaps).
 fn seen_random_records() -> Records {
-    let mut fps: Vec<u64> = (0u64..5000)
-        .map(|i| {
-            let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
-        .collect();
-    fps.sort_unstable();
-    fps.dedup();
-    fps.into_iter()
-        .map(|f| (run::fp_key(f).to_vec(), Vec::new()))
-        .collect()
+    seen_set(|i| {
+        let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    })
 }
 
 fn fetchlist_records() -> Records {
