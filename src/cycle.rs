@@ -176,25 +176,10 @@ pub fn run_cycles(crawl: &CrawlDir, cfg: &Config, opts: &CycleOptions) -> Result
         let complete = run.complete;
         let next = run.next_fetch_list;
         report.cycles.push(run);
-        if let Err(e) = crate::crawl::metrics::write_metrics(crawl, cfg) {
-            log(opts, &format!("cannot write metrics.prom: {e}"));
-        }
+        after_cycle(crawl, cfg, cycle, complete, &|line| log(opts, line));
         if !complete {
             report.stopped = format!("cycle {cycle} did not complete (see the failed partitions)");
             return Ok(report);
-        }
-        let keep = cfg.cycle.keep_cycles;
-        if keep > 0 {
-            // The oldest cycle that can still be re-run; what it reads, and all after, stays.
-            let oldest = (cycle + 1).saturating_sub(keep);
-            match crate::crawl::prune::prune_state(crawl, m, oldest) {
-                Ok(0) => {}
-                Ok(n) => log(
-                    opts,
-                    &format!("removed {n} state file(s) older than cycle {oldest}'s"),
-                ),
-                Err(e) => log(opts, &format!("cannot prune old state: {e}")),
-            }
         }
         if opts.until_empty && next == 0 {
             report.stopped = format!("the fetch lists of cycle {} are empty", cycle + 1);
@@ -209,6 +194,68 @@ pub fn run_cycles(crawl: &CrawlDir, cfg: &Config, opts: &CycleOptions) -> Result
         };
     }
     Ok(report)
+}
+
+/// What every executor does once a cycle's stages have run: rewrites `metrics.prom`, and if the
+/// cycle completed, removes state versions older than `[cycle] keep_cycles` cycles need
+/// ([`crate::crawl::prune`]). Problems are logged, not returned: the cycle's work is committed.
+pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, log: &dyn Fn(&str)) {
+    if let Err(e) = crate::crawl::metrics::write_metrics(crawl, cfg) {
+        log(&format!("cannot write metrics.prom: {e}"));
+    }
+    let keep = cfg.cycle.keep_cycles;
+    if complete && keep > 0 {
+        // The oldest cycle that can still be re-run; what it reads, and all after, stays.
+        let oldest = (cycle + 1).saturating_sub(keep);
+        match crate::crawl::prune::prune_state(crawl, cfg.crawl.partitions, oldest) {
+            Ok(0) => {}
+            Ok(n) => log(&format!(
+                "removed {n} state file(s) older than cycle {oldest}'s"
+            )),
+            Err(e) => log(&format!("cannot prune old state: {e}")),
+        }
+    }
+}
+
+/// What one stage did for one partition: whether it was already done, its counts, its seconds.
+pub type StageOutcome = (bool, BTreeMap<String, u64>, f64);
+
+/// Runs `stage` of `cycle` for partition `p`, as `dragnet <stage>` does, and records the outcome
+/// for `dragnet status`: a `.failed` marker with the error, or none (an old one is removed).
+pub fn run_stage(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    stage: Stage,
+    cycle: u32,
+    p: u32,
+    fetch: &FetchOptions,
+) -> Result<StageOutcome> {
+    let r = match stage {
+        Stage::Fetch => crate::fetch::fetch_partition(crawl, cfg, cycle, p, fetch)
+            .map(|r| (r.skipped, r.counts, r.seconds)),
+        Stage::Parse => crate::parse::parse_partition(crawl, cfg, cycle, p)
+            .map(|r| (r.skipped, r.counts, r.seconds)),
+        Stage::Split => crate::split::split_partition(crawl, cfg, cycle, p)
+            .map(|r| (r.skipped, r.counts, r.seconds)),
+        Stage::Merge => crate::merge::merge_partition(crawl, cfg, cycle, p)
+            .map(|r| (r.skipped, r.counts, r.seconds)),
+        Stage::Prioritize => crate::prioritize::prioritize_partition(crawl, cfg, cycle, p)
+            .map(|r| (r.skipped, r.counts, r.seconds)),
+        Stage::Init => Err(Error::Usage(
+            "init is not a stage of a cycle; use `dragnet init`".into(),
+        )),
+    };
+    match &r {
+        Ok(_) => {
+            let _ = crate::crawl::failed::clear_failed(crawl, stage, cycle, p);
+        }
+        Err(e) => {
+            if let Err(w) = crate::crawl::failed::write_failed(crawl, stage, cycle, p, e) {
+                eprintln!("cannot record the failure of {stage} p{p}: {w}");
+            }
+        }
+    }
+    r
 }
 
 fn log(opts: &CycleOptions, line: &str) {
@@ -229,18 +276,17 @@ pub fn fetch_list_size(crawl: &CrawlDir, cycle: u32, m: u32) -> Result<u64> {
     Ok(n)
 }
 
-type StageResult = Result<(bool, BTreeMap<String, u64>, f64)>;
-
-/// Runs one stage for one partition and records the outcome (the `.failed` marker on error).
+/// Runs one stage for one partition ([`run_stage`]) and adds its outcome to `acc`.
 fn one(
     crawl: &CrawlDir,
+    cfg: &Config,
     stage: Stage,
     cycle: u32,
     p: u32,
+    fetch: &FetchOptions,
     acc: &Mutex<StageRun>,
-    f: impl FnOnce() -> StageResult,
 ) -> bool {
-    let r = f();
+    let r = run_stage(crawl, cfg, stage, cycle, p, fetch);
     let mut a = acc.lock().expect("not poisoned");
     match r {
         Ok((skipped, counts, seconds)) => {
@@ -253,17 +299,10 @@ fn one(
             for (k, v) in counts {
                 *a.counts.entry(k).or_insert(0) += v;
             }
-            let _ = crate::crawl::failed::clear_failed(crawl, stage, cycle, p);
             true
         }
         Err(e) => {
             a.failed.push((p, e.to_string(), e.exit_code()));
-            if let Err(w) = crate::crawl::failed::write_failed(crawl, stage, cycle, p, &e) {
-                eprintln!(
-                    "cycle: cannot record the failure of {} p{p}: {w}",
-                    stage.name()
-                );
-            }
             false
         }
     }
@@ -306,16 +345,9 @@ pub fn run_cycle(
                 }
                 let p = p as u32;
                 // Each stage only if the one before it succeeded for this partition.
-                let _ = one(crawl, Stage::Fetch, cycle, p, &acc[&Stage::Fetch], || {
-                    crate::fetch::fetch_partition(crawl, cfg, cycle, p, &fetch_opts)
-                        .map(|r| (r.skipped, r.counts, r.seconds))
-                }) && one(crawl, Stage::Parse, cycle, p, &acc[&Stage::Parse], || {
-                    crate::parse::parse_partition(crawl, cfg, cycle, p)
-                        .map(|r| (r.skipped, r.counts, r.seconds))
-                }) && one(crawl, Stage::Split, cycle, p, &acc[&Stage::Split], || {
-                    crate::split::split_partition(crawl, cfg, cycle, p)
-                        .map(|r| (r.skipped, r.counts, r.seconds))
-                });
+                let _ = [Stage::Fetch, Stage::Parse, Stage::Split]
+                    .into_iter()
+                    .all(|st| one(crawl, cfg, st, cycle, p, &fetch_opts, &acc[&st]));
             });
         }
     });
@@ -336,12 +368,7 @@ pub fn run_cycle(
         for stage in [Stage::Merge, Stage::Prioritize] {
             let t = Instant::now();
             rayon_each(m, |p| {
-                one(crawl, stage, cycle, p, &acc[&stage], || match stage {
-                    Stage::Merge => crate::merge::merge_partition(crawl, cfg, cycle, p)
-                        .map(|r| (r.skipped, r.counts, r.seconds)),
-                    _ => crate::prioritize::prioritize_partition(crawl, cfg, cycle, p)
-                        .map(|r| (r.skipped, r.counts, r.seconds)),
-                });
+                one(crawl, cfg, stage, cycle, p, &fetch_opts, &acc[&stage]);
             });
             acc[&stage].lock().expect("not poisoned").seconds = t.elapsed().as_secs_f64();
             log_stage(opts, cycle, stage, &acc);

@@ -12,6 +12,7 @@
 //! - [`resolve`]: the crawl's own hosts table (`[resolve]` in crawl.toml), like curl's `--resolve`.
 //! - [`crawl`]: the crawl directory, `crawl.toml`, `dragnet init`, `.done` markers and the lock.
 //! - [`cycle`]: `dragnet cycle`, the local executor that runs every stage over every partition.
+//! - [`slurm`]: `dragnet slurm`, the executor that runs a cycle as Slurm job arrays on a cluster.
 //! - [`demo`]: `dragnet demo`, a whole crawl of websim's synthetic web on loopback, checked
 //!   against its ground truth.
 //! - [`parse`]: the parse stage; today HTML link extraction and charset detection.
@@ -41,6 +42,7 @@ pub mod prioritize;
 pub mod queue;
 pub mod resolve;
 pub mod run;
+pub mod slurm;
 pub mod split;
 pub mod storage;
 pub mod util;

@@ -4,6 +4,7 @@
 //! not parse, `check robots` lines that cannot be checked); 2 usage or configuration error; 3 I/O failure or corrupt data.
 
 mod cli_check;
+mod cli_slurm;
 
 use cli_check::{check_links, check_robots, check_run, check_url, check_warc};
 use std::path::PathBuf;
@@ -79,6 +80,10 @@ enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
+    /// Run cycles on a Slurm cluster: each stage a job array over partitions (see
+    /// `dragnet slurm submit --help`).
+    #[command(subcommand)]
+    Slurm(cli_slurm::Slurm),
     /// Crawl a built-in synthetic web (websim, a few hundred hosts on loopback, some hostile)
     /// to the end with `dragnet cycle`, then print what was fetched, how fast, and how it
     /// compares with the web's ground truth and its politeness audit.
@@ -403,6 +408,7 @@ fn execute(cmd: Command) -> Result<i32, Error> {
                 None => EXIT_OK,
             })
         }
+        Command::Slurm(cmd) => cli_slurm::run(cmd),
         Command::Demo {
             dir,
             hosts,

@@ -7,8 +7,9 @@
 //! `kill -9` at any instant leaves either the old state or the complete new file, plus at worst a
 //! temporary file that [`remove_temps`] sweeps away on the next run.
 //!
-//! Temporary names are `.<final name>.tmp.<pid>`, hidden and recognisable, so a sweep never touches
-//! anything else.
+//! Temporary names are `.<final name>.tmp.<pid>@<host>`, hidden and recognisable, so a sweep never
+//! touches anything else; the host (the short host name) tells a sweep whether it can judge the
+//! writer by its pid (see [`remove_temps`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -168,14 +169,20 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
         .ctx("fsync directory", dir)
 }
 
+/// A temporary file of another host whose writer has not touched it for this long is debris (a
+/// task killed with its node, or requeued elsewhere): no stage writes a file or a sort scratch
+/// directory without touching it for a day.
+pub const FOREIGN_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// Removes temporary files (and sort scratch directories) left in `dir` by writers that were
 /// killed. Returns how many.
 ///
 /// Partitions of one stage write side by side in the same directories (the local executor runs
-/// them in one process, on threads), so a temporary name whose writer's pid still runs on this
-/// host is left alone: it is another partition's file in the making, not debris. (On a shared
-/// filesystem a writer on another host is not visible from here; each executor task sweeps only
-/// directories of its own stage and cycle, see docs/architecture.md.)
+/// them in one process, on threads; the Slurm executor on several hosts over a shared
+/// filesystem), so a temporary name is removed only when its writer is surely gone: written on
+/// this host by a pid that no longer runs, or written on another host (whose pids cannot be seen
+/// from here) and untouched for [`FOREIGN_TEMP_AGE`]. Names without a host (older versions) are
+/// taken as this host's.
 pub fn remove_temps(dir: &Path) -> Result<usize> {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
@@ -187,7 +194,20 @@ pub fn remove_temps(dir: &Path) -> Result<usize> {
         let entry = entry.ctx("list", dir)?;
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if is_temp_name(&name) && !temp_writer(&name).is_some_and(crate::util::pid_alive) {
+        if !is_temp_name(&name) {
+            continue;
+        }
+        let debris = match temp_writer(&name) {
+            Some((_, Some(host))) if host != host_tag() => entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age >= FOREIGN_TEMP_AGE),
+            Some((pid, _)) => !crate::util::pid_alive(pid),
+            None => true,
+        };
+        if debris {
             let p = entry.path();
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
             let removed = if is_dir {
@@ -205,11 +225,45 @@ pub fn remove_temps(dir: &Path) -> Result<usize> {
     Ok(n)
 }
 
-/// The pid in a temporary name (`.x.run.tmp.PID`, `.sort.tmp.PID.N`).
-fn temp_writer(name: &str) -> Option<u32> {
+/// This host in temporary names: the short host name, reduced to `[A-Za-z0-9_-]`.
+pub fn host_tag() -> &'static str {
+    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TAG.get_or_init(|| {
+        let h = crate::util::hostname();
+        let short = h.split('.').next().unwrap_or("");
+        let tag: String = short
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if tag.is_empty() {
+            "unknown".into()
+        } else {
+            tag
+        }
+    })
+}
+
+/// The writer part of a temporary name: `<pid>@<host>` (see [`host_tag`]).
+pub fn temp_writer_tag() -> String {
+    format!("{}@{}", std::process::id(), host_tag())
+}
+
+/// The writer of a temporary name (`.x.run.tmp.PID@HOST`, `.sort.tmp.PID@HOST.N`; older names
+/// have no `@HOST`): its pid and host.
+fn temp_writer(name: &str) -> Option<(u32, Option<&str>)> {
     let after = &name[name.find(TEMP_MARK)? + TEMP_MARK.len()..];
-    let digits = after.split('.').next()?;
-    digits.parse().ok()
+    let tag = after.split('.').next()?;
+    let (pid, host) = match tag.split_once('@') {
+        Some((pid, host)) => (pid, Some(host)),
+        None => (tag, None),
+    };
+    Some((pid.parse().ok()?, host))
 }
 
 /// Whether a file name is one of [`AtomicFile`]'s temporary names.
@@ -224,7 +278,7 @@ fn temp_path(dest: &Path) -> Result<PathBuf> {
     let tmp = format!(
         ".{}{TEMP_MARK}{}",
         name.to_string_lossy(),
-        std::process::id()
+        temp_writer_tag()
     );
     Ok(dest.with_file_name(tmp))
 }
@@ -265,17 +319,50 @@ mod tests {
     #[test]
     fn remove_temps_sweeps_only_temps() {
         let dir = tempfile::tempdir().unwrap();
-        // A pid no process can have: its writer is gone.
+        let me = host_tag();
+        // A pid no process can have: its writer is gone (old and new names).
         fs::write(dir.path().join(".x.run.tmp.4000000000"), b"junk").unwrap();
-        fs::create_dir(dir.path().join(".sort.tmp.4000000000.3")).unwrap();
+        fs::write(
+            dir.path().join(format!(".z.run.tmp.4000000000@{me}")),
+            b"junk",
+        )
+        .unwrap();
+        fs::create_dir(dir.path().join(format!(".sort.tmp.4000000000@{me}.3"))).unwrap();
         // A live writer's (ours: another partition being written by another thread).
-        let live = format!(".y.run.tmp.{}", std::process::id());
+        let live = format!(".y.run.tmp.{}", temp_writer_tag());
         fs::write(dir.path().join(&live), b"in the making").unwrap();
+        // Another host's, fresh: its writer may run there (a Slurm task on a shared filesystem).
+        let other = ".w.run.tmp.4000000000@another-node";
+        fs::write(dir.path().join(other), b"in the making elsewhere").unwrap();
         fs::write(dir.path().join("x.run"), b"keep").unwrap();
         fs::write(dir.path().join(".hidden"), b"keep").unwrap();
-        assert_eq!(remove_temps(dir.path()).unwrap(), 2);
+        assert_eq!(remove_temps(dir.path()).unwrap(), 3);
         assert!(dir.path().join("x.run").exists());
         assert!(dir.path().join(".hidden").exists());
         assert!(dir.path().join(&live).exists());
+        assert!(dir.path().join(other).exists());
+        // Untouched for a day, another host's temp is debris.
+        let f = fs::File::options()
+            .write(true)
+            .open(dir.path().join(other))
+            .unwrap();
+        f.set_modified(std::time::SystemTime::now() - FOREIGN_TEMP_AGE)
+            .unwrap();
+        drop(f);
+        assert_eq!(remove_temps(dir.path()).unwrap(), 1);
+        assert!(!dir.path().join(other).exists());
+    }
+
+    #[test]
+    fn temp_names_carry_pid_and_host() {
+        let t = temp_path(Path::new("/d/links/p0003.run")).unwrap();
+        let name = t.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(is_temp_name(&name), "{name}");
+        assert_eq!(
+            temp_writer(&name),
+            Some((std::process::id(), Some(host_tag())))
+        );
+        assert_eq!(temp_writer(".a.tmp.12.3"), Some((12, None)));
+        assert_eq!(temp_writer(".a.tmp.x"), None);
     }
 }

@@ -10,30 +10,17 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dragnet::crawl::{Config, CrawlDir, FetchResult, UrlRecord};
+use dragnet::crawl::{Config, CrawlDir, UrlRecord};
 use dragnet::cycle::{next_cycle, run_cycles, CycleOptions};
 use dragnet::run::{self, Cursor, RunReader, Schema};
-use websim::model::{Web, WebConfig};
-use websim::server::{Server, ServerOptions};
-use websim::truth::{truth, Outcome, Policy};
+use websim::model::Web;
+use websim::server::Server;
+use websim::truth::{truth, Policy};
 
 const M: u32 = 3;
 
 fn web(seed: u64, hosts: u32, pages: u32) -> (std::sync::Arc<Web>, Server) {
-    Server::start_web(
-        WebConfig {
-            seed,
-            port: 0,
-            listeners: 2,
-            hosts,
-            pages,
-            hostile_every: 0,
-            max_crawl_delay: Duration::from_millis(20),
-            ..WebConfig::default()
-        },
-        ServerOptions::default(),
-    )
-    .unwrap()
+    common::small_web(seed, hosts, pages)
 }
 
 fn config(threads: u32) -> Config {
@@ -91,20 +78,8 @@ fn outcome(dir: &CrawlDir) -> Outcome2 {
             );
         }
         o.urldb.push(m);
-        for c in 0..last {
-            let path = dir.fetched(c, p);
-            if !path.exists() {
-                continue;
-            }
-            let mut r = RunReader::open_expect(&path, Schema::FETCHED).unwrap();
-            while r.advance().unwrap() {
-                let f = FetchResult::decode(r.payload()).unwrap();
-                if f.status > 0 {
-                    o.fetched.insert(f.url);
-                }
-            }
-        }
     }
+    o.fetched = common::fetched_urls(dir, M, last);
     o
 }
 
@@ -129,12 +104,7 @@ fn a_crawl_to_completion_fetches_exactly_the_ground_truth() {
     assert_eq!(audit.counts.total(), 0, "politeness: {:?}", audit.counts);
 
     let t = truth(&web, &Policy::new(&web));
-    let should: BTreeSet<String> = t
-        .fetched
-        .iter()
-        .filter(|f| f.outcome != Outcome::Robots && f.status > 0)
-        .map(|f| f.url.clone())
-        .collect();
+    let should = common::truth_fetched(&web);
     let got = outcome(&c.dir).fetched;
     // State retention (`[cycle] keep_cycles`, 2 by default): the seen set of the last two
     // cycles' inputs and the next cycle's, not one per cycle.

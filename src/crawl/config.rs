@@ -48,6 +48,9 @@ pub struct Config {
     /// `[cycle]`: how `dragnet cycle` runs the stages on this machine.
     #[serde(default)]
     pub cycle: crate::cycle::CycleSection,
+    /// `[slurm]`: how `dragnet slurm submit` runs cycles as Slurm job arrays.
+    #[serde(default)]
+    pub slurm: crate::slurm::SlurmSection,
 }
 
 /// `[crawl]`.
@@ -195,6 +198,7 @@ impl Config {
         self.split.validate(path)?;
         self.prioritize.validate(path)?;
         self.cycle.validate(path)?;
+        self.slurm.validate(path)?;
         if self.canon.max_url_len < 16 {
             return Err(Error::config(
                 path,

@@ -85,7 +85,10 @@ impl Sorter {
             }
         };
         let n = SORTER_SEQ.fetch_add(1, Ordering::Relaxed);
-        let dir = tmp_parent.join(format!(".sort.tmp.{}.{n}", std::process::id()));
+        let dir = tmp_parent.join(format!(
+            ".sort.tmp.{}.{n}",
+            crate::storage::temp_writer_tag()
+        ));
         fs::create_dir_all(&dir).ctx("create directory", &dir)?;
         Ok(Sorter {
             schema,

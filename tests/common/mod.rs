@@ -110,3 +110,66 @@ pub fn stages_until_merge(
         dragnet::merge::merge_partition(dir, cfg, cycle, p).unwrap();
     }
 }
+
+/// A websim web of `hosts` x `pages` without hostile hosts (crawl-delays of at most 20 ms),
+/// served on loopback: the web of the executor tests.
+#[allow(dead_code)]
+pub fn small_web(
+    seed: u64,
+    hosts: u32,
+    pages: u32,
+) -> (std::sync::Arc<websim::model::Web>, websim::server::Server) {
+    websim::server::Server::start_web(
+        websim::model::WebConfig {
+            seed,
+            port: 0,
+            listeners: 2,
+            hosts,
+            pages,
+            hostile_every: 0,
+            max_crawl_delay: std::time::Duration::from_millis(20),
+            ..websim::model::WebConfig::default()
+        },
+        websim::server::ServerOptions::default(),
+    )
+    .unwrap()
+}
+
+/// What a crawl to completion of `web` must have fetched (its ground truth, robots.txt aside).
+#[allow(dead_code)]
+pub fn truth_fetched(web: &websim::model::Web) -> std::collections::BTreeSet<String> {
+    use websim::truth::{truth, Outcome, Policy};
+    truth(web, &Policy::new(web))
+        .fetched
+        .iter()
+        .filter(|f| f.outcome != Outcome::Robots && f.status > 0)
+        .map(|f| f.url.clone())
+        .collect()
+}
+
+/// The URLs a crawl has fetched (an answer of any status), over every cycle before `cycles`.
+#[allow(dead_code)]
+pub fn fetched_urls(
+    dir: &dragnet::crawl::CrawlDir,
+    partitions: u32,
+    cycles: u32,
+) -> std::collections::BTreeSet<String> {
+    use dragnet::run::{Cursor, RunReader, Schema};
+    let mut out = std::collections::BTreeSet::new();
+    for c in 0..cycles {
+        for p in 0..partitions {
+            let path = dir.fetched(c, p);
+            if !path.exists() {
+                continue;
+            }
+            let mut r = RunReader::open_expect(&path, Schema::FETCHED).unwrap();
+            while r.advance().unwrap() {
+                let f = dragnet::crawl::FetchResult::decode(r.payload()).unwrap();
+                if f.status > 0 {
+                    out.insert(f.url);
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,565 @@
+//! The Slurm executor (DESIGN §8): a cycle as job arrays on a cluster.
+//!
+//! `dragnet slurm submit DIR` submits one cycle as five job arrays, one per stage, each task
+//! running one partition (`dragnet slurm task`), each array depending on the one before it with
+//! `--dependency=afterok` and `--kill-on-invalid-dep=yes` (a failed task cancels what depends on
+//! it instead of leaving it pending forever), then one small job, `dragnet slurm finish`, that
+//! ends the cycle as the local executor does ([`crate::cycle::after_cycle`]: `metrics.prom`, old
+//! state pruned) and, if more cycles were asked for (`--cycles K`, `--until-empty`), submits the
+//! next cycle. So a chain of cycles needs one `sbatch` on the login node and keeps going by
+//! itself; nothing of dragnet runs between jobs, and Slurm does the scheduling, requeueing and
+//! accounting. The crawl directory must be on a filesystem every node mounts.
+//!
+//! Only (stage, partition) pairs without a `.done` marker are submitted, so after a failure
+//! `dragnet slurm submit` again (or `dragnet cycle` on one machine) runs only what is missing;
+//! each stage's own commit protocol makes a task killed half-way invisible. A task that fails
+//! leaves the same `.failed` marker as under the local executor, so `dragnet status` shows it.
+//!
+//! Partitions to tasks: an array's task index is not the partition number but an index into the
+//! list of partitions the array runs (given to the task on its command line as ranges), so a
+//! crawl of M = 4,096 partitions fits Slurm's default `MaxArraySize` of 1,001: arrays hold at
+//! most `[slurm] max_array` tasks, and a stage of more partitions is several arrays, all of which
+//! the next stage waits for. `[slurm] parallel` caps the tasks of one array that run at once
+//! (`--array=...%K`); Slurm's own resources decide the rest (WebGather's two-stage mapping: host
+//! -> partition by hash, partition -> machine by the scheduler).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use crate::crawl::{Config, CrawlDir, Stage};
+use crate::cycle::{after_cycle, fetch_list_size, next_cycle, run_stage, StageOutcome};
+use crate::error::{Error, IoContext, Result};
+use crate::fetch::{FetchOptions, ProgressMode};
+
+/// `[slurm]` in crawl.toml: how `dragnet slurm submit` calls `sbatch`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SlurmSection {
+    /// The `sbatch` program: a name looked up on PATH, or a path.
+    pub sbatch: String,
+    /// Arguments for every job (partition, account, QOS, time limit, ...), e.g.
+    /// `["--partition=crawl", "--time=04:00:00"]`.
+    pub args: Vec<String>,
+    /// Arguments for the fetch stage's arrays only, after `args` (e.g. `["--cpus-per-task=4"]`
+    /// when `[fetch] threads` is large).
+    pub fetch_args: Vec<String>,
+    /// Tasks of one array that may run at once (`--array=...%K`); 0 leaves it to Slurm.
+    pub parallel: u32,
+    /// Most tasks in one array (Slurm's `MaxArraySize` is 1,001 by default); a stage with more
+    /// partitions is submitted as several arrays.
+    pub max_array: u32,
+    /// Where the jobs write their logs, relative to the crawl directory (or absolute).
+    pub log_dir: String,
+}
+
+impl Default for SlurmSection {
+    fn default() -> Self {
+        SlurmSection {
+            sbatch: "sbatch".into(),
+            args: Vec::new(),
+            fetch_args: Vec::new(),
+            parallel: 0,
+            max_array: 1000,
+            log_dir: "logs/slurm".into(),
+        }
+    }
+}
+
+impl SlurmSection {
+    /// Checks values.
+    pub fn validate(&self, path: &Path) -> Result<()> {
+        if self.max_array == 0 {
+            return Err(Error::config(
+                path,
+                "slurm.max_array: must be at least 1 (default 1000, under Slurm's MaxArraySize)",
+            ));
+        }
+        if self.sbatch.trim().is_empty() {
+            return Err(Error::config(
+                path,
+                "slurm.sbatch: must name the sbatch program (default \"sbatch\")",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What happens after the submitted cycle's `finish` job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Then {
+    /// Submit this many more cycles, one after another.
+    Cycles(u32),
+    /// Submit the next cycle while the fetch lists are not empty, at most this many more.
+    UntilEmpty(u32),
+}
+
+impl Then {
+    /// The chain after one more cycle, or `None` if it ends (`next_fetch_list`: URLs in the next
+    /// cycle's fetch lists).
+    pub fn next(self, next_fetch_list: u64) -> Option<Then> {
+        match self {
+            Then::Cycles(n) if n > 0 => Some(Then::Cycles(n - 1)),
+            Then::UntilEmpty(n) if n > 0 && next_fetch_list > 0 => Some(Then::UntilEmpty(n - 1)),
+            _ => None,
+        }
+    }
+
+    fn args(self) -> Vec<String> {
+        match self {
+            Then::Cycles(n) => vec!["--then-cycles".into(), n.to_string()],
+            Then::UntilEmpty(n) => {
+                vec!["--until-empty".into(), "--max-cycles".into(), n.to_string()]
+            }
+        }
+    }
+}
+
+/// How to submit.
+#[derive(Debug, Clone)]
+pub struct SubmitOptions {
+    /// What the cycle's `finish` job does next.
+    pub then: Then,
+    /// Print the `sbatch` commands instead of running them.
+    pub dry_run: bool,
+    /// The `dragnet` the jobs run, as the nodes see it (default: this executable).
+    pub binary: PathBuf,
+}
+
+/// One `sbatch` call.
+#[derive(Debug, Clone, Serialize)]
+pub struct Job {
+    /// The stage, or `finish`.
+    pub what: String,
+    /// The job id Slurm gave (in a dry run, a placeholder).
+    pub id: String,
+    /// The partitions the array runs, as ranges (`0-3,7`); empty for `finish`.
+    pub partitions: String,
+    /// The `sbatch` arguments.
+    pub argv: Vec<String>,
+}
+
+/// What `dragnet slurm submit` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Submission {
+    /// The cycle submitted.
+    pub cycle: u32,
+    /// URLs in its fetch lists.
+    pub fetch_list: u64,
+    /// The jobs, in submission order (the last is `finish`); empty if nothing was submitted.
+    pub jobs: Vec<Job>,
+    /// Why nothing was submitted, if so.
+    pub nothing: Option<String>,
+}
+
+/// Submits the next cycle of the crawl (the first whose prioritize is not done everywhere) as
+/// job arrays, only the (stage, partition) pairs without `.done`; see the module docs.
+pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Submission> {
+    if let Some(lock) = crate::crawl::read_lock(crawl.root())? {
+        return Err(Error::Locked(format!(
+            "{} is locked by `{}` (pid {} on {}, since {}): a local `dragnet cycle` runs the \
+             crawl; submit to Slurm when it has finished (or, if it is gone, `dragnet unlock`)",
+            crawl.root().display(),
+            lock.command,
+            lock.pid,
+            lock.host,
+            lock.started
+        )));
+    }
+    let m = cfg.crawl.partitions;
+    let cycle = next_cycle(crawl, m);
+    let fetch_list = fetch_list_size(crawl, cycle, m)?;
+    let mut sub = Submission {
+        cycle,
+        fetch_list,
+        jobs: Vec::new(),
+        nothing: None,
+    };
+    if matches!(opts.then, Then::UntilEmpty(_)) && fetch_list == 0 {
+        sub.nothing = Some(format!("the fetch lists of cycle {cycle} are empty"));
+        return Ok(sub);
+    }
+    let root = absolute(crawl.root())?;
+    let s = &cfg.slurm;
+    let log_dir = {
+        let d = Path::new(&s.log_dir);
+        let d = if d.is_absolute() {
+            d.to_path_buf()
+        } else {
+            root.join(d)
+        };
+        d.join(format!("c{cycle:06}"))
+    };
+    if !opts.dry_run {
+        std::fs::create_dir_all(&log_dir).ctx("create", &log_dir)?;
+    }
+    let name = job_name_part(&cfg.crawl.name);
+    let mut after: Vec<String> = Vec::new();
+    for stage in Stage::CYCLE {
+        let pending: Vec<u32> = (0..m)
+            .filter(|&p| !crawl.done_path(cycle, stage, p).exists())
+            .collect();
+        let mut ids = Vec::new();
+        for chunk in pending.chunks(s.max_array as usize) {
+            let list = ranges(chunk);
+            let mut argv = vec![
+                "--parsable".to_owned(),
+                format!("--job-name=dragnet-{name}-c{cycle}-{stage}"),
+                format!(
+                    "--array=0-{}{}",
+                    chunk.len() - 1,
+                    if s.parallel > 0 {
+                        format!("%{}", s.parallel)
+                    } else {
+                        String::new()
+                    }
+                ),
+                format!("--output={}/{stage}-%A_%a.log", log_dir.display()),
+            ];
+            dependency(&mut argv, &after);
+            argv.extend(s.args.iter().cloned());
+            if stage == Stage::Fetch {
+                argv.extend(s.fetch_args.iter().cloned());
+            }
+            let cmd = [
+                opts.binary.display().to_string(),
+                "slurm".into(),
+                "task".into(),
+                "--stage".into(),
+                stage.name().into(),
+                "--cycle".into(),
+                cycle.to_string(),
+                "--partitions".into(),
+                list.clone(),
+                root.display().to_string(),
+            ];
+            argv.push(format!("--wrap=exec {}", shell_words(&cmd)));
+            let id = sbatch(s, &argv, opts.dry_run, &format!("{stage}-{}", ids.len()))?;
+            ids.push(id.clone());
+            sub.jobs.push(Job {
+                what: stage.name().into(),
+                id,
+                partitions: list,
+                argv,
+            });
+        }
+        if !ids.is_empty() {
+            after = ids;
+        }
+    }
+    let mut argv = vec![
+        "--parsable".to_owned(),
+        format!("--job-name=dragnet-{name}-c{cycle}-finish"),
+        format!("--output={}/finish-%j.log", log_dir.display()),
+    ];
+    dependency(&mut argv, &after);
+    argv.extend(s.args.iter().cloned());
+    let mut cmd = vec![
+        opts.binary.display().to_string(),
+        "slurm".into(),
+        "finish".into(),
+        "--cycle".into(),
+        cycle.to_string(),
+        "--binary".into(),
+        opts.binary.display().to_string(),
+    ];
+    cmd.extend(opts.then.args());
+    cmd.push(root.display().to_string());
+    argv.push(format!("--wrap=exec {}", shell_words(&cmd)));
+    let id = sbatch(s, &argv, opts.dry_run, "finish")?;
+    sub.jobs.push(Job {
+        what: "finish".into(),
+        id,
+        partitions: String::new(),
+        argv,
+    });
+    if !opts.dry_run {
+        record(&log_dir, &sub)?;
+    }
+    Ok(sub)
+}
+
+fn dependency(argv: &mut Vec<String>, after: &[String]) {
+    if !after.is_empty() {
+        argv.push(format!("--dependency=afterok:{}", after.join(":")));
+        argv.push("--kill-on-invalid-dep=yes".into());
+    }
+}
+
+/// Runs `sbatch ARGV` and returns the job id it prints (`--parsable`: `id` or `id;cluster`).
+fn sbatch(s: &SlurmSection, argv: &[String], dry_run: bool, placeholder: &str) -> Result<String> {
+    if dry_run {
+        return Ok(format!("<{placeholder}>"));
+    }
+    let out = Command::new(&s.sbatch).args(argv).output().map_err(|e| {
+        Error::Usage(format!(
+            "cannot run `{}` ({e}): is Slurm installed here? Set [slurm] sbatch in crawl.toml to \
+             its path, or submit from a node that has it",
+            s.sbatch
+        ))
+    })?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let id = stdout.trim().split(';').next().unwrap_or("").trim();
+    if !out.status.success() || id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Error::Usage(format!(
+            "`{} {}` failed ({}): {}{}; jobs submitted before it are still queued (`squeue`)",
+            s.sbatch,
+            argv.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim(),
+            stdout.trim()
+        )));
+    }
+    Ok(id.to_owned())
+}
+
+/// Appends the submission to `LOG_DIR/submitted.jsonl`, for the operator.
+fn record(log_dir: &Path, sub: &Submission) -> Result<()> {
+    use std::io::Write;
+    let path = log_dir.join("submitted.jsonl");
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .ctx("open", &path)?;
+    let line = serde_json::json!({
+        "time": crate::util::rfc3339(crate::util::unix_now()),
+        "host": crate::util::hostname(),
+        "submission": sub,
+    });
+    writeln!(f, "{line}").ctx("write", &path)
+}
+
+fn absolute(p: &Path) -> Result<PathBuf> {
+    std::fs::canonicalize(p).ctx("resolve", p)
+}
+
+/// The crawl's name as it can stand in a job name.
+fn job_name_part(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Words quoted for `sh` (the `--wrap` script).
+fn shell_words(words: &[String]) -> String {
+    let mut s = String::new();
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            s.push(' ');
+        }
+        if !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_./,=:@%+".contains(&b))
+        {
+            s.push_str(w);
+        } else {
+            s.push('\'');
+            s.push_str(&w.replace('\'', "'\\''"));
+            s.push('\'');
+        }
+    }
+    s
+}
+
+/// Partition numbers (ascending) as ranges: `0-3,7,9-10`.
+pub fn ranges(ps: &[u32]) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while i < ps.len() {
+        let mut j = i;
+        while j + 1 < ps.len() && ps[j + 1] == ps[j] + 1 {
+            j += 1;
+        }
+        if !s.is_empty() {
+            s.push(',');
+        }
+        if i == j {
+            let _ = write!(s, "{}", ps[i]);
+        } else {
+            let _ = write!(s, "{}-{}", ps[i], ps[j]);
+        }
+        i = j + 1;
+    }
+    s
+}
+
+/// The partitions of a ranges list (see [`ranges`]).
+pub fn parse_ranges(s: &str) -> Result<Vec<u32>> {
+    let bad = || {
+        Error::Usage(format!(
+            "--partitions {s:?}: expected ascending partition numbers and ranges such as 0-3,7"
+        ))
+    };
+    let mut out: Vec<u32> = Vec::new();
+    for part in s.split(',') {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (part, part),
+        };
+        let a: u32 = a.trim().parse().map_err(|_| bad())?;
+        let b: u32 = b.trim().parse().map_err(|_| bad())?;
+        if a > b || out.last().is_some_and(|&l| l >= a) {
+            return Err(bad());
+        }
+        out.extend(a..=b);
+    }
+    Ok(out)
+}
+
+/// `dragnet slurm task`: runs `stage` of `cycle` for the partition this array task stands for
+/// (`SLURM_ARRAY_TASK_ID` indexes `partitions`), recording `.done` or `.failed` as any executor.
+pub fn task(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    stage: Stage,
+    cycle: u32,
+    partitions: &str,
+) -> Result<(u32, StageOutcome)> {
+    let list = parse_ranges(partitions)?;
+    let index: usize = std::env::var("SLURM_ARRAY_TASK_ID")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| {
+            Error::Usage(
+                "SLURM_ARRAY_TASK_ID is not set: `dragnet slurm task` runs as a Slurm array task; \
+                 to run one partition by hand, use `dragnet <stage> --cycle N --partition P`"
+                    .into(),
+            )
+        })?;
+    let p = *list.get(index).ok_or_else(|| {
+        Error::Usage(format!(
+            "array task {index} is past the {} partitions {partitions}",
+            list.len()
+        ))
+    })?;
+    let m = cfg.crawl.partitions;
+    if p >= m {
+        return Err(Error::Usage(format!(
+            "partition {p} is out of range: the crawl has {m} partitions"
+        )));
+    }
+    eprintln!(
+        "slurm task {}_{index}: {stage} of cycle {cycle}, partition {p}, on {}",
+        std::env::var("SLURM_ARRAY_JOB_ID").unwrap_or_default(),
+        crate::util::hostname()
+    );
+    let fetch = FetchOptions {
+        progress: ProgressMode::Log,
+        ..FetchOptions::default()
+    };
+    let r = run_stage(crawl, cfg, stage, cycle, p, &fetch)?;
+    Ok((p, r))
+}
+
+/// What `dragnet slurm finish` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finish {
+    /// The cycle ended.
+    pub cycle: u32,
+    /// URLs in the next cycle's fetch lists.
+    pub next_fetch_list: u64,
+    /// The next cycle's submission, if the chain goes on.
+    pub next: Option<Submission>,
+}
+
+/// `dragnet slurm finish`: ends `cycle` (which must be complete) as the local executor does, then
+/// submits the next cycle if `then` says so.
+pub fn finish(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    cycle: u32,
+    then: Then,
+    binary: PathBuf,
+) -> Result<Finish> {
+    let m = cfg.crawl.partitions;
+    let missing: Vec<u32> = (0..m)
+        .filter(|&p| !crawl.done_path(cycle, Stage::Prioritize, p).exists())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Usage(format!(
+            "cycle {cycle} is not complete: prioritize has not finished partitions {}; \
+             `dragnet status {}` shows what failed, and `dragnet slurm submit` submits what is \
+             missing",
+            ranges(&missing),
+            crawl.root().display()
+        )));
+    }
+    after_cycle(crawl, cfg, cycle, true, &|line| {
+        eprintln!("slurm finish: {line}")
+    });
+    let next_fetch_list = fetch_list_size(crawl, cycle + 1, m)?;
+    let next = match then.next(next_fetch_list) {
+        Some(then) => Some(submit(
+            crawl,
+            cfg,
+            &SubmitOptions {
+                then,
+                dry_run: false,
+                binary,
+            },
+        )?),
+        None => None,
+    };
+    Ok(Finish {
+        cycle,
+        next_fetch_list,
+        next,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_round_trip() {
+        for ps in [
+            vec![],
+            vec![0],
+            vec![0, 1, 2, 3],
+            vec![0, 2, 3, 4, 9],
+            vec![5, 7, 9, 10, 11, 4095],
+        ] {
+            let s = ranges(&ps);
+            if ps.is_empty() {
+                assert_eq!(s, "");
+                continue;
+            }
+            assert_eq!(parse_ranges(&s).unwrap(), ps, "{s}");
+        }
+        assert_eq!(ranges(&[0, 2, 3, 4, 9]), "0,2-4,9");
+        assert!(parse_ranges("3,1").is_err());
+        assert!(parse_ranges("4-2").is_err());
+        assert!(parse_ranges("1,x").is_err());
+    }
+
+    #[test]
+    fn shell_words_quote_what_sh_would_split() {
+        let w = |v: &[&str]| shell_words(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            w(&["/bin/dragnet", "--cycle", "3"]),
+            "/bin/dragnet --cycle 3"
+        );
+        assert_eq!(w(&["/a b/c", "it's", ""]), "'/a b/c' 'it'\\''s' ''");
+        assert_eq!(w(&["$HOME"]), "'$HOME'");
+    }
+
+    #[test]
+    fn the_chain_counts_down_and_stops_when_empty() {
+        assert_eq!(Then::Cycles(2).next(0), Some(Then::Cycles(1)));
+        assert_eq!(Then::Cycles(0).next(5), None);
+        assert_eq!(Then::UntilEmpty(3).next(5), Some(Then::UntilEmpty(2)));
+        assert_eq!(Then::UntilEmpty(3).next(0), None);
+        assert_eq!(Then::UntilEmpty(0).next(5), None);
+    }
+}

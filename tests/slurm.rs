@@ -1,0 +1,414 @@
+//! The Slurm executor (`dragnet slurm`): a crawl to completion through job arrays fetches exactly
+//! websim's ground truth, a failed task cancels what depends on it and a second submission runs
+//! only what is missing, large crawls are cut into arrays Slurm accepts.
+//!
+//! Two kinds of Slurm: a stand-in `sbatch` (a shell script, below) that runs each job as it is
+//! submitted and cancels jobs whose dependency failed, so the executor's logic is tested on any
+//! machine; and the real thing, when a cluster answers here (`.ci/slurm-up` starts a one-node
+//! cluster; without one that test says so and passes).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dragnet::crawl::Stage;
+use dragnet::cycle::next_cycle;
+
+const M: u32 = 3;
+
+/// A stand-in for `sbatch --parsable`: gives job ids from a counter, runs the `--wrap` command
+/// at once (for each array index, with SLURM_ARRAY_TASK_ID set, output to `--output`), and marks
+/// a job failed if a task fails; a job with an `afterok` dependency on a failed job is cancelled
+/// (marked failed, not run), as `--kill-on-invalid-dep=yes` does. Every call is logged.
+const FAKE_SBATCH: &str = r#"#!/usr/bin/env bash
+set -u
+state=${FAKE_SBATCH_STATE:?}
+array=""; deps=""; wrap=""; out="/dev/null"
+for a in "$@"; do
+    case "$a" in
+        --array=*) array=${a#--array=} ;;
+        --dependency=afterok:*) deps=${a#--dependency=afterok:} ;;
+        --wrap=*) wrap=${a#--wrap=} ;;
+        --output=*) out=${a#--output=} ;;
+    esac
+done
+printf '%s\n' "$*" >> "$state/calls"
+id=$(( $(cat "$state/next" 2>/dev/null || echo 100) + 1 ))
+echo "$id" > "$state/next"
+for d in ${deps//:/ }; do
+    if [ -e "$state/failed.$d" ]; then touch "$state/failed.$id"; echo "$id"; exit 0; fi
+done
+run() {
+    local log=${out//%A/$id}; log=${log//%a/$1}; log=${log//%j/$id}
+    SLURM_JOB_ID=$id SLURM_ARRAY_JOB_ID=$id SLURM_ARRAY_TASK_ID=$1 sh -c "$wrap" > "$log" 2>&1 \
+        || touch "$state/failed.$id"
+}
+if [ -n "$array" ]; then
+    range=${array%%\%*}
+    for i in $(seq 0 "${range#0-}"); do run "$i"; done
+else
+    run ""
+fi
+echo "$id"
+"#;
+
+fn fake_sbatch(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("fake-sbatch");
+    std::fs::write(&path, FAKE_SBATCH).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir_all(dir.join("sbatch-state")).unwrap();
+    path
+}
+
+fn dragnet(args: &[&str], dir: &Path, state: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_dragnet"))
+        .args(args)
+        .arg(dir)
+        .env("FAKE_SBATCH_STATE", state)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Every job log the chain wrote, for failure messages.
+fn logs(root: &Path) -> String {
+    let mut out = String::new();
+    let Ok(cycles) = std::fs::read_dir(root.join("logs/slurm")) else {
+        return out;
+    };
+    let mut files: Vec<PathBuf> = cycles
+        .flat_map(|c| std::fs::read_dir(c.unwrap().path()).unwrap())
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(5).collect();
+        out.push_str(&format!("== {}\n", f.display()));
+        for l in tail.into_iter().rev() {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn a_crawl_through_simulated_slurm_fetches_exactly_the_ground_truth() {
+    let (web, server) = common::small_web(71, 8, 12);
+    let work = tempfile::tempdir().unwrap();
+    let mut cfg = common::websim_config(M, 2);
+    cfg.slurm.sbatch = fake_sbatch(work.path()).display().to_string();
+    cfg.slurm.parallel = 2;
+    let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
+    let state = work.path().join("sbatch-state");
+
+    let out = dragnet(
+        &["slurm", "submit", "--until-empty", "--max-cycles", "30"],
+        c.dir.root(),
+        &state,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}\n{}", logs(c.dir.root()));
+    assert!(err.contains("cycle 0 ("), "{err}");
+    let audit = server.stop();
+    assert_eq!(audit.counts.total(), 0, "politeness: {:?}", audit.counts);
+
+    // The chain ran to the end by itself: the last cycle's finish found empty fetch lists.
+    let last = next_cycle(&c.dir, M);
+    assert!(last >= 3, "a crawl of a few cycles, got {last}");
+    assert_eq!(dragnet::cycle::fetch_list_size(&c.dir, last, M).unwrap(), 0);
+    let calls = std::fs::read_to_string(state.join("calls")).unwrap();
+    // Per cycle: five arrays and a finish job; every job but the fetch waits for the one before
+    // it (a cycle is submitted by the finish job of the one before, once that is complete).
+    assert_eq!(calls.lines().count() as u32, 6 * last, "{calls}");
+    for line in calls.lines() {
+        assert_eq!(
+            line.contains("--dependency=afterok:"),
+            !line.contains("-fetch "),
+            "{line}"
+        );
+        if line.contains("--array=") {
+            assert!(line.contains("--array=0-2%2 "), "{line}");
+        }
+    }
+    assert!(std::fs::read_dir(c.dir.root().join("logs/slurm/c000000"))
+        .unwrap()
+        .any(|e| e.unwrap().file_name() == "submitted.jsonl"));
+    assert!(c.dir.root().join("metrics.prom").exists());
+    assert!(!c.dir.lock_path().exists());
+
+    let got = common::fetched_urls(&c.dir, M, last);
+    let should = common::truth_fetched(&web);
+    let missed: Vec<_> = should.difference(&got).collect();
+    let extra: Vec<_> = got.difference(&should).collect();
+    assert!(
+        missed.is_empty() && extra.is_empty(),
+        "missed {missed:?}\nextra {extra:?}"
+    );
+}
+
+#[test]
+fn a_failed_task_cancels_what_depends_on_it_and_a_resubmit_runs_only_what_is_missing() {
+    let (web, server) = common::small_web(53, 6, 10);
+    let work = tempfile::tempdir().unwrap();
+    let mut cfg = common::websim_config(M, 2);
+    cfg.slurm.sbatch = fake_sbatch(work.path()).display().to_string();
+    let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
+    let state = work.path().join("sbatch-state");
+    // Damage partition 1's fetch list (keep a copy to repair it).
+    let list = c.dir.fetchlist(0, 1);
+    let good = std::fs::read(&list).unwrap();
+    let mut bad = good.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0xff;
+    std::fs::write(&list, &bad).unwrap();
+
+    let out = dragnet(&["slurm", "submit"], c.dir.root(), &state);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let failed = dragnet::crawl::failed::read_failed(&c.dir, Stage::Fetch, 0, 1)
+        .unwrap()
+        .expect("the failed task leaves a .failed marker");
+    assert!(failed.error.contains("p0001.run"), "{}", failed.error);
+    for p in [0, 2] {
+        assert!(
+            c.dir.done_path(0, Stage::Fetch, p).exists(),
+            "fetch p{p} kept"
+        );
+    }
+    for p in 0..M {
+        assert!(
+            !c.dir.done_path(0, Stage::Parse, p).exists(),
+            "parse waits for the whole fetch array"
+        );
+    }
+    assert_eq!(next_cycle(&c.dir, M), 0);
+
+    // Repaired, a second submission runs only the missing fetch, then the rest of the cycle.
+    std::fs::write(&list, &good).unwrap();
+    let before = std::fs::read_to_string(state.join("calls"))
+        .unwrap()
+        .lines()
+        .count();
+    let out = dragnet(&["slurm", "submit", "--json"], c.dir.root(), &state);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sub: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jobs = sub["jobs"].as_array().unwrap();
+    assert_eq!(jobs[0]["what"], "fetch");
+    assert_eq!(jobs[0]["partitions"], "1");
+    assert_eq!(jobs[1]["partitions"], "0-2");
+    let calls = std::fs::read_to_string(state.join("calls")).unwrap();
+    assert_eq!(calls.lines().count() - before, 6);
+    assert_eq!(next_cycle(&c.dir, M), 1, "{}", logs(c.dir.root()));
+    assert!(
+        dragnet::crawl::failed::read_failed(&c.dir, Stage::Fetch, 0, 1)
+            .unwrap()
+            .is_none()
+    );
+    // The chain was one cycle: nothing of cycle 1 was submitted.
+    assert!(!c.dir.done_path(1, Stage::Fetch, 0).exists());
+    server.stop();
+}
+
+#[test]
+fn a_large_crawl_is_cut_into_arrays_slurm_accepts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let seeds = tmp.path().join("seeds.txt");
+    std::fs::write(&seeds, "http://a.example/\nhttp://b.example/\n").unwrap();
+    let config = tmp.path().join("crawl.toml");
+    std::fs::write(
+        &config,
+        "[crawl]\nname = \"big crawl\"\npartitions = 2500\n[slurm]\nmax_array = 1000\n\
+         parallel = 8\nargs = [\"--partition=crawl\"]\nfetch_args = [\"--cpus-per-task=4\"]\n",
+    )
+    .unwrap();
+    let root = tmp.path().join("crawl");
+    let init = Command::new(env!("CARGO_BIN_EXE_dragnet"))
+        .args(["init", "--seeds"])
+        .arg(&seeds)
+        .arg("--config")
+        .arg(&config)
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_dragnet"))
+        .args(["slurm", "submit", "--dry-run", "--json", "--cycles", "3"])
+        .args(["--binary", "/opt/dragnet/bin/dragnet"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!root.join("logs").exists(), "a dry run writes nothing");
+    let sub: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jobs = sub["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 5 * 3 + 1);
+    let argv = |j: &serde_json::Value| -> Vec<String> {
+        j["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_owned())
+            .collect()
+    };
+    for (s, stage) in ["fetch", "parse", "split", "merge", "prioritize"]
+        .iter()
+        .enumerate()
+    {
+        let arrays = &jobs[s * 3..s * 3 + 3];
+        let parts: Vec<&str> = arrays
+            .iter()
+            .map(|j| j["partitions"].as_str().unwrap())
+            .collect();
+        assert_eq!(parts, ["0-999", "1000-1999", "2000-2499"], "{stage}");
+        for (i, j) in arrays.iter().enumerate() {
+            assert_eq!(j["what"], *stage);
+            let a = argv(j);
+            let n = if i == 2 { 499 } else { 999 };
+            assert!(a.contains(&format!("--array=0-{n}%8")), "{a:?}");
+            assert!(a.contains(&"--partition=crawl".to_owned()), "{a:?}");
+            assert_eq!(a.contains(&"--cpus-per-task=4".to_owned()), s == 0, "{a:?}");
+            assert!(a.contains(&format!("--job-name=dragnet-big_crawl-c0-{stage}")));
+            let wrap = a.last().unwrap();
+            assert!(
+                wrap.starts_with(&format!(
+                    "--wrap=exec /opt/dragnet/bin/dragnet slurm task --stage {stage} --cycle 0 \
+                     --partitions {}",
+                    parts[i]
+                )),
+                "{wrap}"
+            );
+            // Each array waits for every array of the stage before.
+            if s > 0 {
+                let before: Vec<&str> = jobs[(s - 1) * 3..s * 3]
+                    .iter()
+                    .map(|j| j["id"].as_str().unwrap())
+                    .collect();
+                assert!(
+                    a.contains(&format!("--dependency=afterok:{}", before.join(":"))),
+                    "{a:?}"
+                );
+            } else {
+                assert!(!a.iter().any(|x| x.starts_with("--dependency")), "{a:?}");
+            }
+        }
+    }
+    let finish = argv(&jobs[15]);
+    assert!(
+        finish
+            .last()
+            .unwrap()
+            .contains("slurm finish --cycle 0 --binary /opt/dragnet/bin/dragnet --then-cycles 2 "),
+        "{finish:?}"
+    );
+}
+
+/// Whether a Slurm cluster answers here whose nodes are all this machine (the test's crawl lives
+/// in a local temporary directory, and its web on loopback) and can take jobs.
+fn cluster_up() -> bool {
+    let Ok(out) = Command::new("sinfo").args(["-h", "-o", "%n %T"]).output() else {
+        return false;
+    };
+    let me = dragnet::util::hostname();
+    let me = me.split('.').next().unwrap_or("");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let nodes: Vec<(&str, &str)> = text.lines().filter_map(|l| l.split_once(' ')).collect();
+    out.status.success()
+        && !nodes.is_empty()
+        && nodes
+            .iter()
+            .all(|(host, _)| host.split('.').next() == Some(me) || *host == "localhost")
+        && nodes.iter().any(|(_, state)| {
+            ["idle", "mixed", "allocated"].contains(&state.trim().trim_end_matches('*'))
+        })
+}
+
+/// Job names of this crawl still queued or running.
+fn queued(name: &str) -> Vec<String> {
+    let out = Command::new("squeue")
+        .args(["-h", "-o", "%i %j %T"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(&format!("dragnet-{name}-")))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_crawl_through_real_slurm_job_arrays() {
+    if !cluster_up() {
+        eprintln!(
+            "skipped: no one-node Slurm cluster of this machine answers (`.ci/slurm-up` starts one)"
+        );
+        return;
+    }
+    let (web, server) = common::small_web(29, 6, 8);
+    let mut cfg = common::websim_config(2, 2);
+    let name = format!("test{}", std::process::id());
+    cfg.crawl.name = name.clone();
+    let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
+    let out = Command::new(env!("CARGO_BIN_EXE_dragnet"))
+        .args(["slurm", "submit", "--until-empty", "--max-cycles", "20"])
+        .arg(c.dir.root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The chain ends by itself: poll until none of its jobs is queued (bounded).
+    let deadline = Instant::now() + Duration::from_secs(420);
+    let mut idle = 0;
+    while idle < 2 {
+        if Instant::now() > deadline {
+            let _ = Command::new("scancel")
+                .args(["-n", &format!("dragnet-{name}")])
+                .status();
+            for j in queued(&name) {
+                let id = j.split_whitespace().next().unwrap().to_owned();
+                let _ = Command::new("scancel").arg(id).status();
+            }
+            panic!("the chain did not end in time\n{}", logs(c.dir.root()));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        idle = if queued(&name).is_empty() {
+            idle + 1
+        } else {
+            0
+        };
+    }
+    let audit = server.stop();
+    assert_eq!(audit.counts.total(), 0, "politeness: {:?}", audit.counts);
+    let last = next_cycle(&c.dir, 2);
+    assert_eq!(
+        dragnet::cycle::fetch_list_size(&c.dir, last, 2).unwrap(),
+        0,
+        "the chain stopped before the crawl was done\n{}",
+        logs(c.dir.root())
+    );
+    let got = common::fetched_urls(&c.dir, 2, last);
+    let should = common::truth_fetched(&web);
+    assert_eq!(got, should, "{}", logs(c.dir.root()));
+}
