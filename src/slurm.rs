@@ -169,6 +169,22 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
             lock.started
         )));
     }
+    let name = job_name_part(&cfg.crawl.name);
+    if !opts.dry_run {
+        let queued = queued_jobs(&cfg.slurm, &name);
+        if !queued.is_empty() {
+            return Err(Error::Locked(format!(
+                "jobs of crawl {:?} are still queued or running ({}): the chain submitted before                  is not finished; wait for it (`squeue`), or cancel it (`scancel {}`) and submit                  again",
+                cfg.crawl.name,
+                queued.join(", "),
+                queued
+                    .iter()
+                    .map(|j| j.split(' ').next().unwrap_or(""))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )));
+        }
+    }
     let m = cfg.crawl.partitions;
     let cycle = next_cycle(crawl, m);
     let fetch_list = fetch_list_size(crawl, cycle, m)?;
@@ -196,7 +212,6 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
     if !opts.dry_run {
         std::fs::create_dir_all(&log_dir).ctx("create", &log_dir)?;
     }
-    let name = job_name_part(&cfg.crawl.name);
     let mut after: Vec<String> = Vec::new();
     for stage in Stage::CYCLE {
         let pending: Vec<u32> = (0..m)
@@ -280,6 +295,36 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
         record(&log_dir, &sub)?;
     }
     Ok(sub)
+}
+
+/// The crawl's jobs in Slurm's queue (`ID NAME` each), but the job this runs in (a `finish` job
+/// submitting the next cycle). `squeue` is looked up beside `[slurm] sbatch`; if it cannot run,
+/// nothing is known to be queued (a warning says so).
+fn queued_jobs(s: &SlurmSection, name: &str) -> Vec<String> {
+    let squeue = match Path::new(&s.sbatch).parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join("squeue"),
+        _ => PathBuf::from("squeue"),
+    };
+    let out = match Command::new(&squeue).args(["-h", "-o", "%A %j"]).output() {
+        Ok(out) if out.status.success() => out,
+        _ => {
+            eprintln!(
+                "slurm: warning: cannot list the queue with `{}`; not checking for jobs of this                  crawl still queued",
+                squeue.display()
+            );
+            return Vec::new();
+        }
+    };
+    let me = std::env::var("SLURM_JOB_ID").unwrap_or_default();
+    let prefix = format!("dragnet-{name}-c");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().split_once(' '))
+        .filter(|(id, job)| job.starts_with(&prefix) && *id != me)
+        .map(|(id, job)| format!("{id} {job}"))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 fn dependency(argv: &mut Vec<String>, after: &[String]) {
