@@ -289,11 +289,7 @@ fn a_failed_partition_keeps_the_others_work_and_a_rerun_finishes() {
     let c = common::websim_crawl(&web, &seeds(&web), config(2));
     // Damage partition 1's fetch list (keep a copy to repair it).
     let list = c.dir.fetchlist(0, 1);
-    let good = std::fs::read(&list).unwrap();
-    let mut bad = good.clone();
-    let mid = bad.len() / 2;
-    bad[mid] ^= 0xff;
-    std::fs::write(&list, &bad).unwrap();
+    let good = common::flip_middle_byte(&list);
     let opts = CycleOptions {
         progress: dragnet::fetch::ProgressMode::Quiet,
         log: false,

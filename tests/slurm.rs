@@ -73,6 +73,16 @@ fn dragnet(args: &[&str], dir: &Path, state: &Path) -> std::process::Output {
         .unwrap()
 }
 
+/// `out`, after checking the command succeeded (its stderr in the message if not).
+fn ok(out: std::process::Output) -> std::process::Output {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Every job log the chain wrote, for failure messages.
 fn logs(root: &Path) -> String {
     let mut out = String::new();
@@ -161,18 +171,9 @@ fn a_failed_task_cancels_what_depends_on_it_and_a_resubmit_runs_only_what_is_mis
     let state = work.path().join("sbatch-state");
     // Damage partition 1's fetch list (keep a copy to repair it).
     let list = c.dir.fetchlist(0, 1);
-    let good = std::fs::read(&list).unwrap();
-    let mut bad = good.clone();
-    let mid = bad.len() / 2;
-    bad[mid] ^= 0xff;
-    std::fs::write(&list, &bad).unwrap();
+    let good = common::flip_middle_byte(&list);
 
-    let out = dragnet(&["slurm", "submit"], c.dir.root(), &state);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(dragnet(&["slurm", "submit"], c.dir.root(), &state));
     let failed = dragnet::crawl::failed::read_failed(&c.dir, Stage::Fetch, 0, 1)
         .unwrap()
         .expect("the failed task leaves a .failed marker");
@@ -197,12 +198,11 @@ fn a_failed_task_cancels_what_depends_on_it_and_a_resubmit_runs_only_what_is_mis
         .unwrap()
         .lines()
         .count();
-    let out = dragnet(&["slurm", "submit", "--json"], c.dir.root(), &state);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = ok(dragnet(
+        &["slurm", "submit", "--json"],
+        c.dir.root(),
+        &state,
+    ));
     let sub: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let jobs = sub["jobs"].as_array().unwrap();
     assert_eq!(jobs[0]["what"], "fetch");
@@ -234,30 +234,20 @@ fn a_large_crawl_is_cut_into_arrays_slurm_accepts() {
     )
     .unwrap();
     let root = tmp.path().join("crawl");
-    let init = Command::new(env!("CARGO_BIN_EXE_dragnet"))
+    ok(Command::new(env!("CARGO_BIN_EXE_dragnet"))
         .args(["init", "--seeds"])
         .arg(&seeds)
         .arg("--config")
         .arg(&config)
         .arg(&root)
         .output()
-        .unwrap();
-    assert!(
-        init.status.success(),
-        "{}",
-        String::from_utf8_lossy(&init.stderr)
-    );
-    let out = Command::new(env!("CARGO_BIN_EXE_dragnet"))
+        .unwrap());
+    let out = ok(Command::new(env!("CARGO_BIN_EXE_dragnet"))
         .args(["slurm", "submit", "--dry-run", "--json", "--cycles", "3"])
         .args(["--binary", "/opt/dragnet/bin/dragnet"])
         .arg(&root)
         .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .unwrap());
     assert!(!root.join("logs").exists(), "a dry run writes nothing");
     let sub: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let jobs = sub["jobs"].as_array().unwrap();
@@ -368,16 +358,11 @@ fn a_crawl_through_real_slurm_job_arrays() {
     let name = format!("test{}", std::process::id());
     cfg.crawl.name = name.clone();
     let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
-    let out = Command::new(env!("CARGO_BIN_EXE_dragnet"))
+    ok(Command::new(env!("CARGO_BIN_EXE_dragnet"))
         .args(["slurm", "submit", "--until-empty", "--max-cycles", "20"])
         .arg(c.dir.root())
         .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .unwrap());
     // The chain ends by itself: poll until none of its jobs is queued (bounded).
     let deadline = Instant::now() + Duration::from_secs(420);
     let mut idle = 0;

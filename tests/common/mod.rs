@@ -173,3 +173,14 @@ pub fn fetched_urls(
     }
     out
 }
+
+/// Damages `path` by flipping its middle byte; returns the bytes it held, to repair it with.
+#[allow(dead_code)]
+pub fn flip_middle_byte(path: &std::path::Path) -> Vec<u8> {
+    let good = std::fs::read(path).unwrap();
+    let mut bad = good.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0xff;
+    std::fs::write(path, &bad).unwrap();
+    good
+}
