@@ -16,7 +16,8 @@
 //! cycle ends there with exit code 3, and the next `dragnet cycle` retries what is missing.
 //!
 //! The crawl lock is held for the whole run: a second `dragnet cycle` on the same crawl fails at
-//! once with "already running" (exit 2), and nothing it could touch is written.
+//! once with "already running" (exit 2), and nothing it could touch is written. So does a
+//! `dragnet cycle` on a crawl whose Slurm jobs are still queued ([`crate::slurm`]).
 //!
 //! After each complete cycle, state versions older than the last `[cycle] keep_cycles` cycles
 //! need are removed ([`crate::crawl::prune`]), so the state directory holds a few copies of the
@@ -157,6 +158,7 @@ pub fn next_cycle(crawl: &CrawlDir, m: u32) -> u32 {
 
 /// Runs cycles as `opts` says, holding the crawl lock.
 pub fn run_cycles(crawl: &CrawlDir, cfg: &Config, opts: &CycleOptions) -> Result<CycleReport> {
+    crate::slurm::check_no_jobs_queued(crawl, cfg)?;
     let _lock = CrawlLock::acquire(crawl.root(), "cycle")?;
     let m = cfg.crawl.partitions;
     let mut report = CycleReport::default();

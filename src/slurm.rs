@@ -171,19 +171,7 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
     }
     let name = job_name_part(&cfg.crawl.name);
     if !opts.dry_run {
-        let queued = queued_jobs(&cfg.slurm, &name);
-        if !queued.is_empty() {
-            return Err(Error::Locked(format!(
-                "jobs of crawl {:?} are still queued or running ({}): the chain submitted before                  is not finished; wait for it (`squeue`), or cancel it (`scancel {}`) and submit                  again",
-                cfg.crawl.name,
-                queued.join(", "),
-                queued
-                    .iter()
-                    .map(|j| j.split(' ').next().unwrap_or(""))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )));
-        }
+        refuse_if_queued(cfg, queued_jobs(&cfg.slurm, &name, true))?;
     }
     let m = cfg.crawl.partitions;
     let cycle = next_cycle(crawl, m);
@@ -297,10 +285,47 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
     Ok(sub)
 }
 
+/// For the local executor: an error if the crawl has been submitted to Slurm (its job log
+/// directory exists) and jobs of it are still in the queue, as two executors must not run the
+/// same stages at once. A crawl never submitted costs nothing here (no `squeue` call).
+pub fn check_no_jobs_queued(crawl: &CrawlDir, cfg: &Config) -> Result<()> {
+    let d = Path::new(&cfg.slurm.log_dir);
+    let submitted = if d.is_absolute() {
+        d.is_dir()
+    } else {
+        crawl.root().join(d).is_dir()
+    };
+    if !submitted {
+        return Ok(());
+    }
+    refuse_if_queued(
+        cfg,
+        queued_jobs(&cfg.slurm, &job_name_part(&cfg.crawl.name), false),
+    )
+}
+
+fn refuse_if_queued(cfg: &Config, queued: Vec<String>) -> Result<()> {
+    if queued.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Locked(format!(
+        "jobs of crawl {:?} are still queued or running in Slurm ({}): the chain submitted \
+         before is not finished; wait for it (`squeue`), or cancel it (`scancel {}`) and start \
+         again",
+        cfg.crawl.name,
+        queued.join(", "),
+        queued
+            .iter()
+            .map(|j| j.split(' ').next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join(" ")
+    )))
+}
+
 /// The crawl's jobs in Slurm's queue (`ID NAME` each), but the job this runs in (a `finish` job
 /// submitting the next cycle). `squeue` is looked up beside `[slurm] sbatch`; if it cannot run,
-/// nothing is known to be queued (a warning says so).
-fn queued_jobs(s: &SlurmSection, name: &str) -> Vec<String> {
+/// nothing is known to be queued (a warning says so if `warn`).
+fn queued_jobs(s: &SlurmSection, name: &str, warn: bool) -> Vec<String> {
     let squeue = match Path::new(&s.sbatch).parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.join("squeue"),
         _ => PathBuf::from("squeue"),
@@ -308,10 +333,13 @@ fn queued_jobs(s: &SlurmSection, name: &str) -> Vec<String> {
     let out = match Command::new(&squeue).args(["-h", "-o", "%A %j"]).output() {
         Ok(out) if out.status.success() => out,
         _ => {
-            eprintln!(
-                "slurm: warning: cannot list the queue with `{}`; not checking for jobs of this                  crawl still queued",
-                squeue.display()
-            );
+            if warn {
+                eprintln!(
+                    "slurm: warning: cannot list the queue with `{}`; not checking for jobs of \
+                     this crawl still queued",
+                    squeue.display()
+                );
+            }
             return Vec::new();
         }
     };
