@@ -489,6 +489,55 @@ pub fn parse_ranges(s: &str) -> Result<Vec<u32>> {
     Ok(out)
 }
 
+/// The newest submission recorded in the crawl's Slurm log directory, for `dragnet status`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LastSubmission {
+    /// The cycle submitted.
+    pub cycle: u32,
+    /// When (RFC 3339 UTC).
+    pub time: String,
+    /// From which host.
+    pub host: String,
+    /// (stage or `finish`, job id) in submission order.
+    pub jobs: Vec<(String, String)>,
+}
+
+/// Reads the last line of the newest `cCCCCCC/submitted.jsonl` under `[slurm] log_dir`; `None`
+/// if the crawl was never submitted (or the record cannot be read).
+pub fn last_submission(crawl: &CrawlDir, cfg: &Config) -> Option<LastSubmission> {
+    let d = Path::new(&cfg.slurm.log_dir);
+    let dir = if d.is_absolute() {
+        d.to_path_buf()
+    } else {
+        crawl.root().join(d)
+    };
+    let newest = std::fs::read_dir(&dir)
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let c: u32 = name.strip_prefix('c')?.parse().ok()?;
+            e.path()
+                .join("submitted.jsonl")
+                .is_file()
+                .then_some((c, e.path()))
+        })
+        .max()?;
+    let text = std::fs::read_to_string(newest.1.join("submitted.jsonl")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(text.lines().last()?).ok()?;
+    let sub = &v["submission"];
+    Some(LastSubmission {
+        cycle: u32::try_from(sub["cycle"].as_u64()?).ok()?,
+        time: v["time"].as_str()?.to_owned(),
+        host: v["host"].as_str()?.to_owned(),
+        jobs: sub["jobs"]
+            .as_array()?
+            .iter()
+            .filter_map(|j| Some((j["what"].as_str()?.to_owned(), j["id"].as_str()?.to_owned())))
+            .collect(),
+    })
+}
+
 /// `dragnet slurm task`: runs `stage` of `cycle` for the partition this array task stands for
 /// (`SLURM_ARRAY_TASK_ID` indexes `partitions`), recording `.done` or `.failed` as any executor.
 pub fn task(

@@ -150,6 +150,17 @@ fn a_crawl_through_simulated_slurm_fetches_exactly_the_ground_truth() {
         .any(|e| e.unwrap().file_name() == "submitted.jsonl"));
     assert!(c.dir.root().join("metrics.prom").exists());
     assert!(!c.dir.lock_path().exists());
+    // `dragnet status` shows the newest submission.
+    let status = ok(dragnet(&["status"], c.dir.root(), &state));
+    let status = String::from_utf8_lossy(&status.stdout);
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("slurm "))
+        .unwrap_or_else(|| panic!("{status}"));
+    assert!(
+        line.contains(&format!("cycle {} submitted", last - 1)) && line.contains(", finish "),
+        "{line}"
+    );
 
     let got = common::fetched_urls(&c.dir, M, last);
     let should = common::truth_fetched(&web);

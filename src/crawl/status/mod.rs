@@ -253,6 +253,8 @@ pub struct Status {
     pub top_hosts: Option<TopHosts>,
     /// Cycles with a directory.
     pub cycles: Vec<CycleStatus>,
+    /// The newest submission to Slurm (`dragnet slurm submit`), if the crawl was ever submitted.
+    pub slurm: Option<crate::slurm::LastSubmission>,
 }
 
 impl Status {
@@ -335,6 +337,7 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
         cache: CacheSummary::default(),
         cache_total: CacheSummary::default(),
         top_hosts: None,
+        slurm: crate::slurm::last_submission(crawl, config),
         cycles: Vec::new(),
     };
     let mut frontier: Vec<Option<u64>> = vec![None; m as usize];

@@ -91,6 +91,17 @@ impl std::fmt::Display for Status {
                 )?
             }
         }
+        if let Some(sl) = &self.slurm {
+            let jobs: Vec<String> = sl.jobs.iter().map(|(w, id)| format!("{w} {id}")).collect();
+            writeln!(
+                f,
+                "slurm      cycle {} submitted {} from {}: {} (`squeue` shows what still runs)",
+                sl.cycle,
+                sl.time,
+                sl.host,
+                jobs.join(", ")
+            )?;
+        }
         writeln!(f, "seen       {} URLs", self.seen)?;
         writeln!(f, "urldb      {} records", self.urldb)?;
         match self.frontier {
