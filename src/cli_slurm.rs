@@ -15,15 +15,8 @@ pub(crate) enum Slurm {
     /// cycle (metrics.prom, old state pruned) and submits the next one while cycles remain.
     /// Settings: [slurm] in crawl.toml (sbatch arguments, array size, tasks at once).
     Submit {
-        /// Cycles to run, one after another (the first now, each next by the one before).
-        #[arg(long, default_value_t = 1)]
-        cycles: u32,
-        /// Go on while the next cycle's fetch lists are not empty (at most --max-cycles).
-        #[arg(long)]
-        until_empty: bool,
-        /// The bound for --until-empty.
-        #[arg(long, default_value_t = 1000)]
-        max_cycles: u32,
+        #[command(flatten)]
+        count: crate::CycleCount,
         /// Print the sbatch commands, submit nothing.
         #[arg(long)]
         dry_run: bool,
@@ -120,9 +113,12 @@ fn print_submission(s: &slurm::Submission, dry_run: bool) {
 pub(crate) fn run(cmd: Slurm) -> Result<i32, Error> {
     match cmd {
         Slurm::Submit {
-            cycles,
-            until_empty,
-            max_cycles,
+            count:
+                crate::CycleCount {
+                    cycles,
+                    until_empty,
+                    max_cycles,
+                },
             dry_run,
             binary: b,
             json,

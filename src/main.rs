@@ -61,15 +61,8 @@ enum Command {
     /// the crawl lock. Writes metrics.prom after each cycle. Exit 3 if a partition failed (the
     /// others' work is kept), 2 if the crawl is locked.
     Cycle {
-        /// Cycles to run.
-        #[arg(long, default_value_t = 1)]
-        cycles: u32,
-        /// Run cycles until the fetch lists are empty (at most --max-cycles).
-        #[arg(long)]
-        until_empty: bool,
-        /// The bound for --until-empty.
-        #[arg(long, default_value_t = 1000)]
-        max_cycles: u32,
+        #[command(flatten)]
+        count: CycleCount,
         /// Progress display of each fetch: log lines (default; a bar per partition would
         /// interleave), a bar, or nothing.
         #[arg(long, value_enum, default_value = "log")]
@@ -218,6 +211,20 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<std::ffi::OsString>,
     },
+}
+
+/// How many cycles `dragnet cycle` and `dragnet slurm submit` run.
+#[derive(clap::Args)]
+pub(crate) struct CycleCount {
+    /// Cycles to run, one after another.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) cycles: u32,
+    /// Run cycles until the fetch lists are empty (at most --max-cycles).
+    #[arg(long)]
+    pub(crate) until_empty: bool,
+    /// The bound for --until-empty.
+    #[arg(long, default_value_t = 1000)]
+    pub(crate) max_cycles: u32,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -379,9 +386,12 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             Ok(EXIT_OK)
         }
         Command::Cycle {
-            cycles,
-            until_empty,
-            max_cycles,
+            count:
+                CycleCount {
+                    cycles,
+                    until_empty,
+                    max_cycles,
+                },
             progress,
             json,
             dir,

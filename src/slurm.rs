@@ -188,15 +188,7 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
     }
     let root = absolute(crawl.root())?;
     let s = &cfg.slurm;
-    let log_dir = {
-        let d = Path::new(&s.log_dir);
-        let d = if d.is_absolute() {
-            d.to_path_buf()
-        } else {
-            root.join(d)
-        };
-        d.join(format!("c{cycle:06}"))
-    };
+    let log_dir = log_root(&root, cfg).join(format!("c{cycle:06}"));
     if !opts.dry_run {
         std::fs::create_dir_all(&log_dir).ctx("create", &log_dir)?;
     }
@@ -208,25 +200,20 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
         let mut ids = Vec::new();
         for chunk in pending.chunks(s.max_array as usize) {
             let list = ranges(chunk);
-            let mut argv = vec![
-                "--parsable".to_owned(),
-                format!("--job-name=dragnet-{name}-c{cycle}-{stage}"),
-                format!(
-                    "--array=0-{}{}",
-                    chunk.len() - 1,
-                    if s.parallel > 0 {
-                        format!("%{}", s.parallel)
-                    } else {
-                        String::new()
-                    }
-                ),
-                format!("--output={}/{stage}-%A_%a.log", log_dir.display()),
-            ];
-            dependency(&mut argv, &after);
-            argv.extend(s.args.iter().cloned());
-            if stage == Stage::Fetch {
-                argv.extend(s.fetch_args.iter().cloned());
-            }
+            let array = format!(
+                "0-{}{}",
+                chunk.len() - 1,
+                if s.parallel > 0 {
+                    format!("%{}", s.parallel)
+                } else {
+                    String::new()
+                }
+            );
+            let extra = if stage == Stage::Fetch {
+                &s.fetch_args[..]
+            } else {
+                &[]
+            };
             let cmd = [
                 opts.binary.display().to_string(),
                 "slurm".into(),
@@ -239,7 +226,14 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
                 list.clone(),
                 root.display().to_string(),
             ];
-            argv.push(format!("--wrap=exec {}", shell_words(&cmd)));
+            let argv = job_argv(
+                &format!("dragnet-{name}-c{cycle}-{stage}"),
+                Some(&array),
+                &log_dir.join(format!("{stage}-%A_%a.log")),
+                &after,
+                s.args.iter().chain(extra),
+                &cmd,
+            );
             let id = sbatch(s, &argv, opts.dry_run, &format!("{stage}-{}", ids.len()))?;
             ids.push(id.clone());
             sub.jobs.push(Job {
@@ -253,13 +247,6 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
             after = ids;
         }
     }
-    let mut argv = vec![
-        "--parsable".to_owned(),
-        format!("--job-name=dragnet-{name}-c{cycle}-finish"),
-        format!("--output={}/finish-%j.log", log_dir.display()),
-    ];
-    dependency(&mut argv, &after);
-    argv.extend(s.args.iter().cloned());
     let mut cmd = vec![
         opts.binary.display().to_string(),
         "slurm".into(),
@@ -271,7 +258,14 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
     ];
     cmd.extend(opts.then.args());
     cmd.push(root.display().to_string());
-    argv.push(format!("--wrap=exec {}", shell_words(&cmd)));
+    let argv = job_argv(
+        &format!("dragnet-{name}-c{cycle}-finish"),
+        None,
+        &log_dir.join("finish-%j.log"),
+        &after,
+        s.args.iter(),
+        &cmd,
+    );
     let id = sbatch(s, &argv, opts.dry_run, "finish")?;
     sub.jobs.push(Job {
         what: "finish".into(),
@@ -289,13 +283,7 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
 /// directory exists) and jobs of it are still in the queue, as two executors must not run the
 /// same stages at once. A crawl never submitted costs nothing here (no `squeue` call).
 pub fn check_no_jobs_queued(crawl: &CrawlDir, cfg: &Config) -> Result<()> {
-    let d = Path::new(&cfg.slurm.log_dir);
-    let submitted = if d.is_absolute() {
-        d.is_dir()
-    } else {
-        crawl.root().join(d).is_dir()
-    };
-    if !submitted {
+    if !log_root(crawl.root(), cfg).is_dir() {
         return Ok(());
     }
     refuse_if_queued(
@@ -355,11 +343,28 @@ fn queued_jobs(s: &SlurmSection, name: &str, warn: bool) -> Vec<String> {
         .collect()
 }
 
-fn dependency(argv: &mut Vec<String>, after: &[String]) {
+/// The `sbatch` arguments of one job: its name, array, log file, dependency on every job of
+/// `after` (cancelled if one of them fails), the configured `args`, and `cmd` as its script.
+fn job_argv<'a>(
+    job_name: &str,
+    array: Option<&str>,
+    output: &Path,
+    after: &[String],
+    args: impl Iterator<Item = &'a String>,
+    cmd: &[String],
+) -> Vec<String> {
+    let mut argv = vec!["--parsable".to_owned(), format!("--job-name={job_name}")];
+    if let Some(a) = array {
+        argv.push(format!("--array={a}"));
+    }
+    argv.push(format!("--output={}", output.display()));
     if !after.is_empty() {
         argv.push(format!("--dependency=afterok:{}", after.join(":")));
         argv.push("--kill-on-invalid-dep=yes".into());
     }
+    argv.extend(args.cloned());
+    argv.push(format!("--wrap=exec {}", shell_words(cmd)));
+    argv
 }
 
 /// Runs `sbatch ARGV` and returns the job id it prints (`--parsable`: `id` or `id;cluster`).
@@ -404,6 +409,11 @@ fn record(log_dir: &Path, sub: &Submission) -> Result<()> {
         "submission": sub,
     });
     writeln!(f, "{line}").ctx("write", &path)
+}
+
+/// `[slurm] log_dir` of the crawl at `root`.
+fn log_root(root: &Path, cfg: &Config) -> PathBuf {
+    root.join(&cfg.slurm.log_dir)
 }
 
 fn absolute(p: &Path) -> Result<PathBuf> {
@@ -505,13 +515,7 @@ pub struct LastSubmission {
 /// Reads the last line of the newest `cCCCCCC/submitted.jsonl` under `[slurm] log_dir`; `None`
 /// if the crawl was never submitted (or the record cannot be read).
 pub fn last_submission(crawl: &CrawlDir, cfg: &Config) -> Option<LastSubmission> {
-    let d = Path::new(&cfg.slurm.log_dir);
-    let dir = if d.is_absolute() {
-        d.to_path_buf()
-    } else {
-        crawl.root().join(d)
-    };
-    let newest = std::fs::read_dir(&dir)
+    let newest = std::fs::read_dir(log_root(crawl.root(), cfg))
         .ok()?
         .flatten()
         .filter_map(|e| {
