@@ -21,7 +21,7 @@
 //!
 //! After each complete cycle, state versions older than the last `[cycle] keep_cycles` cycles
 //! need are removed ([`crate::crawl::prune`]), so the state directory holds a few copies of the
-//! crawl's state, not one per cycle.
+//! crawl's state, not one per cycle; so are the runs between the stages of older cycles.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -199,8 +199,8 @@ pub fn run_cycles(crawl: &CrawlDir, cfg: &Config, opts: &CycleOptions) -> Result
 }
 
 /// What every executor does once a cycle's stages have run: rewrites `metrics.prom`, and if the
-/// cycle completed, removes state versions older than `[cycle] keep_cycles` cycles need
-/// ([`crate::crawl::prune`]). Problems are logged, not returned: the cycle's work is committed.
+/// cycle completed, removes state versions older than `[cycle] keep_cycles` cycles need, and the
+/// runs between the stages of the cycles before ([`crate::crawl::prune`]). Problems are logged, not returned: the cycle's work is committed.
 pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, log: &dyn Fn(&str)) {
     if let Err(e) = crate::crawl::metrics::write_metrics(crawl, cfg) {
         log(&format!("cannot write metrics.prom: {e}"));
@@ -215,6 +215,13 @@ pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, l
                 "removed {n} state file(s) older than cycle {oldest}'s"
             )),
             Err(e) => log(&format!("cannot prune old state: {e}")),
+        }
+        match crate::crawl::prune::prune_cycles(crawl, oldest) {
+            Ok(0) => {}
+            Ok(n) => log(&format!(
+                "removed {n} links, split and frontier-update run(s) of cycles before {oldest}"
+            )),
+            Err(e) => log(&format!("cannot prune old cycles' runs: {e}")),
         }
     }
 }

@@ -9,6 +9,12 @@
 //! everything newer) and removes older versions after each complete cycle. WARC files, fetch
 //! results and `.done` markers in `cycles/` are the crawl's record and are never removed here.
 //!
+//! The same goes for the runs that pass between the stages of a cycle (the links runs of parse,
+//! the split runs, the merge's frontier updates): once a cycle's state is gone its stages cannot
+//! be re-run, and those runs are only their inputs, so [`prune_cycles`] removes them for the
+//! same cycles (they can be made again from the WARC files with `dragnet reparse`). What a cycle
+//! leaves as its record stays: WARC files, fetch lists, fetch results, pages runs, markers.
+//!
 //! A kind is not necessarily written every cycle, so "the input of cycle C" is the newest
 //! version at most C ([`CrawlDir::latest_state_ext`]); that one is kept with everything after
 //! it. Removal is file by file, each one independent: a kill in the middle leaves a crawl that
@@ -47,6 +53,37 @@ pub fn prune_state(crawl: &CrawlDir, partitions: u32, oldest: u32) -> Result<u64
                 let path = crawl.state_file_ext(p, &kind, &ext, v);
                 std::fs::remove_file(&path).ctx("remove", &path)?;
                 removed += 1;
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// Removes the intermediate runs of every cycle before `oldest` (see the module docs): the
+/// directories `links/`, `new/` and `split/to-*/` of `cycles/CCCCCC/`. Returns how many files
+/// were removed.
+pub fn prune_cycles(crawl: &CrawlDir, oldest: u32) -> Result<u64> {
+    let mut removed = 0;
+    for c in crawl.cycles().into_iter().filter(|&c| c < oldest) {
+        let dir = crawl.cycle_dir(c);
+        let mut doomed = vec![dir.join("links"), dir.join("new")];
+        if let Ok(entries) = std::fs::read_dir(dir.join("split")) {
+            doomed.extend(
+                entries
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("to-"))
+                    .map(|e| e.path()),
+            );
+        }
+        for d in doomed {
+            let Ok(files) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            removed += files.count() as u64;
+            match std::fs::remove_dir_all(&d) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(crate::error::Error::io("remove", d, e)),
             }
         }
     }
@@ -113,5 +150,39 @@ mod tests {
         );
         // Idempotent, and a missing partition directory is no error.
         assert_eq!(prune_state(&crawl, 3, 2).unwrap(), 0);
+    }
+
+    #[test]
+    fn removes_the_runs_between_stages_of_old_cycles_and_keeps_their_record() {
+        let t = tempfile::tempdir().unwrap();
+        let crawl = CrawlDir::new(t.path());
+        let files = |c: u32| {
+            vec![
+                crawl.links(c, 0),
+                crawl.links(c, 1),
+                crawl.new_urls(c, 0),
+                crawl.split_run(c, 0, 1),
+                crawl.split_run(c, 1, 1),
+                crawl.done_path(c, super::super::Stage::Split, 1),
+                crawl.fetched(c, 0),
+                crawl.pages(c, 0),
+                crawl.fetchlist(c, 0),
+                crawl.warc_dir(c).join("p0000-000001.warc.zst"),
+            ]
+        };
+        for c in 0..3 {
+            for f in files(c) {
+                std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+                std::fs::write(&f, b"x").unwrap();
+            }
+        }
+        assert_eq!(prune_cycles(&crawl, 2).unwrap(), 2 * 5);
+        for c in 0..3 {
+            for (i, f) in files(c).into_iter().enumerate() {
+                assert_eq!(f.exists(), c >= 2 || i >= 5, "cycle {c}: {}", f.display());
+            }
+        }
+        assert!(!crawl.cycle_dir(0).join("split/to-p0000").exists());
+        assert_eq!(prune_cycles(&crawl, 2).unwrap(), 0);
     }
 }
