@@ -39,6 +39,8 @@ case $rc in
       log "already running: another dragnet holds the lock of $dir; this run did nothing (exit 2)"
     elif grep -q 'has a stale lock' "$errs"; then
       log "stale lock: the run that held $dir is gone; if no other dragnet works on it, clear it with \`$bin unlock $dir\` and re-run (exit 2)"
+    elif grep -q 'a local `dragnet cycle` runs the crawl' "$errs"; then
+      log "a local dragnet cycle holds the lock of $dir: nothing was submitted to Slurm (exit 2)"
     elif grep -q 'still queued or running' "$errs"; then
       log "still running on Slurm: the jobs submitted before for $dir are in the queue; this run did nothing (exit 2)"
     elif grep -q 'locked by .* on another host' "$errs"; then
