@@ -48,7 +48,7 @@ fn spawn_child(test: &str, dir: &Path) -> std::process::Child {
     Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            test,
+            &format!("crash::{test}"),
             "--ignored",
             "--nocapture",
             "--test-threads=1",

@@ -3,7 +3,7 @@
 //! the same seen sets, URL dbs and fetched set as an uninterrupted run; two concurrent runs on one
 //! crawl: one fails cleanly with "already running", nothing is corrupted.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

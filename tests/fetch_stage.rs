@@ -4,7 +4,7 @@
 //! loses, robots.txt is cached across cycles, and the WARC files check (ours, and warcio's when
 //! it is installed).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -482,12 +482,8 @@ fn the_deadline_defers_what_is_left() {
     server.stop();
 }
 
-#[test]
-fn gzip_warcs_pass_warcio_check() {
-    let warcio = std::process::Command::new("warcio")
-        .arg("--help")
-        .output()
-        .is_ok_and(|o| o.status.success());
+/// A fetch of a small web into gzip WARCs, checked by our own reader.
+fn gzip_warc_fetch() -> Crawl {
     let (web, server) = start(WebConfig {
         seed: 5,
         hosts: 6,
@@ -503,10 +499,23 @@ fn gzip_warcs_pass_warcio_check() {
     fetch_all(&c, 0);
     check_warcs(&c, 0);
     server.stop();
-    if !warcio {
-        eprintln!("warcio is not installed (.ci/setup-extras installs it): skipping its check");
-        return;
-    }
+    c
+}
+
+#[test]
+fn gzip_warcs_read_back() {
+    gzip_warc_fetch();
+}
+
+#[test]
+#[ignore = "needs warcio (pip install warcio==1.8.1); .ci/run runs it where warcio is installed"]
+fn gzip_warcs_pass_warcio_check() {
+    let warcio = std::process::Command::new("warcio")
+        .arg("--help")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    common::require("warcio", warcio, "pip install warcio==1.8.1");
+    let c = gzip_warc_fetch();
     for f in warc_files(&c, 0) {
         let out = std::process::Command::new("warcio")
             .arg("check")

@@ -2,7 +2,7 @@
 //! pages. Links match as a multiset of (url, tag): the expectation file lists each occurrence in
 //! document order, and order or rel differences do not change what the crawler enqueues.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::Read;

@@ -2,7 +2,7 @@
 //! page, OPIC cash is conserved, redirects and robots.txt sitemaps become links, and
 //! `dragnet reparse` over the same WARCs (and over third-party WARCs) finds the same links.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

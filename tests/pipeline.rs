@@ -2,7 +2,7 @@
 //! partition, stage by stage: every followed link of a fetched page becomes known, the next fetch
 //! list holds every new URL, no URL is new twice, and websim's audit stays clean.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! budget and the per-host cap, stale entries never reach it, a re-run after a kill between the
 //! queue's commit and the marker changes nothing, and due recrawls come back with validators.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;

@@ -4,10 +4,10 @@
 //! against a straight port of Google's streaming matcher. `cargo test --test robots_conformance
 //! -- --nocapture` prints the numbers that `docs/robots.md` records.
 //!
-//! Test data lives outside the repository: `../shared/testdata` next to it, or the directory
-//! named by `DRAGNET_TESTDATA` (see its README, section robots/). Robots files are read raw.
+//! Test data: `tests/data` (provenance and licenses in its README), or the directory named by
+//! `DRAGNET_TESTDATA` (see its README, section robots/). Robots files are read raw.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

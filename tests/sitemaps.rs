@@ -6,10 +6,10 @@
 //! document is well-formed (`error` is set exactly when lxml rejected it). `cargo test --test
 //! sitemaps -- --nocapture` prints the counts that `docs/parse.md` records.
 //!
-//! Test data lives outside the repository: `../shared/testdata` next to it, or the directory
-//! named by `DRAGNET_TESTDATA`.
+//! Test data: `tests/data` (provenance and licenses in its README), or the directory named by
+//! `DRAGNET_TESTDATA`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@
 //! machine; and the real thing, when a cluster answers here (`.ci/slurm-up` starts a one-node
 //! cluster; without one that test says so and passes).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -392,17 +392,18 @@ fn queued(name: &str) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs a Slurm cluster that runs jobs (.ci/slurm-up starts one); .ci/run runs it there"]
 fn a_crawl_through_real_slurm_job_arrays() {
-    if !cluster_up() {
-        eprintln!(
-            "skipped: no one-node Slurm cluster of this machine answers (`.ci/slurm-up` starts one)"
-        );
-        return;
-    }
-    if !cluster_runs_jobs() {
-        eprintln!("skipped: the Slurm cluster here answers but did not run a trivial job in 60 s");
-        return;
-    }
+    common::require(
+        "a Slurm cluster",
+        cluster_up(),
+        "no cluster of this machine answers `sinfo`; `.ci/slurm-up` starts one",
+    );
+    common::require(
+        "a Slurm cluster",
+        cluster_runs_jobs(),
+        "the cluster answers but did not run a trivial job in 60 s (see /var/log/slurm)",
+    );
     let (web, server) = common::small_web(29, 6, 8);
     let mut cfg = common::websim_config(2, 2);
     let name = format!("test{}", std::process::id());

@@ -3,12 +3,12 @@
 //! property test. `cargo test --test url_conformance -- --nocapture` prints the numbers that
 //! `docs/keys.md` records.
 //!
-//! Test data lives outside the repository: `../shared/testdata` next to it, or the directory
-//! named by `DRAGNET_TESTDATA`. urlcanon's JSON files store byte strings as Latin-1 code points
+//! Test data: `tests/data` (provenance and licenses in its README), or the directory named by
+//! `DRAGNET_TESTDATA`. urlcanon's JSON files store byte strings as Latin-1 code points
 //! (each character U+0000..U+00FF is one byte), as urlcanon's own loader reads them; the SURT
 //! tests decode them the same way.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

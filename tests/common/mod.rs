@@ -2,14 +2,14 @@
 
 use std::path::PathBuf;
 
-/// The third-party conformance data: `../shared/testdata` beside the repo, or the directory
-/// named by `DRAGNET_TESTDATA`. Panics with how to fix it when `sub` (e.g. `"robots"`) is
+/// The third-party conformance data: `tests/data` in the repo (its README gives provenance and
+/// licenses), or the directory named by `DRAGNET_TESTDATA`. Panics with how to fix it when `sub` (e.g. `"robots"`) is
 /// missing there; `holds` says what that folder should contain.
 #[allow(dead_code)]
 pub fn testdata_dir(sub: &str, holds: &str) -> PathBuf {
     let dir = match std::env::var_os("DRAGNET_TESTDATA") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data"),
     };
     assert!(
         dir.join(sub).is_dir(),
@@ -18,6 +18,15 @@ pub fn testdata_dir(sub: &str, holds: &str) -> PathBuf {
         dir.display()
     );
     dir
+}
+
+/// Stops a test that needs `what` (a tool or a server) when `available` is false, saying how to
+/// get it. Such tests are `#[ignore = "needs ..."]`, so a plain `cargo test` lists them as ignored
+/// with the reason instead of passing them unchecked; `.ci/run` runs them with `--ignored` where
+/// the tool is installed, and a failure here means it was not.
+#[allow(dead_code)]
+pub fn require(what: &str, available: bool, how: &str) {
+    assert!(available, "this test needs {what}: {how}");
 }
 
 /// A crawl made by `dragnet init` from `seeds` with configuration `cfg`, resolving `web`'s hosts

@@ -58,7 +58,7 @@ struct Args {
     #[arg(long, default_value_t = 200)]
     websim_pages: u32,
     /// Folder of the graph files (`NAME.nodes.tsv`, `NAME.edges.tsv`).
-    #[arg(long, default_value = "../shared/testdata/graphs")]
+    #[arg(long, default_value = "tests/data/graphs")]
     graphs_dir: PathBuf,
     /// Crawl order of the graph streams.
     #[arg(long, value_enum, default_value_t = GraphOrder::Bfs)]

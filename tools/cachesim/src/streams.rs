@@ -175,7 +175,7 @@ pub enum GraphOrder {
 }
 
 /// The arcs of `NAME.nodes.tsv` / `NAME.edges.tsv` in `dir` (format of
-/// `shared/testdata/README.md`) as a link stream: for each page in crawl order, the URLs of its
+/// `tests/data/README.md`) as a link stream: for each page in crawl order, the URLs of its
 /// out-arcs in file order.
 pub fn graph_stream(dir: &Path, name: &str, order: GraphOrder) -> io::Result<Stream> {
     let bad = |m: String| io::Error::new(io::ErrorKind::InvalidData, m);

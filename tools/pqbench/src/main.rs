@@ -97,8 +97,8 @@ struct Args {
     /// Do not check extractions against an in-memory reference heap.
     #[arg(long, global = true)]
     no_verify: bool,
-    /// Folder of the graph files (default: $DRAGNET_TESTDATA/graphs, else
-    /// ../shared/testdata/graphs from the current directory or from the workspace).
+    /// Folder of the graph files (default: $DRAGNET_TESTDATA/graphs, else the repository's
+    /// tests/data/graphs).
     #[arg(long, global = true)]
     graphs_dir: Option<PathBuf>,
     /// Where queue files go while a run lasts (default: the system temporary directory).
@@ -119,11 +119,7 @@ fn graphs_dir(arg: &Option<PathBuf>) -> PathBuf {
     if let Some(d) = std::env::var_os("DRAGNET_TESTDATA") {
         return PathBuf::from(d).join("graphs");
     }
-    let cwd = PathBuf::from("../shared/testdata/graphs");
-    if cwd.is_dir() {
-        return cwd;
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/graphs")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/graphs")
 }
 
 fn sample(name: &str, args: &Args, dir: &std::path::Path) -> Result<Sample, String> {

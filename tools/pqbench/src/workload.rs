@@ -140,7 +140,7 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// Reads `NAME.nodes.tsv` and `NAME.edges.tsv` (format of `shared/testdata/README.md`).
+    /// Reads `NAME.nodes.tsv` and `NAME.edges.tsv` (format of `tests/data/README.md`).
     pub fn load(dir: &Path, name: &str) -> Result<Graph, String> {
         let read = |f: String| {
             let p = dir.join(&f);

@@ -1,7 +1,7 @@
 //! The same seed serves the same bytes, from two separately generated webs; another seed does
 //! not. Both servers use one port, because URLs in pages carry it.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 

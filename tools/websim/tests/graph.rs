@@ -1,8 +1,8 @@
 //! Kleinberg's web graphs (testdata/graphs) served as webs: every label read or counted, every
 //! served page's links equal to the node's arcs, names and ports spelled consistently.
 //!
-//! Test data lives outside the repository: `../shared/testdata` beside the repository root, or
-//! the directory named by `DRAGNET_TESTDATA`. Without it these tests print why and pass.
+//! Test data: the repository's `tests/data` (provenance and licenses in its README), or the
+//! directory named by `DRAGNET_TESTDATA`.
 
 use std::collections::HashSet;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -11,21 +11,18 @@ use std::path::PathBuf;
 use websim::graph::{GraphOptions, GraphStats, GraphWeb};
 use websim::site::{Body, Request, Site};
 
-fn graphs_dir() -> Option<PathBuf> {
+fn graphs_dir() -> PathBuf {
     let dir = match std::env::var_os("DRAGNET_TESTDATA") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data"),
     };
     let g = dir.join("graphs");
-    if g.join("California.nodes.tsv").is_file() {
-        Some(g)
-    } else {
-        eprintln!(
-            "skipped: graph test data not found in {} (set DRAGNET_TESTDATA to the testdata directory)",
-            g.display()
-        );
-        None
-    }
+    assert!(
+        g.join("California.nodes.tsv").is_file(),
+        "graph test data not found in {} (set DRAGNET_TESTDATA to the testdata directory)",
+        g.display()
+    );
+    g
 }
 
 fn get(site: &dyn Site, host: &str, target: &str) -> (u16, String) {
@@ -54,7 +51,7 @@ fn hrefs(html: &str) -> Vec<String> {
 }
 
 fn check(name: &str, expect: GraphStats) {
-    let Some(dir) = graphs_dir() else { return };
+    let dir = graphs_dir();
     let g = GraphWeb::load(&dir, name, GraphOptions::default()).unwrap();
     let s = g.stats().clone();
     eprintln!("{name}: {s:?}");
@@ -161,7 +158,7 @@ fn epa_graph_loads_with_counts() {
 
 #[test]
 fn known_oddities_of_california() {
-    let Some(dir) = graphs_dir() else { return };
+    let dir = graphs_dir();
     let g = GraphWeb::load(&dir, "California", GraphOptions::default()).unwrap();
     // Two nodes share http://www.usa- (ids 3295 and 3296): one page.
     assert_eq!(g.node_of_id(3295), g.node_of_id(3296));
@@ -184,7 +181,7 @@ fn known_oddities_of_california() {
 
 #[test]
 fn ports_are_rewritten_consistently() {
-    let Some(dir) = graphs_dir() else { return };
+    let dir = graphs_dir();
     let mut g = GraphWeb::load(&dir, "epa", GraphOptions::default()).unwrap();
     g.set_port(18080);
     assert!(g.urls().all(|u| {
@@ -213,7 +210,7 @@ fn graph_web_is_served_over_http() {
     use std::sync::Arc;
     use websim::server::{bind_common_port, Server, ServerOptions};
 
-    let Some(dir) = graphs_dir() else { return };
+    let dir = graphs_dir();
     let mut g = GraphWeb::load(&dir, "epa", GraphOptions::default()).unwrap();
     let (port, listeners) = bind_common_port(&g.ips(), 0).unwrap();
     g.set_port(port);

@@ -1,7 +1,7 @@
 //! Every hostile behaviour, status and robots variant really happens on the wire, as seen by a
 //! raw `TcpStream` client with timeouts; the server's own limits hold; `stop` is prompt.
 
-mod common;
+use crate::common;
 
 use std::io::{self, Read};
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! The audit catches each kind of impoliteness from a deliberately rude client, finds nothing
 //! wrong with a polite one, and is served on the control address; non-loopback binds are refused.
 
-mod common;
+use crate::common;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;

@@ -1,0 +1,28 @@
+//! The integration tests of dragnet, as one test binary (one link instead of one per file, as
+//! ripgrep keeps its `tests/`): each file below is a module. `cargo test --test integration
+//! MODULE::` runs one of them. Third-party conformance data lives in `tests/data/` (its README
+//! gives provenance and licenses); `DRAGNET_TESTDATA` may name another copy.
+
+mod common;
+
+mod cli;
+mod crash;
+mod cron;
+mod cycle;
+mod fetch_client;
+mod fetch_stage;
+mod golden;
+mod html_links;
+mod merge_stage;
+mod parse_stage;
+mod pipeline;
+mod prioritize_stage;
+mod robots_conformance;
+mod run_corruption;
+mod run_files;
+mod sitemaps;
+mod slurm;
+mod split_stage;
+mod url_conformance;
+mod warc;
+mod websim_resolve;
