@@ -10,10 +10,12 @@ use dragnet::Error;
 
 #[derive(Subcommand)]
 pub(crate) enum Slurm {
-    /// Submit the crawl's next cycle to Slurm: one job array per stage over the partitions whose
-    /// stage is not done, each depending on the one before (afterok), then a job that ends the
-    /// cycle (metrics.prom, old state pruned) and submits the next one while cycles remain.
-    /// Settings: [slurm] in crawl.toml (sbatch arguments, array size, tasks at once).
+    /// Submit the crawl's next cycles to Slurm as job arrays
+    ///
+    /// One job array per stage over the partitions whose stage is not done, each depending on
+    /// the one before (afterok), then a job that ends the cycle (metrics.prom, old state pruned)
+    /// and submits the next one while cycles remain. Settings: [slurm] in crawl.toml (sbatch
+    /// arguments, array size, tasks at once).
     Submit {
         #[command(flatten)]
         count: crate::CycleCount,
@@ -29,8 +31,9 @@ pub(crate) enum Slurm {
         /// The crawl directory (on a filesystem every node mounts).
         dir: PathBuf,
     },
-    /// (Run by Slurm.) One array task: the stage for the partition that SLURM_ARRAY_TASK_ID
-    /// picks from --partitions.
+    /// (Run by Slurm) One array task: a stage for one partition
+    ///
+    /// Runs the stage for the partition that SLURM_ARRAY_TASK_ID picks from --partitions.
     Task {
         /// fetch, parse, split, merge or prioritize.
         #[arg(long)]
@@ -44,7 +47,7 @@ pub(crate) enum Slurm {
         /// The crawl directory.
         dir: PathBuf,
     },
-    /// (Run by Slurm.) End a complete cycle and submit the next one if the chain goes on.
+    /// (Run by Slurm) End a complete cycle and submit the next one if the chain goes on.
     Finish {
         /// Cycle number.
         #[arg(long)]
@@ -78,9 +81,7 @@ fn binary(b: Option<PathBuf>) -> Result<PathBuf, Error> {
 }
 
 fn load(dir: &std::path::Path) -> Result<(crawl::CrawlDir, Config), Error> {
-    let crawl = crawl::CrawlDir::new(dir);
-    let cfg = Config::load(&crawl.config_path())?;
-    Ok((crawl, cfg))
+    crawl::CrawlDir::open(dir)
 }
 
 fn print_submission(s: &slurm::Submission, dry_run: bool) {

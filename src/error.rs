@@ -168,6 +168,24 @@ impl Error {
         }
     }
 
+    /// The message followed by each cause of the `source()` chain that it does not already say,
+    /// each after `sep` and "caused by: " (an I/O error's message includes the OS error, so a
+    /// chain that only repeats it adds nothing).
+    pub fn with_causes(&self, sep: &str) -> String {
+        let mut msg = self.to_string();
+        let mut src = std::error::Error::source(self);
+        while let Some(s) = src {
+            let text = s.to_string();
+            if !msg.contains(&text) {
+                msg.push_str(sep);
+                msg.push_str("caused by: ");
+                msg.push_str(&text);
+            }
+            src = s.source();
+        }
+        msg
+    }
+
     /// The process exit code this error maps to (see the module docs).
     pub fn exit_code(&self) -> i32 {
         match self {

@@ -3,6 +3,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::common;
+
 fn dragnet(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dragnet"))
         .args(args)
@@ -199,7 +201,7 @@ fn config_errors_exit_2_and_name_the_key() {
         "/nonexistent/seeds.txt",
         dir.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("/nonexistent/seeds.txt"));
 }
 
@@ -297,6 +299,69 @@ fn check_robots_adds_verdicts_and_numbers_bad_lines() {
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
 }
 
+/// Every command that works on a crawl refuses a directory that is not one with exit 2 and the
+/// same message, whether the directory is missing or holds no crawl.toml; `init` with a missing
+/// seed file exits 2 and creates nothing; an I/O error is said once, not again as its cause.
+#[test]
+fn wrong_directories_and_missing_seeds_are_usage_errors() {
+    let t = tempfile::tempdir().unwrap();
+    let missing = t.path().join("no-such-crawl");
+    let empty = t.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for (dir, says) in [(&missing, "does not exist"), (&empty, "no crawl.toml")] {
+        let d = dir.to_str().unwrap();
+        let commands: [&[&str]; 6] = [
+            &["cycle", d],
+            &["status", d],
+            &["unlock", d],
+            &["fetch", "--cycle", "0", "--partition", "0", d],
+            &["merge", "--cycle", "0", "--partition", "0", d],
+            &["slurm", "submit", "--dry-run", d],
+        ];
+        for args in commands {
+            let out = dragnet(args);
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains("not a crawl directory") && err.contains(says),
+                "{args:?}: {err}"
+            );
+            assert!(err.contains("dragnet init --seeds FILE"), "{args:?}: {err}");
+            assert!(!err.contains("caused by"), "{args:?}: {err}");
+        }
+    }
+    assert!(!missing.exists(), "a refused command created the directory");
+
+    let crawl = t.path().join("crawl");
+    let seeds = t.path().join("no-seeds.txt");
+    let out = dragnet(&[
+        "init",
+        "--seeds",
+        seeds.to_str().unwrap(),
+        crawl.to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no-seeds.txt") && err.contains("No such file"),
+        "{err}"
+    );
+    assert!(!crawl.exists(), "init left a half-made crawl directory");
+
+    // An I/O error names its file and OS error once.
+    let run = t.path().join("dir.run");
+    std::fs::create_dir(&run).unwrap();
+    let out = dragnet(&["check", "run", run.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("dir.run"), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    let mut unique = lines.clone();
+    unique.dedup();
+    assert_eq!(lines, unique, "{err}");
+    assert!(!err.contains("caused by"), "{err}");
+}
+
 fn lines_of_first_three(input: &str) -> String {
     input.lines().take(3).map(|l| format!("{l}\n")).collect()
 }
@@ -334,12 +399,7 @@ fn fetch_and_parse_explain_what_is_missing_with_exit_2() {
 #[test]
 fn reparse_reads_a_warc_and_exits_1_on_a_damaged_one() {
     let t = tempfile::tempdir().unwrap();
-    let testdata = match std::env::var_os("DRAGNET_TESTDATA") {
-        Some(d) => std::path::PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata"),
-    };
-    let warc = testdata.join("warc/iana.warc.gz");
-    assert!(warc.exists(), "test data missing: {}", warc.display());
+    let warc = common::testdata_dir("warc", "warc/iana.warc.gz").join("warc/iana.warc.gz");
     let out_dir = t.path().join("out");
     let out = dragnet(&[
         "reparse",

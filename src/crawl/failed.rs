@@ -34,7 +34,8 @@ pub struct FailedMarker {
     pub cycle: u32,
     /// Partition number.
     pub partition: u32,
-    /// The error's message, followed by its `source()` chain (`: caused by: ...`).
+    /// The error's message, followed by the causes of its `source()` chain it does not already
+    /// say (`: caused by: ...`).
     pub error: String,
     /// The exit code the error maps to ([`Error::exit_code`]).
     pub exit_code: i32,
@@ -60,13 +61,7 @@ impl FailedMarker {
 
 /// The error's message with its `source()` chain, on one line.
 fn message(err: &Error) -> String {
-    let mut msg = err.to_string();
-    let mut src = std::error::Error::source(err);
-    while let Some(s) = src {
-        msg.push_str(&format!(": caused by: {s}"));
-        src = s.source();
-    }
-    msg
+    err.with_causes(": ")
 }
 
 /// Records that `stage` failed for partition `p` of `cycle` with `err`: publishes
@@ -160,7 +155,8 @@ mod tests {
         assert_eq!((m.stage, m.cycle, m.partition), (Stage::Fetch, 3, 7));
         assert_eq!(m.exit_code, crate::error::EXIT_IO);
         assert!(m.error.starts_with("open /x/y.run: "), "{}", m.error);
-        assert!(m.error.contains("caused by"), "{}", m.error);
+        // The OS error is said once: in the message, not again as a cause.
+        assert_eq!(m.error.matches("No space left").count(), 1, "{}", m.error);
         assert!(m.at > 1_600_000_000);
         // The fields the brief names are plain JSON keys.
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();

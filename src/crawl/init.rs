@@ -92,6 +92,13 @@ pub fn init(
         config.crawl.partitions = m;
         config.validate(Path::new("--partitions"))?;
     }
+    // The seed file is opened before anything is created, so a wrong path leaves nothing behind.
+    let seeds_file = std::fs::File::open(&opts.seeds).map_err(|e| {
+        Error::Usage(format!(
+            "cannot read the seed file {}: {e}; give a text file of URLs, one per line, with --seeds",
+            opts.seeds.display()
+        ))
+    })?;
     let crawl = CrawlDir::new(dir);
     prepare_dir(&crawl)?;
     let _lock = CrawlLock::acquire(dir, "init")?;
@@ -107,7 +114,6 @@ pub fn init(
 
     let canon = Canonicalizer::new(&config.canon);
     let budget = (config.sort.memory_budget.0 / 2) as usize;
-    let seeds_file = std::fs::File::open(&opts.seeds).ctx("open seed file", &opts.seeds)?;
     let mut reader = BufReader::with_capacity(1 << 16, seeds_file);
     let mut sorter = Sorter::new(Schema::FETCHLIST, budget, dir)?;
     let mut hasher = Xxh3::new();

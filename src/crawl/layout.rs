@@ -27,6 +27,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::Config;
+use crate::error::{Error, Result};
+
 /// The stages of a cycle, plus `init` (which writes cycle 0's fetch lists).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -84,6 +87,33 @@ impl CrawlDir {
     /// The crawl rooted at `root`.
     pub fn new(root: impl Into<PathBuf>) -> CrawlDir {
         CrawlDir { root: root.into() }
+    }
+
+    /// An existing crawl at `root` and its configuration: a usage error (exit 2) that says how to
+    /// make one when `root` is missing or has no `crawl.toml`, so every command that works on a
+    /// crawl refuses a wrong directory the same way.
+    pub fn open(root: impl Into<PathBuf>) -> Result<(CrawlDir, Config)> {
+        let crawl = CrawlDir::new(root);
+        let path = crawl.config_path();
+        if !path.is_file() {
+            return Err(crawl.not_a_crawl());
+        }
+        let cfg = Config::load(&path)?;
+        Ok((crawl, cfg))
+    }
+
+    /// The error for a directory that is not a crawl (see [`CrawlDir::open`]).
+    pub fn not_a_crawl(&self) -> Error {
+        let what = if self.root.is_dir() {
+            "is not a crawl directory (no crawl.toml)"
+        } else {
+            "does not exist, so it is not a crawl directory"
+        };
+        Error::Usage(format!(
+            "{} {what}; create one with `dragnet init --seeds FILE {}`",
+            self.root.display(),
+            self.root.display()
+        ))
     }
 
     /// The root directory.

@@ -164,7 +164,11 @@ fn held_error(root: &Path, path: &Path) -> Error {
 /// Removes a lock: a stale one always, a live or foreign one only with `force`.
 /// Returns the lock that was removed.
 pub fn unlock(root: &Path, force: bool) -> Result<Option<LockInfo>> {
-    let path = CrawlDir::new(root).lock_path();
+    let crawl = CrawlDir::new(root);
+    let path = crawl.lock_path();
+    if !crawl.config_path().is_file() && !path.exists() {
+        return Err(crawl.not_a_crawl());
+    }
     let Some(info) = read(&path)? else {
         return Ok(None);
     };
