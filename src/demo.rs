@@ -14,10 +14,11 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::crawl::{Config, CrawlDir, FetchResult, InitOptions};
+use crate::crawl::{Config, CrawlDir, FetchResult, InitOptions, Stage};
 use crate::cycle::{run_cycles, CycleOptions, CycleReport};
 use crate::error::{Error, IoContext, Result};
 use crate::run::{Cursor, RunReader, Schema};
+use crate::util::plural;
 
 /// How the demo runs.
 #[derive(Debug, Clone)]
@@ -64,19 +65,26 @@ pub struct DemoSummary {
     pub warc_dirs: Vec<PathBuf>,
     /// Cycles run.
     pub cycles: u32,
-    /// Fetch results by status class (`2xx`, ..., `none` for no usable response).
+    /// Fetches: results of URLs a request went out for (robots.txt excluded), in every cycle (a
+    /// URL retried in a later cycle counts again).
+    pub fetches: u64,
+    /// The fetches by HTTP status class (`2xx` .. `5xx`), and `no_answer` for those that got no
+    /// HTTP answer (timeouts, resets, cut-off bodies): they add up to `fetches`.
     pub pages_by_status: BTreeMap<String, u64>,
+    /// Fetch-list URLs no request went out for, by reason (`robots`, `deferred`, ...).
+    pub not_fetched: BTreeMap<String, u64>,
     /// New URLs discovered per cycle.
     pub new_per_cycle: Vec<u64>,
-    /// URLs fetched per cycle.
+    /// Fetches per cycle (as `fetches`, which they add up to).
     pub fetched_per_cycle: Vec<u64>,
     /// CLOCK cache hits / lookups over all cycles.
     pub cache_hit_rate: f64,
-    /// Seconds per stage, summed over cycles (fetch, parse and split run interleaved).
-    pub stage_seconds: BTreeMap<String, f64>,
+    /// Seconds per stage in pipeline order, summed over cycles and over partitions (partitions
+    /// run at the same time, so a sum can exceed the wall-clock time).
+    pub stage_seconds: Vec<(String, f64)>,
     /// Wall-clock seconds of all cycles.
     pub seconds: f64,
-    /// Fetch results per second of wall-clock time over the whole run.
+    /// `fetches` per second of wall-clock time over the whole run.
     pub pages_per_second: f64,
     /// URLs the ground truth says a perfect crawler fetches (robots.txt excluded).
     pub should_fetch: u64,
@@ -195,7 +203,12 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
         &CycleOptions {
             until_empty: true,
             max_cycles: 100,
-            progress: crate::fetch::ProgressMode::Quiet,
+            // The live display on a terminal; only the stage lines in a log.
+            progress: if opts.log && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                crate::fetch::ProgressMode::Bar
+            } else {
+                crate::fetch::ProgressMode::Quiet
+            },
             log: opts.log,
             ..CycleOptions::default()
         },
@@ -214,9 +227,9 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
         .map(|f| f.url.as_str())
         .collect();
     let mut s = summarize(&crawl, &report)?;
-    let fetched = fetched_urls(&crawl, s.cycles, cfg.crawl.partitions)?;
+    let fetched = tally_fetches(&crawl, &mut s, cfg.crawl.partitions)?;
     s.seconds = seconds;
-    s.pages_per_second = fetched.len() as f64 / seconds.max(1e-9);
+    s.pages_per_second = s.fetches as f64 / seconds.max(1e-9);
     s.should_fetch = should.len() as u64;
     s.fetched_of_should = should.iter().filter(|u| fetched.contains(**u)).count() as u64;
     let extra: Vec<&String> = fetched
@@ -273,10 +286,12 @@ fn by_host<'a>(urls: impl Iterator<Item = &'a str>) -> Vec<(String, u64)> {
     v
 }
 
-/// The URLs fetched (robots.txt excluded) in cycles `0..cycles`.
-fn fetched_urls(crawl: &CrawlDir, cycles: u32, m: u32) -> Result<BTreeSet<String>> {
+/// Reads the fetch results of cycles `0..s.cycles` into `s` (fetches, by status, not fetched)
+/// and returns the URLs fetched (robots.txt excluded).
+fn tally_fetches(crawl: &CrawlDir, s: &mut DemoSummary, m: u32) -> Result<BTreeSet<String>> {
     let mut out = BTreeSet::new();
-    for c in 0..cycles {
+    s.fetched_per_cycle = vec![0; s.cycles as usize];
+    for c in 0..s.cycles {
         for p in 0..m {
             let path = crawl.fetched(c, p);
             if !path.exists() {
@@ -293,7 +308,16 @@ fn fetched_urls(crawl: &CrawlDir, cycles: u32, m: u32) -> Result<BTreeSet<String
                     "deferred" | "robots" | "ssrf" | "url" | "robots_unreachable" | "host_failing"
                 );
                 if attempted {
+                    s.fetches += 1;
+                    s.fetched_per_cycle[c as usize] += 1;
+                    let class = match f.status {
+                        0 => "no_answer".to_owned(),
+                        st => format!("{}xx", st / 100),
+                    };
+                    *s.pages_by_status.entry(class).or_insert(0) += 1;
                     out.insert(f.url);
+                } else {
+                    *s.not_fetched.entry(f.error).or_insert(0) += 1;
                 }
             }
         }
@@ -317,22 +341,15 @@ fn summarize(crawl: &CrawlDir, report: &CycleReport) -> Result<DemoSummary> {
                 .copied()
                 .unwrap_or(0)
         };
-        for class in ["2xx", "3xx", "4xx", "5xx"] {
-            *s.pages_by_status.entry(class.into()).or_insert(0) +=
-                count("fetch", &format!("status_{class}"));
-        }
-        let answered: u64 = ["2xx", "3xx", "4xx", "5xx"]
-            .iter()
-            .map(|k| count("fetch", &format!("status_{k}")))
-            .sum();
-        *s.pages_by_status.entry("none".into()).or_insert(0) +=
-            count("fetch", "urls").saturating_sub(answered);
         s.new_per_cycle.push(count("merge", "new"));
-        s.fetched_per_cycle.push(count("fetch", "urls"));
         hits += count("split", "cache_hits");
         lookups += count("split", "cache_hits") + count("split", "cache_misses");
-        for (name, r) in &c.stages {
-            *s.stage_seconds.entry(name.clone()).or_insert(0.0) += r.seconds;
+        for stage in Stage::CYCLE {
+            let secs = c.stages.get(stage.name()).map_or(0.0, |r| r.seconds);
+            match s.stage_seconds.iter_mut().find(|(n, _)| n == stage.name()) {
+                Some((_, t)) => *t += secs,
+                None => s.stage_seconds.push((stage.name().to_owned(), secs)),
+            }
         }
         let warcs = crawl.warc_dir(c.cycle);
         if warcs.exists() {
@@ -343,6 +360,14 @@ fn summarize(crawl: &CrawlDir, report: &CycleReport) -> Result<DemoSummary> {
     Ok(s)
 }
 
+/// `name n` pairs joined with commas.
+fn pairs<'a>(v: impl IntoIterator<Item = (&'a String, &'a u64)>) -> String {
+    v.into_iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The summary as the demo prints it.
 pub fn render(s: &DemoSummary) -> String {
     let mut o = String::new();
@@ -351,22 +376,23 @@ pub fn render(s: &DemoSummary) -> String {
         o.push('\n');
     };
     line(format!(
-        "\ndragnet demo: {} cycles in {:.1}s ({})",
-        s.cycles, s.seconds, s.stopped
+        "\ndragnet demo: {} in {:.1}s ({})",
+        plural(s.cycles.into(), "cycle", "cycles"),
+        s.seconds,
+        s.stopped
     ));
-    let total: u64 = s.pages_by_status.values().sum();
     line(format!(
-        "  fetched      {total} URLs, {:.0} per second over the whole crawl",
+        "  fetched      {} (requests sent, robots.txt excluded), {:.0} per second over the whole crawl",
+        plural(s.fetches, "URL", "URLs"),
         s.pages_per_second
     ));
-    line(format!(
-        "  by status    {}",
-        s.pages_by_status
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ));
+    line(format!("  by status    {}", pairs(&s.pages_by_status)));
+    if !s.not_fetched.is_empty() {
+        line(format!(
+            "  not fetched  {} (no request sent: refused by robots.txt or a limit, or left for a later cycle)",
+            pairs(&s.not_fetched)
+        ));
+    }
     line(format!("  per cycle    fetched {:?}", s.fetched_per_cycle));
     line(format!("               new URLs {:?}", s.new_per_cycle));
     line(format!(
@@ -374,7 +400,7 @@ pub fn render(s: &DemoSummary) -> String {
         100.0 * s.cache_hit_rate
     ));
     line(format!(
-        "  stage times  {}",
+        "  stage times  {} (summed over cycles and partitions, which run side by side)",
         s.stage_seconds
             .iter()
             .map(|(k, v)| format!("{k} {v:.1}s"))
@@ -397,9 +423,14 @@ pub fn render(s: &DemoSummary) -> String {
     let missed = s.should_fetch - s.fetched_of_should;
     if missed > 0 {
         line(format!(
-            "               {} of the {missed} missed are on hostile hosts, which dragnet stops \
+            "               {} of the {missed} missed {} on hostile hosts, which dragnet stops \
              trying after [fetch] max_host_failures failures in a row (the truth tries every URL)",
-            s.missed_on_hostile
+            s.missed_on_hostile,
+            if s.missed_on_hostile == 1 {
+                "is"
+            } else {
+                "are"
+            }
         ));
     }
     if !s.missed_by_host.is_empty() {
@@ -414,18 +445,21 @@ pub fn render(s: &DemoSummary) -> String {
             hosts(&s.beyond_by_host)
         ));
     }
-    if let (Some(m), Some(b)) = (s.examples_missed.first(), s.examples_not_in_truth.first()) {
+    if let Some(m) = s.examples_missed.first() {
         line(format!("               e.g. missed {m}"));
+    }
+    if let Some(b) = s.examples_not_in_truth.first() {
         line(format!("               e.g. beyond {b}"));
     }
     line(format!(
-        "  politeness   {} disallowed URLs fetched, {} violations in websim's audit",
-        s.disallowed_fetched, s.politeness_violations
+        "  politeness   {} fetched, {} in websim's audit",
+        plural(s.disallowed_fetched, "disallowed URL", "disallowed URLs"),
+        plural(s.politeness_violations, "violation", "violations")
     ));
     if s.politeness_violations > 0 {
         line(format!(
-            "               by kind: {:?}",
-            s.violations_by_kind
+            "               by kind: {}",
+            pairs(s.violations_by_kind.iter().filter(|(_, n)| **n > 0))
         ));
         for e in &s.violation_examples {
             line(format!("               {e}"));

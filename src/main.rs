@@ -55,17 +55,19 @@ enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
-    /// Run crawl cycles with the local executor: fetch, parse and split every partition (a few
-    /// partitions at a time), then merge and prioritize every partition, skipping every
-    /// (stage, partition) already done, so a re-run after a crash resumes where it stopped. Holds
-    /// the crawl lock. Writes metrics.prom after each cycle. Exit 3 if a partition failed (the
-    /// others' work is kept), 2 if the crawl is locked.
+    /// Run crawl cycles on this machine (the local executor)
+    ///
+    /// Fetch, parse and split every partition (a few partitions at a time), then merge and
+    /// prioritize every partition, skipping every (stage, partition) already done, so a re-run
+    /// after a crash resumes where it stopped. Holds the crawl lock. Writes metrics.prom after
+    /// each cycle. Exit 3 if a partition failed (the others' work is kept), 2 if the crawl is
+    /// locked or DIR is not a crawl.
     Cycle {
         #[command(flatten)]
         count: CycleCount,
-        /// Progress display of each fetch: log lines (default; a bar per partition would
-        /// interleave), a bar, or nothing.
-        #[arg(long, value_enum, default_value = "log")]
+        /// Progress: one live display for the whole cycle on a terminal (cycle, stage,
+        /// partitions done/running/failed, URLs fetched, rate, ETA), log lines otherwise.
+        #[arg(long, value_enum, default_value = "auto")]
         progress: ProgressArg,
         /// Print the report as JSON on stdout.
         #[arg(long)]
@@ -73,13 +75,15 @@ enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
-    /// Run cycles on a Slurm cluster: each stage a job array over partitions (see
-    /// `dragnet slurm submit --help`).
+    /// Run crawl cycles on a Slurm cluster, each stage a job array over partitions
     #[command(subcommand)]
     Slurm(cli_slurm::Slurm),
-    /// Crawl a built-in synthetic web (websim, a few hundred hosts on loopback, some hostile)
-    /// to the end with `dragnet cycle`, then print what was fetched, how fast, and how it
-    /// compares with the web's ground truth and its politeness audit.
+    /// Crawl a built-in synthetic web on loopback and check it against its ground truth
+    ///
+    /// Starts websim (a few hundred hosts on 127.0.x.y, some hostile: slow drips, endless bodies,
+    /// huge headers, gzip bombs, a crawler trap) in this process, crawls it to the end with the
+    /// same code as `dragnet cycle`, then prints what was fetched, how fast, coverage against
+    /// the web's ground truth and the server's politeness audit. The crawl directory is kept.
     Demo {
         /// Keep the crawl in this (new) directory [default: a new directory in the temp dir].
         #[arg(long)]
@@ -97,10 +101,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Run the fetch stage of one partition: fetch its fetch list politely (robots.txt first,
-    /// per-host delays, every limit of [fetch] in crawl.toml) into WARC files and a
-    /// fetch-results run. Does nothing if the stage is already done. Exit 1 if the deadline
-    /// deferred URLs.
+    /// Fetch one partition's fetch list into WARC files (stage 1 of a cycle)
+    ///
+    /// Fetches politely (robots.txt first, per-host delays, every limit of [fetch] in
+    /// crawl.toml) into WARC files and a fetch-results run. Does nothing if the stage is already
+    /// done. Exit 1 if the deadline deferred URLs.
     Fetch {
         /// Cycle number.
         #[arg(long)]
@@ -108,7 +113,7 @@ enum Command {
         /// Partition number.
         #[arg(long)]
         partition: u32,
-        /// Progress display: a bar on a terminal and log lines otherwise (auto), or force one.
+        /// Progress: a bar on a terminal, log lines otherwise.
         #[arg(long, value_enum, default_value = "auto")]
         progress: ProgressArg,
         /// Print the report as JSON on stdout.
@@ -117,9 +122,11 @@ enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
-    /// Run the parse stage of one partition: read each answered page of the fetch from the
-    /// WARC, extract its links (HTML), canonicalize them, share its OPIC cash over the followed
-    /// ones, and write the links and pages runs. Does nothing if the stage is already done.
+    /// Extract links and page facts from one partition's fetch (stage 2)
+    ///
+    /// Reads each answered page of the fetch from the WARC, extracts its links (HTML, sitemaps,
+    /// feeds), canonicalizes them, shares its OPIC cash over the followed ones, and writes the
+    /// links and pages runs. Does nothing if the stage is already done.
     Parse {
         /// Cycle number.
         #[arg(long)]
@@ -133,10 +140,12 @@ enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
-    /// Run the split stage of one partition: collapse its links per target (cash summed), apply
-    /// the [scope] rules and trap defences, pass them through the partition's CLOCK cache, and
-    /// route them to the partitions owning their hosts (split/to-q/from-p.run). Does nothing if
-    /// the stage is already done.
+    /// Filter one partition's links and route them to their owners (stage 3)
+    ///
+    /// Collapses the links per target (cash summed), applies the [scope] rules and trap
+    /// defences, passes them through the partition's CLOCK cache, and routes them to the
+    /// partitions owning their hosts (split/to-q/from-p.run). Does nothing if the stage is
+    /// already done.
     Split {
         /// Cycle number.
         #[arg(long)]
@@ -150,9 +159,11 @@ enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
-    /// Run the dedup-merge of one partition: one sequential pass over its seen set, URL db,
-    /// fetch results and everything the splits routed to it; writes the next seen set and URL
-    /// db and the URLs for prioritize (new/pNNNN.run). Does nothing if the stage is done.
+    /// Merge what was fetched and found into one partition's seen set and URL db (stage 4)
+    ///
+    /// One sequential pass over its seen set, URL db, fetch results and everything the splits
+    /// routed to it; writes the next seen set and URL db and the URLs for prioritize
+    /// (new/pNNNN.run). Needs every partition's split. Does nothing if the stage is done.
     Merge {
         /// Cycle number.
         #[arg(long)]
@@ -166,10 +177,11 @@ enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
-    /// Run the prioritize stage of one partition: insert what the merge found (new URLs, cash
-    /// updates, retries, due recrawls) into the partition's disk-resident frontier queue, then
-    /// extract its top into the next cycle's fetch list within the fetch budget and the per-host
-    /// cap. Does nothing if the stage is done.
+    /// Queue one partition's new URLs and write its next fetch list (stage 5)
+    ///
+    /// Inserts what the merge found (new URLs, cash updates, retries, due recrawls) into the
+    /// partition's disk-resident frontier queue, then extracts its top into the next cycle's
+    /// fetch list within the fetch budget and the per-host cap. Does nothing if the stage is done.
     Prioritize {
         /// Cycle number (writes the fetch list of the next cycle).
         #[arg(long)]
@@ -183,9 +195,11 @@ enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
-    /// Offline reprocessing: parse the HTTP responses of any WARC files (WARC 1.0/1.1, plain,
-    /// .gz or .zst; anyone's) into links.run, pages.run and reparse.json in --out, fetching
-    /// nothing. Exit 1 if a file could not be read to its end (what it held before is kept).
+    /// Parse anyone's WARC files again, offline, fetching nothing
+    ///
+    /// Parses the HTTP responses of WARC files (WARC 1.0/1.1, plain, .gz or .zst) into
+    /// links.run, pages.run and reparse.json in --out. Exit 1 if a file could not be read to its
+    /// end (what it held before is kept).
     Reparse {
         /// WARC files to read.
         #[arg(long, required = true, num_args = 1..)]
@@ -200,10 +214,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Inspection tools for operators.
+    /// Inspect URLs, run files, WARC files, robots.txt verdicts and links
     #[command(subcommand)]
     Check(Check),
-    /// The synthetic web for tests, the demo and benchmarks (`dragnet websim --help`): serve a
+    /// Serve the synthetic web on loopback, or write its truth or a static export
+    ///
+    /// The synthetic web of tests, the demo and benchmarks (`dragnet websim --help`): serve a
     /// seeded web on loopback, write its hosts file, its ground truth or a static export.
     #[command(disable_help_flag = true)]
     Websim {
@@ -229,9 +245,13 @@ pub(crate) struct CycleCount {
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum ProgressArg {
+    /// The live display if stderr is a terminal, log lines otherwise.
     Auto,
+    /// The live display, even when stderr is not a terminal.
     Bar,
+    /// Plain log lines: one per stage, and every 10 s while fetching.
     Log,
+    /// No progress; only the final summary.
     Quiet,
 }
 
@@ -248,7 +268,7 @@ impl From<ProgressArg> for ProgressMode {
 
 #[derive(Subcommand)]
 enum Check {
-    /// Canonical form, SURT, fingerprint and partition of URLs (one JSON object per line).
+    /// Canonical form, SURT, fingerprint and partition of URLs (JSON lines)
     Url {
         /// Partitions M to map hosts onto [default: 256, or the config's].
         #[arg(long)]
@@ -260,8 +280,10 @@ enum Check {
         #[arg(required = true)]
         urls: Vec<String>,
     },
-    /// Extract the links of an HTML file (plain or gzip) as one JSON object: `base`,
-    /// `canonical`, `meta_robots` and `links` (`url`, `tag`, `nofollow`, `rel`).
+    /// Extract the links of an HTML file as JSON
+    ///
+    /// Reads an HTML file (plain or gzip) and prints one JSON object: `base`, `canonical`,
+    /// `meta_robots` and `links` (`url`, `tag`, `nofollow`, `rel`).
     Links {
         /// The URL the document was fetched from (the base for relative links).
         #[arg(long)]
@@ -269,13 +291,17 @@ enum Check {
         /// The HTML file.
         file: PathBuf,
     },
-    /// Check URLs against robots.txt files. Reads JSON lines on stdin, each with `agent`, `url`
-    /// and the file as `robots` (its text) or `robots_file` (a path, read as raw bytes), and
-    /// writes each line back with `"allowed": true|false` added. A line that cannot be checked
+    /// Check URLs against robots.txt files (JSON lines on stdin)
+    ///
+    /// Reads JSON lines on stdin, each with `agent`, `url` and the file as `robots` (its text)
+    /// or `robots_file` (a path, read as raw bytes), and writes each line back with
+    /// `"allowed": true|false` added. A line that cannot be checked
     /// is written back with `"error"` instead, reported on stderr with its number, and makes the
     /// exit code 1.
     Robots,
-    /// Validate run files (magic, version, every checksum, key order) and print their header,
+    /// Validate run files and print their counts
+    ///
+    /// Checks magic, version, every checksum and the key order, and prints each file's header,
     /// block and record counts; exit 3 with the offset on corruption.
     Run {
         /// Print one JSON object per file instead of text.
@@ -285,9 +311,11 @@ enum Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Validate WARC files (.warc, .warc.gz, .warc.zst; WARC 1.0 and 1.1) and list their
-    /// records: offset, length, type, HTTP status, block/payload digest checks (ok, bad, absent,
-    /// unchecked) and URI. Exit 3 with the offset on corruption or a digest mismatch.
+    /// Validate WARC files and list their records
+    ///
+    /// Reads .warc, .warc.gz and .warc.zst (WARC 1.0 and 1.1) and lists each record: offset,
+    /// length, type, HTTP status, block/payload digest checks (ok, bad, absent, unchecked) and
+    /// URI. Exit 3 with the offset on corruption or a digest mismatch.
     Warc {
         /// Print one JSON object per record (with its file) instead of text.
         #[arg(long)]
@@ -310,15 +338,9 @@ fn main() -> ExitCode {
     ExitCode::from(code as u8)
 }
 
-/// Prints an error and its `source()` chain.
+/// Prints an error with the causes its message does not already say ([`Error::with_causes`]).
 pub(crate) fn report(e: &Error) {
-    let mut msg = format!("dragnet: error: {e}");
-    let mut src = std::error::Error::source(e);
-    while let Some(s) = src {
-        msg.push_str(&format!("\n  caused by: {s}"));
-        src = s.source();
-    }
-    eprintln!("{msg}");
+    eprintln!("dragnet: error: {}", e.with_causes("\n  "));
 }
 
 fn execute(cmd: Command) -> Result<i32, Error> {
@@ -396,8 +418,7 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             json,
             dir,
         } => {
-            let crawl = crawl::CrawlDir::new(&dir);
-            let cfg = Config::load(&crawl.config_path())?;
+            let (crawl, cfg) = crawl::CrawlDir::open(&dir)?;
             let opts = dragnet::cycle::CycleOptions {
                 cycles,
                 until_empty,
@@ -580,8 +601,7 @@ fn fetch(
     json: bool,
     dir: &std::path::Path,
 ) -> Result<i32, Error> {
-    let crawl = crawl::CrawlDir::new(dir);
-    let cfg = Config::load(&crawl.config_path())?;
+    let (crawl, cfg) = crawl::CrawlDir::open(dir)?;
     let opts = FetchOptions {
         progress,
         ..FetchOptions::default()
@@ -636,8 +656,7 @@ fn stage_cmd<R: serde::Serialize>(
     skipped: impl Fn(&R) -> bool,
     summary: impl FnOnce(&R),
 ) -> Result<R, Error> {
-    let crawl = crawl::CrawlDir::new(dir);
-    let cfg = Config::load(&crawl.config_path())?;
+    let (crawl, cfg) = crawl::CrawlDir::open(dir)?;
     let r = run(&crawl, &cfg)?;
     if json {
         println!("{}", serde_json::to_string(&r).expect("report serializes"));

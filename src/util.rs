@@ -97,6 +97,11 @@ pub fn file_digest(path: &Path) -> Result<(u64, u64)> {
     Ok((h.digest(), n))
 }
 
+/// `n` and the noun, singular when `n` is 1: `plural(1, "URL", "URLs")` is "1 URL".
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Adds `n` to the counter `name` of a stage's counts (the map its `.done` marker carries),
 /// allocating the name only the first time.
 pub fn count(counts: &mut std::collections::BTreeMap<String, u64>, name: &str, n: u64) {

@@ -12,7 +12,8 @@
 //! Everything comes from a [`Status`] (markers and trailers, no data files), so writing it after
 //! every cycle costs what `dragnet status` costs without its top-hosts pass. Values:
 //!
-//! - gauges `dragnet_cycle_*` describe the newest cycle with fetch (or split) results, named by
+//! - gauges `dragnet_cycle_*` describe the newest cycle whose fetch (or split) did work (had URLs
+//!   or links; an empty cycle at the end of a crawl does not hide it), named by
 //!   `dragnet_fetch_cycle`; counters `*_total` sum every cycle still in the directory (they drop
 //!   if old cycles are pruned, which Prometheus treats as a counter reset);
 //! - `dragnet_stage_seconds` is the slowest partition of each stage of the newest complete cycle

@@ -19,9 +19,16 @@
 //! once with "already running" (exit 2), and nothing it could touch is written. So does a
 //! `dragnet cycle` on a crawl whose Slurm jobs are still queued ([`crate::slurm`]).
 //!
+//! While it runs, [`progress::CycleDisplay`] shows one live display for the whole cycle on a
+//! terminal, or log lines otherwise.
+//!
 //! After each complete cycle, state versions older than the last `[cycle] keep_cycles` cycles
 //! need are removed ([`crate::crawl::prune`]), so the state directory holds a few copies of the
 //! crawl's state, not one per cycle; so are the runs between the stages of older cycles.
+
+mod progress;
+
+pub use progress::CycleDisplay;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -34,6 +41,7 @@ use crate::crawl::{Config, CrawlDir, CrawlLock, Stage};
 use crate::error::{Error, Result};
 use crate::fetch::{FetchOptions, ProgressMode};
 use crate::run::RunReader;
+use crate::util::plural;
 
 /// `[cycle]` in crawl.toml: how the local executor runs a cycle.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -81,7 +89,9 @@ pub struct CycleOptions {
     pub until_empty: bool,
     /// The bound on cycles for `until_empty`.
     pub max_cycles: u32,
-    /// Progress display of each fetch.
+    /// Progress display: one live display for the whole cycle (`Bar`, or `Auto` on a terminal),
+    /// log lines (`Log`, or `Auto` otherwise: a line per stage and each fetch's periodic lines),
+    /// or none.
     pub progress: ProgressMode,
     /// Print a log line per stage on stderr.
     pub log: bool,
@@ -108,8 +118,8 @@ pub struct StageRun {
     pub skipped: u32,
     /// Partitions that failed, with the error and its exit code.
     pub failed: Vec<(u32, String, i32)>,
-    /// Wall-clock seconds of the stage on this machine (for fetch, parse and split, which run
-    /// interleaved, the sum of their per-partition times).
+    /// Seconds the stage took, summed over the partitions that ran (partitions run side by side,
+    /// so the sum can exceed the wall-clock time; [`CycleRun::seconds`] is that).
     pub seconds: f64,
     /// Counts summed over the partitions that ran or were done.
     pub counts: BTreeMap<String, u64>,
@@ -160,6 +170,18 @@ pub fn next_cycle(crawl: &CrawlDir, m: u32) -> u32 {
 pub fn run_cycles(crawl: &CrawlDir, cfg: &Config, opts: &CycleOptions) -> Result<CycleReport> {
     crate::slurm::check_no_jobs_queued(crawl, cfg)?;
     let _lock = CrawlLock::acquire(crawl.root(), "cycle")?;
+    let display = CycleDisplay::new(opts.progress, opts.log);
+    let r = run_cycles_shown(crawl, cfg, opts, &display);
+    display.finish();
+    r
+}
+
+fn run_cycles_shown(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    opts: &CycleOptions,
+    display: &CycleDisplay,
+) -> Result<CycleReport> {
     let m = cfg.crawl.partitions;
     let mut report = CycleReport::default();
     let limit = if opts.until_empty {
@@ -174,11 +196,11 @@ pub fn run_cycles(crawl: &CrawlDir, cfg: &Config, opts: &CycleOptions) -> Result
             report.stopped = format!("the fetch lists of cycle {cycle} are empty");
             break;
         }
-        let run = run_cycle(crawl, cfg, cycle, opts)?;
+        let run = run_cycle(crawl, cfg, cycle, display)?;
         let complete = run.complete;
         let next = run.next_fetch_list;
         report.cycles.push(run);
-        after_cycle(crawl, cfg, cycle, complete, &|line| log(opts, line));
+        after_cycle(crawl, cfg, cycle, complete, &|line| display.log(line));
         if !complete {
             report.stopped = format!("cycle {cycle} did not complete (see the failed partitions)");
             return Ok(report);
@@ -192,7 +214,10 @@ pub fn run_cycles(crawl: &CrawlDir, cfg: &Config, opts: &CycleOptions) -> Result
         report.stopped = if opts.until_empty {
             format!("reached --max-cycles {}", opts.max_cycles)
         } else {
-            format!("ran {} cycle(s)", report.cycles.len())
+            match report.cycles.len() {
+                1 => "ran 1 cycle".to_owned(),
+                n => format!("ran {n} cycles"),
+            }
         };
     }
     Ok(report)
@@ -212,14 +237,20 @@ pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, l
         match crate::crawl::prune::prune_state(crawl, cfg.crawl.partitions, oldest) {
             Ok(0) => {}
             Ok(n) => log(&format!(
-                "removed {n} state file(s) older than cycle {oldest}'s"
+                "removed {} older than cycle {oldest}'s",
+                plural(n, "state file", "state files")
             )),
             Err(e) => log(&format!("cannot prune old state: {e}")),
         }
         match crate::crawl::prune::prune_cycles(crawl, oldest) {
             Ok(0) => {}
             Ok(n) => log(&format!(
-                "removed {n} links, split and frontier-update run(s) of cycles before {oldest}"
+                "removed {} of cycles before {oldest}",
+                plural(
+                    n,
+                    "links, split or frontier-update run",
+                    "links, split and frontier-update runs"
+                )
             )),
             Err(e) => log(&format!("cannot prune old cycles' runs: {e}")),
         }
@@ -267,12 +298,6 @@ pub fn run_stage(
     r
 }
 
-fn log(opts: &CycleOptions, line: &str) {
-    if opts.log {
-        eprintln!("cycle: {line}");
-    }
-}
-
 /// URLs in the fetch lists of `cycle` (from the run trailers).
 pub fn fetch_list_size(crawl: &CrawlDir, cycle: u32, m: u32) -> Result<u64> {
     let mut n = 0;
@@ -285,17 +310,25 @@ pub fn fetch_list_size(crawl: &CrawlDir, cycle: u32, m: u32) -> Result<u64> {
     Ok(n)
 }
 
-/// Runs one stage for one partition ([`run_stage`]) and adds its outcome to `acc`.
+/// Runs one stage for one partition ([`run_stage`]), shows it on `display` and adds its outcome
+/// to `acc`.
 fn one(
     crawl: &CrawlDir,
     cfg: &Config,
     stage: Stage,
     cycle: u32,
     p: u32,
-    fetch: &FetchOptions,
+    display: &CycleDisplay,
     acc: &Mutex<StageRun>,
 ) -> bool {
-    let r = run_stage(crawl, cfg, stage, cycle, p, fetch);
+    let fetch = FetchOptions {
+        progress: display.fetch_mode(),
+        counters: (stage == Stage::Fetch).then(|| display.fetch_counters()),
+        ..FetchOptions::default()
+    };
+    display.started(stage);
+    let r = run_stage(crawl, cfg, stage, cycle, p, &fetch);
+    display.ended(stage, r.is_ok());
     let mut a = acc.lock().expect("not poisoned");
     match r {
         Ok((skipped, counts, seconds)) => {
@@ -317,30 +350,26 @@ fn one(
     }
 }
 
-/// Runs one cycle over every partition.
-pub fn run_cycle(
+/// Runs one cycle over every partition, showing it on `display`.
+fn run_cycle(
     crawl: &CrawlDir,
     cfg: &Config,
     cycle: u32,
-    opts: &CycleOptions,
+    display: &CycleDisplay,
 ) -> Result<CycleRun> {
     let m = cfg.crawl.partitions;
     let started = Instant::now();
-    log(
-        opts,
-        &format!(
-            "cycle {cycle}: {} URLs to fetch in {m} partitions",
-            fetch_list_size(crawl, cycle, m)?
-        ),
-    );
+    let urls = fetch_list_size(crawl, cycle, m)?;
+    display.begin_cycle(cycle, m, urls);
+    display.log(&format!(
+        "cycle {cycle}: {} to fetch in {}",
+        plural(urls, "URL", "URLs"),
+        plural(m.into(), "partition", "partitions")
+    ));
     let acc: BTreeMap<Stage, Mutex<StageRun>> = Stage::CYCLE
         .iter()
         .map(|&s| (s, Mutex::new(StageRun::default())))
         .collect();
-    let fetch_opts = FetchOptions {
-        progress: opts.progress,
-        ..FetchOptions::default()
-    };
 
     // 1. fetch -> parse -> split per partition, a few partitions at a time.
     let workers = (cfg.cycle.fetch_partitions as usize).clamp(1, m as usize);
@@ -356,7 +385,7 @@ pub fn run_cycle(
                 // Each stage only if the one before it succeeded for this partition.
                 let _ = [Stage::Fetch, Stage::Parse, Stage::Split]
                     .into_iter()
-                    .all(|st| one(crawl, cfg, st, cycle, p, &fetch_opts, &acc[&st]));
+                    .all(|st| one(crawl, cfg, st, cycle, p, display, &acc[&st]));
             });
         }
     });
@@ -368,19 +397,17 @@ pub fn run_cycle(
     let before_merge_failed = [Stage::Fetch, Stage::Parse, Stage::Split]
         .into_iter()
         .any(failed);
-    log_stage(opts, cycle, Stage::Fetch, &acc);
-    log_stage(opts, cycle, Stage::Parse, &acc);
-    log_stage(opts, cycle, Stage::Split, &acc);
+    log_stage(display, cycle, Stage::Fetch, &acc);
+    log_stage(display, cycle, Stage::Parse, &acc);
+    log_stage(display, cycle, Stage::Split, &acc);
 
     // 2 and 3. merge, then prioritize, every partition on the rayon pool.
     if !before_merge_failed {
         for stage in [Stage::Merge, Stage::Prioritize] {
-            let t = Instant::now();
             rayon_each(m, |p| {
-                one(crawl, cfg, stage, cycle, p, &fetch_opts, &acc[&stage]);
+                one(crawl, cfg, stage, cycle, p, display, &acc[&stage]);
             });
-            acc[&stage].lock().expect("not poisoned").seconds = t.elapsed().as_secs_f64();
-            log_stage(opts, cycle, stage, &acc);
+            log_stage(display, cycle, stage, &acc);
             if failed(stage) {
                 break;
             }
@@ -397,20 +424,17 @@ pub fn run_cycle(
         );
     }
     run.seconds = started.elapsed().as_secs_f64();
-    log(
-        opts,
-        &format!(
-            "cycle {cycle}: {} in {:.1}s; {} URLs in the fetch lists of cycle {}",
-            if run.complete {
-                "complete"
-            } else {
-                "INCOMPLETE"
-            },
-            run.seconds,
-            run.next_fetch_list,
-            cycle + 1
-        ),
-    );
+    display.log(&format!(
+        "cycle {cycle}: {} in {:.1}s; {} in the fetch lists of cycle {}",
+        if run.complete {
+            "complete"
+        } else {
+            "INCOMPLETE"
+        },
+        run.seconds,
+        plural(run.next_fetch_list, "URL", "URLs"),
+        cycle + 1
+    ));
     Ok(run)
 }
 
@@ -420,23 +444,23 @@ fn rayon_each(m: u32, f: impl Fn(u32) + Sync + Send) {
 }
 
 fn log_stage(
-    opts: &CycleOptions,
+    display: &CycleDisplay,
     cycle: u32,
     stage: Stage,
     acc: &BTreeMap<Stage, Mutex<StageRun>>,
 ) {
     let a = acc[&stage].lock().expect("not poisoned");
     let mut line = format!(
-        "cycle {cycle}: {}: {} partitions run, {} already done, {:.1}s",
+        "cycle {cycle}: {}: {} run, {} already done, {:.1}s summed over partitions",
         stage.name(),
-        a.ran,
+        plural(a.ran.into(), "partition", "partitions"),
         a.skipped,
         a.seconds
     );
     for (p, e, _) in &a.failed {
         line.push_str(&format!("\n  FAILED partition {p}: {e}"));
     }
-    log(opts, &line);
+    display.log(&line);
 }
 
 /// The first failure of a report that did not complete: a message pointing to `dragnet status`,

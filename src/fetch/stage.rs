@@ -120,6 +120,9 @@ pub struct FetchOptions {
     pub progress: ProgressMode,
     /// Seconds between log lines when progress is logged.
     pub log_interval: Duration,
+    /// Counters for the workers to bump, read by a caller's display as well (`dragnet cycle`
+    /// sums those of every fetch); fresh ones if `None`. Give each fetch its own.
+    pub counters: Option<Arc<Counters>>,
 }
 
 impl Default for FetchOptions {
@@ -127,6 +130,7 @@ impl Default for FetchOptions {
         FetchOptions {
             progress: ProgressMode::Auto,
             log_interval: Duration::from_secs(10),
+            counters: None,
         }
     }
 }
@@ -302,7 +306,7 @@ pub fn fetch_partition(
         .clamp(1 << 20, 16 << 20);
     let f = &cfg.fetch;
     let max_active = (f.threads as usize) * (f.queues_per_thread as usize);
-    let counters = Arc::new(Counters::default());
+    let counters = opts.counters.clone().unwrap_or_default();
     let shared = Shared {
         cfg,
         agent: crate::fetch::robots::agent_token(&f.user_agent).to_owned(),

@@ -21,7 +21,7 @@ use super::config::Config;
 use super::failed::FailedMarker;
 use super::layout::{CrawlDir, Stage};
 use super::lock::{read_lock, Holder, LockInfo};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::run::RunReader;
 
 use hosts::top_hosts;
@@ -235,15 +235,20 @@ pub struct Status {
     pub last_complete: Option<u32>,
     /// The oldest cycle that is not complete (the one a `dragnet cycle` works on).
     pub current: Option<u32>,
+    /// The crawl is done: the current cycle has not started and its fetch lists, written by the
+    /// complete cycle before it, are empty (nothing is left to fetch until URLs are added).
+    pub finished: bool,
     /// Partitions (of any stage and cycle) whose last attempt failed.
     pub failed: u32,
-    /// The newest cycle with fetch results.
+    /// The newest cycle whose fetch did work (had URLs to fetch); failing that, the newest
+    /// with fetch results.
     pub fetch_cycle: Option<u32>,
     /// What the fetches of `fetch_cycle` did.
     pub fetch: FetchSummary,
     /// What every fetch in the directory did.
     pub fetch_total: FetchSummary,
-    /// The newest cycle with split results.
+    /// The newest cycle whose split did work (had links); failing that, the newest with split
+    /// results.
     pub cache_cycle: Option<u32>,
     /// The CLOCK cache in the splits of `cache_cycle`.
     pub cache: CacheSummary,
@@ -262,6 +267,20 @@ impl Status {
     pub fn last_complete_cycle(&self) -> Option<&CycleStatus> {
         let c = self.last_complete?;
         self.cycles.iter().find(|s| s.cycle == c)
+    }
+
+    /// The newest complete cycle that had URLs to fetch (failing that, the newest complete
+    /// one): the cycle whose stage times are worth showing.
+    pub fn last_working_cycle(&self) -> Option<&CycleStatus> {
+        let complete = || {
+            self.cycles
+                .iter()
+                .rev()
+                .filter(|c| c.state == CycleState::Complete)
+        };
+        complete()
+            .find(|c| c.fetchlist_urls > 0)
+            .or_else(|| complete().next())
     }
 }
 
@@ -286,16 +305,7 @@ pub fn status(dir: &Path) -> Result<Status> {
 
 /// Reads the status of the crawl at `dir`.
 pub fn status_with(dir: &Path, opts: &StatusOptions) -> Result<Status> {
-    let crawl = CrawlDir::new(dir);
-    let config_path = crawl.config_path();
-    if !config_path.exists() {
-        return Err(Error::Usage(format!(
-            "{} is not a crawl directory (no crawl.toml); create one with `dragnet init --seeds FILE {}`",
-            dir.display(),
-            dir.display()
-        )));
-    }
-    let config = Config::load(&config_path)?;
+    let (crawl, config) = CrawlDir::open(dir)?;
     status_of(&crawl, &config, opts)
 }
 
@@ -329,6 +339,7 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
         cycles_complete: 0,
         last_complete: None,
         current: None,
+        finished: false,
         failed: 0,
         fetch_cycle: None,
         fetch: FetchSummary::default(),
@@ -342,12 +353,14 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
     };
     let mut frontier: Vec<Option<u64>> = vec![None; m as usize];
     let mut fetched_parts: Vec<u32> = Vec::new();
+    let (mut fetch_did_work, mut cache_did_work) = (false, false);
     for c in crawl.cycles() {
-        let mut fetchlist_urls = 0;
+        let (mut fetchlist_urls, mut fetchlists) = (0, 0);
         for p in 0..m {
             let path = crawl.fetchlist(c, p);
             if path.exists() {
                 fetchlist_urls += RunReader::open(&path)?.len();
+                fetchlists += 1;
             }
         }
         let is_current = s.current.is_none();
@@ -399,24 +412,41 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
             if st.done == 0 {
                 continue;
             }
+            // The headline is the newest cycle that did work: an empty last cycle (the few
+            // retries at the end of a crawl aside) does not hide the one before it.
+            let did_work = |k: &str| st.counts.get(k).is_some_and(|&n| n > 0);
             match st.stage {
                 Stage::Fetch => {
-                    s.fetch_cycle = Some(c);
-                    s.fetch = FetchSummary::default();
-                    s.fetch.add(&st.counts, st.done);
                     s.fetch_total.add(&st.counts, st.done);
-                    fetched_parts = (0..m)
-                        .filter(|&p| st.state(p) == PartitionState::Done)
-                        .collect();
+                    if did_work("urls") || s.fetch_cycle.is_none() || !fetch_did_work {
+                        s.fetch_cycle = Some(c);
+                        fetch_did_work = did_work("urls");
+                        s.fetch = FetchSummary::default();
+                        s.fetch.add(&st.counts, st.done);
+                        fetched_parts = (0..m)
+                            .filter(|&p| st.state(p) == PartitionState::Done)
+                            .collect();
+                    }
                 }
                 Stage::Split => {
-                    s.cache_cycle = Some(c);
-                    s.cache = CacheSummary::default();
-                    s.cache.add(&st.counts);
                     s.cache_total.add(&st.counts);
+                    if did_work("links") || s.cache_cycle.is_none() || !cache_did_work {
+                        s.cache_cycle = Some(c);
+                        cache_did_work = did_work("links");
+                        s.cache = CacheSummary::default();
+                        s.cache.add(&st.counts);
+                    }
                 }
                 _ => {}
             }
+        }
+        if is_current
+            && state == CycleState::NotStarted
+            && fetchlists == m
+            && fetchlist_urls == 0
+            && s.last_complete == c.checked_sub(1)
+        {
+            s.finished = true;
         }
         s.cycles.push(CycleStatus {
             cycle: c,

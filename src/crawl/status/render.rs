@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use super::{CacheSummary, CycleState, FetchSummary, PartitionState, Status, MAX_TRACKED_HOSTS};
 use crate::crawl::layout::{CrawlDir, Stage};
 use crate::crawl::lock::Holder;
+use crate::util::plural;
 
 /// Partition numbers as ranges: `p0000-p0003, p0007`, at most `max` ranges.
 pub(super) fn ranges(parts: impl Iterator<Item = u32>, max: usize) -> String {
@@ -39,9 +40,9 @@ fn mib(bytes: u64) -> f64 {
 
 fn fetch_line(f: &FetchSummary) -> String {
     let mut line = format!(
-        "{} URLs, {} requests, {:.1} MiB;",
-        f.urls,
-        f.requests,
+        "{}, {}, {:.1} MiB;",
+        plural(f.urls, "URL", "URLs"),
+        plural(f.requests, "request", "requests"),
         mib(f.bytes)
     );
     for (k, v) in &f.by_status {
@@ -120,7 +121,12 @@ impl std::fmt::Display for Status {
             }
             cycles.push(')');
         }
-        if let Some(c) = self.cycles.iter().find(|c| Some(c.cycle) == self.current) {
+        if let (true, Some(c)) = (self.finished, self.current) {
+            let _ = write!(
+                cycles,
+                "; the crawl is done: the fetch lists of cycle {c:06} are empty"
+            );
+        } else if let Some(c) = self.cycles.iter().find(|c| Some(c.cycle) == self.current) {
             let stage = c
                 .stages
                 .iter()
@@ -140,8 +146,8 @@ impl std::fmt::Display for Status {
         if self.failed > 0 {
             writeln!(
                 f,
-                "failed     {} partition-stage(s) failed; see their cycles below",
-                self.failed
+                "failed     {} failed; see their cycles below",
+                plural(self.failed.into(), "partition-stage", "partition-stages"),
             )?;
         }
         if let Some(c) = self.fetch_cycle {
@@ -175,18 +181,19 @@ impl std::fmt::Display for Status {
                     t.error_bound
                 )
             } else {
-                format!("{} hosts", t.distinct_hosts.unwrap_or(0))
+                plural(t.distinct_hosts.unwrap_or(0), "host", "hosts")
             };
             writeln!(
                 f,
-                "top hosts  cycle {:06}, {} pages ({how}):",
-                t.cycle, t.pages
+                "top hosts  cycle {:06}, {} ({how}):",
+                t.cycle,
+                plural(t.pages, "page", "pages")
             )?;
             for h in &t.hosts {
                 writeln!(f, "  {:>10}  {}", h.pages, h.host)?;
             }
         }
-        if let Some(c) = self.last_complete_cycle() {
+        if let Some(c) = self.last_working_cycle() {
             writeln!(
                 f,
                 "last cycle {:06} stage times (slowest partition / sum over partitions):",
@@ -203,6 +210,14 @@ impl std::fmt::Display for Status {
             }
         }
         for c in &self.cycles {
+            if self.finished && Some(c.cycle) == self.current {
+                writeln!(
+                    f,
+                    "cycle {:06}: nothing to fetch (the crawl is done)",
+                    c.cycle
+                )?;
+                continue;
+            }
             let state = match c.state {
                 CycleState::Complete => "complete",
                 CycleState::InProgress => "in progress",
@@ -210,8 +225,9 @@ impl std::fmt::Display for Status {
             };
             writeln!(
                 f,
-                "cycle {:06}: {state}, fetch list {} URLs",
-                c.cycle, c.fetchlist_urls
+                "cycle {:06}: {state}, fetch list {}",
+                c.cycle,
+                plural(c.fetchlist_urls, "URL", "URLs")
             )?;
             for s in &c.stages {
                 let counts: Vec<String> =

@@ -6,6 +6,7 @@ use super::*;
 use crate::crawl::done::DoneMarker;
 use crate::crawl::failed::{clear_failed, write_failed};
 use crate::crawl::records::FetchResult;
+use crate::error::Error;
 use crate::run::{fp_key, RunWriter, Schema};
 use crate::util::parse_rfc3339;
 use std::time::{Duration, SystemTime};
@@ -344,4 +345,67 @@ fn partition_ranges() {
         ranges([0, 2, 4].into_iter(), 2),
         "p0000, p0002, ... (1 more ranges)"
     );
+}
+
+/// A crawl run to its end: cycle 0 fetched, cycle 1 had nothing to fetch (run by hand with
+/// `--cycles`), and cycle 2's fetch lists are written and empty. The headline shows cycle 0, the
+/// last that did work, and the crawl is called done instead of "cycle 2 not started".
+#[test]
+fn a_finished_crawl_says_so_and_shows_the_last_cycle_that_did_work() {
+    let t = tempfile::tempdir().unwrap();
+    let crawl = CrawlDir::new(t.path().join("crawl"));
+    std::fs::create_dir_all(crawl.root()).unwrap();
+    let mut cfg = Config::default();
+    cfg.crawl.partitions = 1;
+    std::fs::write(crawl.config_path(), cfg.to_toml()).unwrap();
+    marker(&crawl, Stage::Init, 0, 0, 0, &[("seeds", 1)]);
+    for c in 0..2 {
+        let urls = if c == 0 { 4 } else { 0 };
+        let fetch = [("status_2xx", urls), ("urls", urls), ("requests", urls)];
+        marker(&crawl, Stage::Fetch, c, 0, 1, &fetch);
+        marker(&crawl, Stage::Parse, c, 0, 1, &[("pages", urls)]);
+        let split = [
+            ("links", 3 * urls),
+            ("cache_hits", urls),
+            ("cache_misses", urls),
+        ];
+        marker(&crawl, Stage::Split, c, 0, 1, &split);
+        marker(&crawl, Stage::Merge, c, 0, 1, &[]);
+        marker(&crawl, Stage::Prioritize, c, 0, 1, &[("frontier", 0)]);
+    }
+    for c in 0..3 {
+        let path = crawl.fetchlist(c, 0);
+        crate::storage::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut w = RunWriter::create(&path, Schema::FETCHLIST).unwrap();
+        if c == 0 {
+            w.push(&crate::run::host_fp_key(1, 1), &[]).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    let s = status(crawl.root()).unwrap();
+    assert!(s.finished);
+    assert_eq!((s.current, s.last_complete), (Some(2), Some(1)));
+    assert_eq!((s.fetch_cycle, s.cache_cycle), (Some(0), Some(0)));
+    assert_eq!(s.fetch.urls, 4);
+    assert_eq!(s.last_working_cycle().map(|c| c.cycle), Some(0));
+    let text = s.to_string();
+    for want in [
+        "the crawl is done: the fetch lists of cycle 000002 are empty",
+        "fetched    cycle 000000 (1 of 1 partitions): 4 URLs, 4 requests",
+        "last cycle 000000 stage times",
+        "cycle 000001: complete, fetch list 0 URLs",
+        "cycle 000002: nothing to fetch (the crawl is done)",
+    ] {
+        assert!(text.contains(want), "{want:?} missing from\n{text}");
+    }
+    assert!(!text.contains("not started"), "{text}");
+
+    // A URL put back into the last fetch list: not done any more.
+    let path = crawl.fetchlist(2, 0);
+    let mut w = RunWriter::create(&path, Schema::FETCHLIST).unwrap();
+    w.push(&crate::run::host_fp_key(1, 1), &[]).unwrap();
+    w.finish().unwrap();
+    let s = status(crawl.root()).unwrap();
+    assert!(!s.finished);
+    assert!(s.to_string().contains("current 000002: not started"));
 }
