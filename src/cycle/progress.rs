@@ -10,11 +10,10 @@
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::crawl::Stage;
-use crate::fetch::progress::Counters;
+use crate::fetch::progress::{Counters, Ticker};
 use crate::fetch::ProgressMode;
 
 /// Partitions of one stage: done (ran or were already done), running, failed.
@@ -120,9 +119,7 @@ pub struct CycleDisplay {
     kind: Kind,
     log: bool,
     live: Arc<Live>,
-    bar: Option<indicatif::ProgressBar>,
-    stop: Arc<AtomicBool>,
-    ticker: Option<JoinHandle<()>>,
+    ticker: Ticker,
 }
 
 impl CycleDisplay {
@@ -137,7 +134,7 @@ impl CycleDisplay {
         };
         let live = Arc::new(Live::default());
         let stop = Arc::new(AtomicBool::new(false));
-        let (bar, ticker) = if kind == Kind::Bar {
+        let (bar, thread) = if kind == Kind::Bar {
             let bar = indicatif::ProgressBar::new(0);
             bar.set_style(
                 indicatif::ProgressStyle::with_template(
@@ -145,7 +142,7 @@ impl CycleDisplay {
                 )
                 .expect("valid template"),
             );
-            let ticker = {
+            let thread = {
                 let (bar, live, stop) = (bar.clone(), Arc::clone(&live), Arc::clone(&stop));
                 std::thread::Builder::new()
                     .name("cycle-progress".into())
@@ -162,7 +159,7 @@ impl CycleDisplay {
                     })
                     .ok()
             };
-            (Some(bar), ticker)
+            (Some(bar), thread)
         } else {
             (None, None)
         };
@@ -170,9 +167,7 @@ impl CycleDisplay {
             kind,
             log,
             live,
-            bar,
-            stop,
-            ticker,
+            ticker: Ticker { stop, thread, bar },
         }
     }
 
@@ -198,7 +193,7 @@ impl CycleDisplay {
         }
         l.fetches.lock().unwrap_or_else(|e| e.into_inner()).clear();
         *l.started.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-        if let Some(b) = &self.bar {
+        if let Some(b) = &self.ticker.bar {
             b.set_prefix(format!("cycle {cycle}"));
             b.reset_elapsed();
             b.set_length(urls);
@@ -239,7 +234,7 @@ impl CycleDisplay {
         if !self.log {
             return;
         }
-        match &self.bar {
+        match &self.ticker.bar {
             Some(b) => b.suspend(|| eprintln!("cycle: {line}")),
             None => eprintln!("cycle: {line}"),
         }
@@ -247,19 +242,7 @@ impl CycleDisplay {
 
     /// Stops the ticker and clears the live display.
     pub fn finish(mut self) {
-        self.stop.store(true, Relaxed);
-        if let Some(t) = self.ticker.take() {
-            let _ = t.join();
-        }
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
-        }
-    }
-}
-
-impl Drop for CycleDisplay {
-    fn drop(&mut self) {
-        self.stop.store(true, Relaxed);
+        self.ticker.finish();
     }
 }
 

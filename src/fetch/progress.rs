@@ -42,12 +42,38 @@ pub struct Counters {
     pub hosts_waiting: AtomicU64,
 }
 
-/// A running reporter; [`Reporter::finish`] stops it.
-pub struct Reporter {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-    bar: Option<indicatif::ProgressBar>,
+/// A sampling thread and the bar it draws, stopped together (a fetch's [`Reporter`] and the
+/// cycle's display are both one).
+pub(crate) struct Ticker {
+    /// Set to stop the thread.
+    pub(crate) stop: Arc<AtomicBool>,
+    /// The thread, until joined.
+    pub(crate) thread: Option<JoinHandle<()>>,
+    /// The bar, if one is drawn.
+    pub(crate) bar: Option<indicatif::ProgressBar>,
 }
+
+impl Ticker {
+    /// Stops and joins the thread, and clears the bar.
+    pub(crate) fn finish(&mut self) {
+        self.stop.store(true, Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Relaxed);
+    }
+}
+
+/// A running reporter; [`Reporter::finish`] stops it.
+pub struct Reporter(Ticker);
 
 fn rate(n: u64, secs: f64) -> f64 {
     if secs > 0.0 {
@@ -77,11 +103,11 @@ impl Reporter {
         };
         let stop = Arc::new(AtomicBool::new(false));
         if mode == ProgressMode::Quiet {
-            return Reporter {
+            return Reporter(Ticker {
                 stop,
                 thread: None,
                 bar: None,
-            };
+            });
         }
         let bar = bar_wanted.then(|| {
             let bar = indicatif::ProgressBar::new(total);
@@ -138,23 +164,11 @@ impl Reporter {
                 })
                 .ok()
         };
-        Reporter { stop, thread, bar }
+        Reporter(Ticker { stop, thread, bar })
     }
 
     /// Stops the reporter and clears the bar.
     pub fn finish(mut self) {
-        self.stop.store(true, Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
-        }
-    }
-}
-
-impl Drop for Reporter {
-    fn drop(&mut self) {
-        self.stop.store(true, Relaxed);
+        self.0.finish();
     }
 }
