@@ -1,11 +1,11 @@
-//! `dragnet slurm`: the Slurm executor's commands (the work is in `dragnet::slurm`).
+//! `dragnet slurm`: the Slurm executor's commands (the work is in `dragnet::exec::slurm`).
 
 use std::path::PathBuf;
 
 use clap::Subcommand;
 use dragnet::crawl::{self, Config, Stage};
 use dragnet::error::EXIT_OK;
-use dragnet::slurm::{self, SubmitOptions, Then};
+use dragnet::exec::slurm::{self, SubmitOptions, Then};
 use dragnet::Error;
 
 #[derive(Subcommand)]

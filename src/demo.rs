@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::crawl::{Config, CrawlDir, FetchResult, InitOptions, Stage};
-use crate::cycle::{run_cycles, CycleOptions, CycleReport};
 use crate::error::{Error, IoContext, Result};
+use crate::exec::{run_cycles, CycleOptions, CycleReport};
 use crate::run::{Cursor, RunReader, Schema};
 use crate::util::plural;
 

@@ -30,10 +30,10 @@
 #![deny(missing_docs)]
 
 pub mod crawl;
-pub mod cycle;
 pub mod demo;
 pub mod direct;
 pub mod error;
+pub mod exec;
 pub mod fetch;
 pub mod keys;
 pub mod merge;
@@ -42,7 +42,6 @@ pub mod prioritize;
 pub mod queue;
 pub mod resolve;
 pub mod run;
-pub mod slurm;
 pub mod split;
 pub mod storage;
 pub mod util;

@@ -419,19 +419,19 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             dir,
         } => {
             let (crawl, cfg) = crawl::CrawlDir::open(&dir)?;
-            let opts = dragnet::cycle::CycleOptions {
+            let opts = dragnet::exec::CycleOptions {
                 cycles,
                 until_empty,
                 max_cycles,
                 progress: progress.into(),
                 log: true,
             };
-            let r = dragnet::cycle::run_cycles(&crawl, &cfg, &opts)?;
+            let r = dragnet::exec::run_cycles(&crawl, &cfg, &opts)?;
             if json {
                 println!("{}", serde_json::to_string(&r).expect("report serializes"));
             }
             eprintln!("cycle: {}", r.stopped);
-            Ok(match dragnet::cycle::failure(&crawl, &r) {
+            Ok(match dragnet::exec::failure(&crawl, &r) {
                 Some((msg, code)) => {
                     eprintln!("dragnet: error: {msg}");
                     code

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dragnet::crawl::{Config, CrawlDir, UrlRecord};
-use dragnet::cycle::{next_cycle, run_cycles, CycleOptions};
+use dragnet::exec::{next_cycle, run_cycles, CycleOptions};
 use dragnet::run::{self, Cursor, RunReader, Schema};
 use websim::model::Web;
 use websim::server::Server;
@@ -304,7 +304,7 @@ fn a_failed_partition_keeps_the_others_work_and_a_rerun_finishes() {
     };
     let r = run_cycles(&c.dir, &c.cfg, &opts).unwrap();
     assert!(!r.complete());
-    let (msg, code) = dragnet::cycle::failure(&c.dir, &r).unwrap();
+    let (msg, code) = dragnet::exec::failure(&c.dir, &r).unwrap();
     assert_eq!(code, 3, "{msg}");
     assert!(msg.contains("fetch of partition 1"), "{msg}");
     use dragnet::crawl::Stage;

@@ -216,16 +216,16 @@ fn the_lifetime_host_budget_holds_across_cycles() {
         cfg.prioritize.max_urls_per_host_total = 5;
     });
     let (dir, cfg) = (&c.dir, &c.cfg);
-    let opts = dragnet::cycle::CycleOptions {
+    let opts = dragnet::exec::CycleOptions {
         until_empty: true,
         max_cycles: 20,
         progress: ProgressMode::Quiet,
         log: false,
         ..Default::default()
     };
-    let r = dragnet::cycle::run_cycles(dir, cfg, &opts).unwrap();
+    let r = dragnet::exec::run_cycles(dir, cfg, &opts).unwrap();
     assert!(r.complete() && r.stopped.contains("empty"), "{}", r.stopped);
-    let last = dragnet::cycle::next_cycle(dir, M);
+    let last = dragnet::exec::next_cycle(dir, M);
     let mut per_host: HashMap<u64, u64> = HashMap::new();
     let mut spent = 0;
     for cycle in 1..=last {

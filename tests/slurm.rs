@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dragnet::crawl::Stage;
-use dragnet::cycle::next_cycle;
+use dragnet::exec::next_cycle;
 
 const M: u32 = 3;
 
@@ -130,7 +130,7 @@ fn a_crawl_through_simulated_slurm_fetches_exactly_the_ground_truth() {
     // The chain ran to the end by itself: the last cycle's finish found empty fetch lists.
     let last = next_cycle(&c.dir, M);
     assert!(last >= 3, "a crawl of a few cycles, got {last}");
-    assert_eq!(dragnet::cycle::fetch_list_size(&c.dir, last, M).unwrap(), 0);
+    assert_eq!(dragnet::exec::fetch_list_size(&c.dir, last, M).unwrap(), 0);
     let calls = std::fs::read_to_string(state.join("calls")).unwrap();
     // Per cycle: five arrays and a finish job; every job but the fetch waits for the one before
     // it (a cycle is submitted by the finish job of the one before, once that is complete).
@@ -439,7 +439,7 @@ fn a_crawl_through_real_slurm_job_arrays() {
     assert_eq!(audit.counts.total(), 0, "politeness: {:?}", audit.counts);
     let last = next_cycle(&c.dir, 2);
     assert_eq!(
-        dragnet::cycle::fetch_list_size(&c.dir, last, 2).unwrap(),
+        dragnet::exec::fetch_list_size(&c.dir, last, 2).unwrap(),
         0,
         "the chain stopped before the crawl was done\n{}",
         logs(c.dir.root())

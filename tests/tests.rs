@@ -23,6 +23,7 @@ mod run_files;
 mod sitemaps;
 mod slurm;
 mod split_stage;
+mod structure;
 mod url_conformance;
 mod warc;
 mod websim_resolve;

@@ -5,6 +5,7 @@
 //! partition; [`CrawlLock`] keeps two cycles from running over each other; [`init()`] creates a
 //! crawl from seeds; [`status()`] reports what a crawl holds.
 
+pub mod bytesize;
 mod config;
 mod done;
 pub mod failed;
@@ -15,8 +16,10 @@ pub mod metrics;
 pub mod prune;
 pub(crate) mod records;
 mod status;
+pub mod submissions;
 
-pub use config::{ByteSize, Config, CrawlSection, SortSection, MAX_PARTITIONS};
+pub use bytesize::ByteSize;
+pub use config::{Config, CrawlSection, SortSection, MAX_PARTITIONS};
 pub use done::{DoneMarker, FileDigest};
 pub use init::{init, BadSeed, InitOptions, InitReport};
 pub use layout::{CrawlDir, Stage};

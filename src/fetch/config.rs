@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::crawl::ByteSize;
+use crate::crawl::bytesize::ByteSize;
 use crate::error::{Error, Result};
 
 /// `[fetch]`.

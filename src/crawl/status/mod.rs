@@ -259,7 +259,7 @@ pub struct Status {
     /// Cycles with a directory.
     pub cycles: Vec<CycleStatus>,
     /// The newest submission to Slurm (`dragnet slurm submit`), if the crawl was ever submitted.
-    pub slurm: Option<crate::slurm::LastSubmission>,
+    pub slurm: Option<super::submissions::LastSubmission>,
 }
 
 impl Status {
@@ -348,7 +348,7 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
         cache: CacheSummary::default(),
         cache_total: CacheSummary::default(),
         top_hosts: None,
-        slurm: crate::slurm::last_submission(crawl, config),
+        slurm: super::submissions::last_submission(crawl, config),
         cycles: Vec::new(),
     };
     let mut frontier: Vec<Option<u64>> = vec![None; m as usize];

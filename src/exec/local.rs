@@ -1,4 +1,4 @@
-//! `dragnet cycle`: the local executor (DESIGN §1, §8).
+//! `dragnet cycle`: the local executor (design: the cycle, executors).
 //!
 //! One cycle runs the five stages over every partition on this machine, in dependency order:
 //!
@@ -17,18 +17,14 @@
 //!
 //! The crawl lock is held for the whole run: a second `dragnet cycle` on the same crawl fails at
 //! once with "already running" (exit 2), and nothing it could touch is written. So does a
-//! `dragnet cycle` on a crawl whose Slurm jobs are still queued ([`crate::slurm`]).
+//! `dragnet cycle` on a crawl whose Slurm jobs are still queued ([`super::slurm`]).
 //!
-//! While it runs, [`progress::CycleDisplay`] shows one live display for the whole cycle on a
+//! While it runs, [`CycleDisplay`] shows one live display for the whole cycle on a
 //! terminal, or log lines otherwise.
 //!
 //! After each complete cycle, state versions older than the last `[cycle] keep_cycles` cycles
 //! need are removed ([`crate::crawl::prune`]), so the state directory holds a few copies of the
 //! crawl's state, not one per cycle; so are the runs between the stages of older cycles.
-
-mod progress;
-
-pub use progress::CycleDisplay;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -37,48 +33,11 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::{after_cycle, fetch_list_size, next_cycle, run_stage, CycleDisplay};
 use crate::crawl::{Config, CrawlDir, CrawlLock, Stage};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::fetch::{FetchOptions, ProgressMode};
-use crate::run::RunReader;
 use crate::util::plural;
-
-/// `[cycle]` in crawl.toml: how the local executor runs a cycle.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CycleSection {
-    /// Partitions fetched (then parsed and split) at the same time; each runs `[fetch] threads`
-    /// robots of its own.
-    pub fetch_partitions: u32,
-    /// State versions kept: enough to re-run the last this many cycles (0 keeps every version).
-    /// Older ones are removed after each complete cycle ([`crate::crawl::prune`]).
-    pub keep_cycles: u32,
-}
-
-impl Default for CycleSection {
-    fn default() -> Self {
-        CycleSection {
-            fetch_partitions: 4,
-            keep_cycles: 2,
-        }
-    }
-}
-
-impl CycleSection {
-    /// Checks values.
-    pub fn validate(&self, path: &std::path::Path) -> Result<()> {
-        if self.fetch_partitions == 0 || self.fetch_partitions > 1024 {
-            return Err(Error::config(
-                path,
-                format!(
-                    "cycle.fetch_partitions: {} must be between 1 and 1024 (default 4)",
-                    self.fetch_partitions
-                ),
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// How `dragnet cycle` runs.
 #[derive(Debug, Clone)]
@@ -156,19 +115,9 @@ impl CycleReport {
     }
 }
 
-/// The cycle to run next: the first whose prioritize is not done for every partition (its fetch
-/// lists exist: `init` writes cycle 0's, each prioritize the next one's).
-pub fn next_cycle(crawl: &CrawlDir, m: u32) -> u32 {
-    let mut c = 0;
-    while (0..m).all(|p| crawl.done_path(c, Stage::Prioritize, p).exists()) {
-        c += 1;
-    }
-    c
-}
-
 /// Runs cycles as `opts` says, holding the crawl lock.
 pub fn run_cycles(crawl: &CrawlDir, cfg: &Config, opts: &CycleOptions) -> Result<CycleReport> {
-    crate::slurm::check_no_jobs_queued(crawl, cfg)?;
+    super::slurm::check_no_jobs_queued(crawl, cfg)?;
     let _lock = CrawlLock::acquire(crawl.root(), "cycle")?;
     let display = CycleDisplay::new(opts.progress, opts.log);
     let r = run_cycles_shown(crawl, cfg, opts, &display);
@@ -221,93 +170,6 @@ fn run_cycles_shown(
         };
     }
     Ok(report)
-}
-
-/// What every executor does once a cycle's stages have run: rewrites `metrics.prom`, and if the
-/// cycle completed, removes state versions older than `[cycle] keep_cycles` cycles need, and the
-/// runs between the stages of the cycles before ([`crate::crawl::prune`]). Problems are logged, not returned: the cycle's work is committed.
-pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, log: &dyn Fn(&str)) {
-    if let Err(e) = crate::crawl::metrics::write_metrics(crawl, cfg) {
-        log(&format!("cannot write metrics.prom: {e}"));
-    }
-    let keep = cfg.cycle.keep_cycles;
-    if complete && keep > 0 {
-        // The oldest cycle that can still be re-run; what it reads, and all after, stays.
-        let oldest = (cycle + 1).saturating_sub(keep);
-        match crate::crawl::prune::prune_state(crawl, cfg.crawl.partitions, oldest) {
-            Ok(0) => {}
-            Ok(n) => log(&format!(
-                "removed {} older than cycle {oldest}'s",
-                plural(n, "state file", "state files")
-            )),
-            Err(e) => log(&format!("cannot prune old state: {e}")),
-        }
-        match crate::crawl::prune::prune_cycles(crawl, oldest) {
-            Ok(0) => {}
-            Ok(n) => log(&format!(
-                "removed {} of cycles before {oldest}",
-                plural(
-                    n,
-                    "links, split or frontier-update run",
-                    "links, split and frontier-update runs"
-                )
-            )),
-            Err(e) => log(&format!("cannot prune old cycles' runs: {e}")),
-        }
-    }
-}
-
-/// What one stage did for one partition: whether it was already done, its counts, its seconds.
-pub type StageOutcome = (bool, BTreeMap<String, u64>, f64);
-
-/// Runs `stage` of `cycle` for partition `p`, as `dragnet <stage>` does, and records the outcome
-/// for `dragnet status`: a `.failed` marker with the error, or none (an old one is removed).
-pub fn run_stage(
-    crawl: &CrawlDir,
-    cfg: &Config,
-    stage: Stage,
-    cycle: u32,
-    p: u32,
-    fetch: &FetchOptions,
-) -> Result<StageOutcome> {
-    let r = match stage {
-        Stage::Fetch => crate::fetch::fetch_partition(crawl, cfg, cycle, p, fetch)
-            .map(|r| (r.skipped, r.counts, r.seconds)),
-        Stage::Parse => crate::parse::parse_partition(crawl, cfg, cycle, p)
-            .map(|r| (r.skipped, r.counts, r.seconds)),
-        Stage::Split => crate::split::split_partition(crawl, cfg, cycle, p)
-            .map(|r| (r.skipped, r.counts, r.seconds)),
-        Stage::Merge => crate::merge::merge_partition(crawl, cfg, cycle, p)
-            .map(|r| (r.skipped, r.counts, r.seconds)),
-        Stage::Prioritize => crate::prioritize::prioritize_partition(crawl, cfg, cycle, p)
-            .map(|r| (r.skipped, r.counts, r.seconds)),
-        Stage::Init => Err(Error::Usage(
-            "init is not a stage of a cycle; use `dragnet init`".into(),
-        )),
-    };
-    match &r {
-        Ok(_) => {
-            let _ = crate::crawl::failed::clear_failed(crawl, stage, cycle, p);
-        }
-        Err(e) => {
-            if let Err(w) = crate::crawl::failed::write_failed(crawl, stage, cycle, p, e) {
-                eprintln!("cannot record the failure of {stage} p{p}: {w}");
-            }
-        }
-    }
-    r
-}
-
-/// URLs in the fetch lists of `cycle` (from the run trailers).
-pub fn fetch_list_size(crawl: &CrawlDir, cycle: u32, m: u32) -> Result<u64> {
-    let mut n = 0;
-    for p in 0..m {
-        let path = crawl.fetchlist(cycle, p);
-        if path.exists() {
-            n += RunReader::open(&path)?.len();
-        }
-    }
-    Ok(n)
 }
 
 /// Runs one stage for one partition ([`run_stage`]), shows it on `display` and adds its outcome

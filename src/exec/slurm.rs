@@ -1,10 +1,10 @@
-//! The Slurm executor (DESIGN §8): a cycle as job arrays on a cluster.
+//! The Slurm executor (design: executors): a cycle as job arrays on a cluster.
 //!
 //! `dragnet slurm submit DIR` submits one cycle as five job arrays, one per stage, each task
 //! running one partition (`dragnet slurm task`), each array depending on the one before it with
 //! `--dependency=afterok` and `--kill-on-invalid-dep=yes` (a failed task cancels what depends on
 //! it instead of leaving it pending forever), then one small job, `dragnet slurm finish`, that
-//! ends the cycle as the local executor does ([`crate::cycle::after_cycle`]: `metrics.prom`, old
+//! ends the cycle as the local executor does ([`super::after_cycle`]: `metrics.prom`, old
 //! state pruned) and, if more cycles were asked for (`--cycles K`, `--until-empty`), submits the
 //! next cycle. So a chain of cycles needs one `sbatch` on the login node and keeps going by
 //! itself; nothing of dragnet runs between jobs, and Slurm does the scheduling, requeueing and
@@ -27,65 +27,14 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+use super::config::SlurmSection;
+use super::{after_cycle, fetch_list_size, next_cycle, run_stage, StageOutcome};
+use crate::crawl::submissions::{log_root, record_submission};
 use crate::crawl::{Config, CrawlDir, Stage};
-use crate::cycle::{after_cycle, fetch_list_size, next_cycle, run_stage, StageOutcome};
 use crate::error::{Error, IoContext, Result};
 use crate::fetch::{FetchOptions, ProgressMode};
-
-/// `[slurm]` in crawl.toml: how `dragnet slurm submit` calls `sbatch`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SlurmSection {
-    /// The `sbatch` program: a name looked up on PATH, or a path.
-    pub sbatch: String,
-    /// Arguments for every job (partition, account, QOS, time limit, ...), e.g.
-    /// `["--partition=crawl", "--time=04:00:00"]`.
-    pub args: Vec<String>,
-    /// Arguments for the fetch stage's arrays only, after `args` (e.g. `["--cpus-per-task=4"]`
-    /// when `[fetch] threads` is large).
-    pub fetch_args: Vec<String>,
-    /// Tasks of one array that may run at once (`--array=...%K`); 0 leaves it to Slurm.
-    pub parallel: u32,
-    /// Most tasks in one array (Slurm's `MaxArraySize` is 1,001 by default); a stage with more
-    /// partitions is submitted as several arrays.
-    pub max_array: u32,
-    /// Where the jobs write their logs, relative to the crawl directory (or absolute).
-    pub log_dir: String,
-}
-
-impl Default for SlurmSection {
-    fn default() -> Self {
-        SlurmSection {
-            sbatch: "sbatch".into(),
-            args: Vec::new(),
-            fetch_args: Vec::new(),
-            parallel: 0,
-            max_array: 1000,
-            log_dir: "logs/slurm".into(),
-        }
-    }
-}
-
-impl SlurmSection {
-    /// Checks values.
-    pub fn validate(&self, path: &Path) -> Result<()> {
-        if self.max_array == 0 {
-            return Err(Error::config(
-                path,
-                "slurm.max_array: must be at least 1 (default 1000, under Slurm's MaxArraySize)",
-            ));
-        }
-        if self.sbatch.trim().is_empty() {
-            return Err(Error::config(
-                path,
-                "slurm.sbatch: must name the sbatch program (default \"sbatch\")",
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// What happens after the submitted cycle's `finish` job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -274,7 +223,7 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
         argv,
     });
     if !opts.dry_run {
-        record(&log_dir, &sub)?;
+        record_submission(&log_dir, &sub)?;
     }
     Ok(sub)
 }
@@ -394,28 +343,6 @@ fn sbatch(s: &SlurmSection, argv: &[String], dry_run: bool, placeholder: &str) -
     Ok(id.to_owned())
 }
 
-/// Appends the submission to `LOG_DIR/submitted.jsonl`, for the operator.
-fn record(log_dir: &Path, sub: &Submission) -> Result<()> {
-    use std::io::Write;
-    let path = log_dir.join("submitted.jsonl");
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .ctx("open", &path)?;
-    let line = serde_json::json!({
-        "time": crate::util::rfc3339(crate::util::unix_now()),
-        "host": crate::util::hostname(),
-        "submission": sub,
-    });
-    writeln!(f, "{line}").ctx("write", &path)
-}
-
-/// `[slurm] log_dir` of the crawl at `root`.
-fn log_root(root: &Path, cfg: &Config) -> PathBuf {
-    root.join(&cfg.slurm.log_dir)
-}
-
 fn absolute(p: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(p).ctx("resolve", p)
 }
@@ -497,49 +424,6 @@ pub fn parse_ranges(s: &str) -> Result<Vec<u32>> {
         out.extend(a..=b);
     }
     Ok(out)
-}
-
-/// The newest submission recorded in the crawl's Slurm log directory, for `dragnet status`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LastSubmission {
-    /// The cycle submitted.
-    pub cycle: u32,
-    /// When (RFC 3339 UTC).
-    pub time: String,
-    /// From which host.
-    pub host: String,
-    /// (stage or `finish`, job id) in submission order.
-    pub jobs: Vec<(String, String)>,
-}
-
-/// Reads the last line of the newest `cCCCCCC/submitted.jsonl` under `[slurm] log_dir`; `None`
-/// if the crawl was never submitted (or the record cannot be read).
-pub fn last_submission(crawl: &CrawlDir, cfg: &Config) -> Option<LastSubmission> {
-    let newest = std::fs::read_dir(log_root(crawl.root(), cfg))
-        .ok()?
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let c: u32 = name.strip_prefix('c')?.parse().ok()?;
-            e.path()
-                .join("submitted.jsonl")
-                .is_file()
-                .then_some((c, e.path()))
-        })
-        .max()?;
-    let text = std::fs::read_to_string(newest.1.join("submitted.jsonl")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(text.lines().last()?).ok()?;
-    let sub = &v["submission"];
-    Some(LastSubmission {
-        cycle: u32::try_from(sub["cycle"].as_u64()?).ok()?,
-        time: v["time"].as_str()?.to_owned(),
-        host: v["host"].as_str()?.to_owned(),
-        jobs: sub["jobs"]
-            .as_array()?
-            .iter()
-            .filter_map(|j| Some((j["what"].as_str()?.to_owned(), j["id"].as_str()?.to_owned())))
-            .collect(),
-    })
 }
 
 /// `dragnet slurm task`: runs `stage` of `cycle` for the partition this array task stands for

@@ -1,0 +1,99 @@
+//! `[cycle]` and `[slurm]` in crawl.toml: how the two executors run a cycle. A leaf, like
+//! `fetch/config.rs`: the configuration (`crate::crawl::Config`) holds these sections, and the
+//! executors read them.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// `[cycle]` in crawl.toml: how the local executor runs a cycle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CycleSection {
+    /// Partitions fetched (then parsed and split) at the same time; each runs `[fetch] threads`
+    /// robots of its own.
+    pub fetch_partitions: u32,
+    /// State versions kept: enough to re-run the last this many cycles (0 keeps every version).
+    /// Older ones are removed after each complete cycle ([`crate::crawl::prune`]).
+    pub keep_cycles: u32,
+}
+
+impl Default for CycleSection {
+    fn default() -> Self {
+        CycleSection {
+            fetch_partitions: 4,
+            keep_cycles: 2,
+        }
+    }
+}
+
+impl CycleSection {
+    /// Checks values.
+    pub fn validate(&self, path: &Path) -> Result<()> {
+        if self.fetch_partitions == 0 || self.fetch_partitions > 1024 {
+            return Err(Error::config(
+                path,
+                format!(
+                    "cycle.fetch_partitions: {} must be between 1 and 1024 (default 4)",
+                    self.fetch_partitions
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `[slurm]` in crawl.toml: how `dragnet slurm submit` calls `sbatch`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SlurmSection {
+    /// The `sbatch` program: a name looked up on PATH, or a path.
+    pub sbatch: String,
+    /// Arguments for every job (partition, account, QOS, time limit, ...), e.g.
+    /// `["--partition=crawl", "--time=04:00:00"]`.
+    pub args: Vec<String>,
+    /// Arguments for the fetch stage's arrays only, after `args` (e.g. `["--cpus-per-task=4"]`
+    /// when `[fetch] threads` is large).
+    pub fetch_args: Vec<String>,
+    /// Tasks of one array that may run at once (`--array=...%K`); 0 leaves it to Slurm.
+    pub parallel: u32,
+    /// Most tasks in one array (Slurm's `MaxArraySize` is 1,001 by default); a stage with more
+    /// partitions is submitted as several arrays.
+    pub max_array: u32,
+    /// Where the jobs write their logs, relative to the crawl directory (or absolute).
+    pub log_dir: String,
+}
+
+impl Default for SlurmSection {
+    fn default() -> Self {
+        SlurmSection {
+            sbatch: "sbatch".into(),
+            args: Vec::new(),
+            fetch_args: Vec::new(),
+            parallel: 0,
+            max_array: 1000,
+            log_dir: "logs/slurm".into(),
+        }
+    }
+}
+
+impl SlurmSection {
+    /// Checks values.
+    pub fn validate(&self, path: &Path) -> Result<()> {
+        if self.max_array == 0 {
+            return Err(Error::config(
+                path,
+                "slurm.max_array: must be at least 1 (default 1000, under Slurm's MaxArraySize)",
+            ));
+        }
+        if self.sbatch.trim().is_empty() {
+            return Err(Error::config(
+                path,
+                "slurm.sbatch: must name the sbatch program (default \"sbatch\")",
+            ));
+        }
+        Ok(())
+    }
+}

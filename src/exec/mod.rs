@@ -1,0 +1,123 @@
+//! The executors: what runs a cycle's stages over the partitions, and when.
+//!
+//! - [`local`]: `dragnet cycle`, every stage of every partition on this machine;
+//! - [`slurm`]: `dragnet slurm submit`, each stage a Slurm job array over the partitions;
+//! - [`config`]: their sections of crawl.toml, `[cycle]` and `[slurm]`.
+//!
+//! Both run a stage for a partition the same way ([`run_stage`]: the stage's own skip of a done
+//! partition, then its `.done`, or a `.failed` marker with the error) and end a cycle the same
+//! way ([`after_cycle`]: `metrics.prom`, old state pruned), so a crawl can move between them
+//! from one cycle to the next, and a partition one of them left failed is retried by either.
+
+pub mod config;
+pub mod local;
+mod progress;
+pub mod slurm;
+
+pub use local::{failure, run_cycles, CycleOptions, CycleReport, CycleRun, StageRun};
+pub use progress::CycleDisplay;
+
+use std::collections::BTreeMap;
+
+use crate::crawl::{Config, CrawlDir, Stage};
+use crate::error::{Error, Result};
+use crate::fetch::FetchOptions;
+use crate::run::RunReader;
+use crate::util::plural;
+
+/// The cycle to run next: the first whose prioritize is not done for every partition (its fetch
+/// lists exist: `init` writes cycle 0's, each prioritize the next one's).
+pub fn next_cycle(crawl: &CrawlDir, m: u32) -> u32 {
+    let mut c = 0;
+    while (0..m).all(|p| crawl.done_path(c, Stage::Prioritize, p).exists()) {
+        c += 1;
+    }
+    c
+}
+
+/// What every executor does once a cycle's stages have run: rewrites `metrics.prom`, and if the
+/// cycle completed, removes state versions older than `[cycle] keep_cycles` cycles need, and the
+/// runs between the stages of the cycles before ([`crate::crawl::prune`]). Problems are logged, not returned: the cycle's work is committed.
+pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, log: &dyn Fn(&str)) {
+    if let Err(e) = crate::crawl::metrics::write_metrics(crawl, cfg) {
+        log(&format!("cannot write metrics.prom: {e}"));
+    }
+    let keep = cfg.cycle.keep_cycles;
+    if complete && keep > 0 {
+        // The oldest cycle that can still be re-run; what it reads, and all after, stays.
+        let oldest = (cycle + 1).saturating_sub(keep);
+        match crate::crawl::prune::prune_state(crawl, cfg.crawl.partitions, oldest) {
+            Ok(0) => {}
+            Ok(n) => log(&format!(
+                "removed {} older than cycle {oldest}'s",
+                plural(n, "state file", "state files")
+            )),
+            Err(e) => log(&format!("cannot prune old state: {e}")),
+        }
+        match crate::crawl::prune::prune_cycles(crawl, oldest) {
+            Ok(0) => {}
+            Ok(n) => log(&format!(
+                "removed {} of cycles before {oldest}",
+                plural(
+                    n,
+                    "links, split or frontier-update run",
+                    "links, split and frontier-update runs"
+                )
+            )),
+            Err(e) => log(&format!("cannot prune old cycles' runs: {e}")),
+        }
+    }
+}
+
+/// What one stage did for one partition: whether it was already done, its counts, its seconds.
+pub type StageOutcome = (bool, BTreeMap<String, u64>, f64);
+
+/// Runs `stage` of `cycle` for partition `p`, as `dragnet <stage>` does, and records the outcome
+/// for `dragnet status`: a `.failed` marker with the error, or none (an old one is removed).
+pub fn run_stage(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    stage: Stage,
+    cycle: u32,
+    p: u32,
+    fetch: &FetchOptions,
+) -> Result<StageOutcome> {
+    let r = match stage {
+        Stage::Fetch => crate::fetch::fetch_partition(crawl, cfg, cycle, p, fetch)
+            .map(|r| (r.skipped, r.counts, r.seconds)),
+        Stage::Parse => crate::parse::parse_partition(crawl, cfg, cycle, p)
+            .map(|r| (r.skipped, r.counts, r.seconds)),
+        Stage::Split => crate::split::split_partition(crawl, cfg, cycle, p)
+            .map(|r| (r.skipped, r.counts, r.seconds)),
+        Stage::Merge => crate::merge::merge_partition(crawl, cfg, cycle, p)
+            .map(|r| (r.skipped, r.counts, r.seconds)),
+        Stage::Prioritize => crate::prioritize::prioritize_partition(crawl, cfg, cycle, p)
+            .map(|r| (r.skipped, r.counts, r.seconds)),
+        Stage::Init => Err(Error::Usage(
+            "init is not a stage of a cycle; use `dragnet init`".into(),
+        )),
+    };
+    match &r {
+        Ok(_) => {
+            let _ = crate::crawl::failed::clear_failed(crawl, stage, cycle, p);
+        }
+        Err(e) => {
+            if let Err(w) = crate::crawl::failed::write_failed(crawl, stage, cycle, p, e) {
+                eprintln!("cannot record the failure of {stage} p{p}: {w}");
+            }
+        }
+    }
+    r
+}
+
+/// URLs in the fetch lists of `cycle` (from the run trailers).
+pub fn fetch_list_size(crawl: &CrawlDir, cycle: u32, m: u32) -> Result<u64> {
+    let mut n = 0;
+    for p in 0..m {
+        let path = crawl.fetchlist(cycle, p);
+        if path.exists() {
+            n += RunReader::open(&path)?.len();
+        }
+    }
+    Ok(n)
+}
