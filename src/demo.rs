@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::crawl::{Config, CrawlDir, FetchResult, InitOptions, Stage};
+use crate::crawl::{Config, CrawlDir, InitOptions, Stage};
 use crate::error::{Error, IoContext, Result};
 use crate::exec::{run_cycles, CycleOptions, CycleReport};
+use crate::records::FetchResult;
 use crate::run::{Cursor, RunReader, Schema};
 use crate::util::plural;
 

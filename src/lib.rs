@@ -40,6 +40,7 @@ pub mod merge;
 pub mod parse;
 pub mod prioritize;
 pub mod queue;
+pub mod records;
 pub mod resolve;
 pub mod run;
 pub mod split;

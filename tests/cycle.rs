@@ -10,8 +10,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dragnet::crawl::{Config, CrawlDir, UrlRecord};
+use dragnet::crawl::{Config, CrawlDir};
 use dragnet::exec::{next_cycle, run_cycles, CycleOptions};
+use dragnet::records::UrlRecord;
 use dragnet::run::{self, Cursor, RunReader, Schema};
 use websim::model::Web;
 use websim::server::Server;

@@ -10,11 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use dragnet::crawl::{
-    self, ByteSize, Config, CrawlDir, FetchItem, FetchResult, InitOptions, Stage,
-};
-use dragnet::fetch::hosts::HostRecord;
+use dragnet::crawl::{self, ByteSize, Config, CrawlDir, InitOptions, Stage};
 use dragnet::fetch::{fetch_partition, FetchOptions, FetchReport, ProgressMode};
+use dragnet::records::HostRecord;
+use dragnet::records::{FetchItem, FetchResult};
 use dragnet::run::{Cursor, RunReader, RunWriter, Schema};
 use websim::model::{Hostile, PageRef, Web, WebConfig};
 use websim::server::{Server, ServerOptions};

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dragnet::crawl::{FetchItem, FetchResult, UrlRecord, UrlState};
+use dragnet::records::{FetchItem, FetchResult, UrlRecord, UrlState};
 use dragnet::run::{self, Cursor, RunReader, RunWriter, Schema, WriterOptions};
 
 fn golden_dir() -> PathBuf {

@@ -4,13 +4,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use dragnet::crawl::{
-    self, Config, CrawlDir, DoneMarker, FetchResult, InitOptions, Stage, UrlRecord, UrlState,
-};
+use dragnet::crawl::{self, Config, CrawlDir, DoneMarker, InitOptions, Stage};
 use dragnet::keys::{self, partition_of};
-use dragnet::merge::{merge_partition, FrontierUpdate};
+use dragnet::merge::merge_partition;
+use dragnet::records::FrontierUpdate;
+use dragnet::records::SplitRecord;
+use dragnet::records::{FetchResult, UrlRecord, UrlState};
 use dragnet::run::{self, Cursor, RunReader, RunWriter, Schema};
-use dragnet::split::SplitRecord;
 use proptest::prelude::*;
 
 const M: u32 = 2;

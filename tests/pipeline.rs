@@ -7,10 +7,11 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use dragnet::crawl::{CrawlDir, FetchItem};
+use dragnet::crawl::CrawlDir;
 use dragnet::keys::{partition_of, Canonicalizer};
-use dragnet::merge::FrontierUpdate;
 use dragnet::prioritize::prioritize_partition;
+use dragnet::records::FetchItem;
+use dragnet::records::FrontierUpdate;
 use dragnet::run::{self, Cursor, RunReader, Schema};
 use websim::model::WebConfig;
 use websim::server::{Server, ServerOptions};

@@ -7,13 +7,14 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
-use dragnet::crawl::{Config, CrawlDir, FetchItem, UrlRecord, UrlState};
+use dragnet::crawl::{Config, CrawlDir};
 use dragnet::fetch::ProgressMode;
 use dragnet::keys::{host_key, host_of};
-use dragnet::merge::FrontierUpdate;
 use dragnet::prioritize::config::QueueKind;
 use dragnet::prioritize::prioritize_partition;
 use dragnet::queue::Entry;
+use dragnet::records::FrontierUpdate;
+use dragnet::records::{FetchItem, UrlRecord, UrlState};
 use dragnet::run::{self, Cursor, RunReader, Schema};
 use websim::model::WebConfig;
 use websim::server::{Server, ServerOptions};

@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 
 use dragnet::crawl::{self, Config, CrawlDir, DoneMarker, InitOptions, Stage};
 use dragnet::keys::{self, partition_of};
-use dragnet::parse::records::{LinkKind, LinkRecord};
+use dragnet::records::SplitRecord;
+use dragnet::records::{LinkKind, LinkRecord};
 use dragnet::run::{self, Cursor, RunReader, RunWriter, Schema};
-use dragnet::split::{split_partition, SplitRecord};
+use dragnet::split::split_partition;
 use proptest::prelude::*;
 
 const M: u32 = 4;
@@ -269,7 +270,7 @@ fn websim_trap_host_is_bounded_by_budget_and_depth() {
         .host_str()
         .unwrap()
         .to_owned();
-    let item = dragnet::crawl::FetchItem {
+    let item = dragnet::records::FetchItem {
         url: home.clone(),
         depth: 0,
         priority: 1.0,

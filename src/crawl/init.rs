@@ -27,9 +27,9 @@ use super::config::Config;
 use super::done::{DoneMarker, FileDigest};
 use super::layout::{CrawlDir, Stage};
 use super::lock::CrawlLock;
-use super::records::{FetchItem, UrlRecord};
 use crate::error::{Error, IoContext, Result};
 use crate::keys::{partition_of, Canonicalizer};
+use crate::records::{FetchItem, UrlRecord};
 use crate::run::{self, KeepFirst, RecordSink, RunWriter, Schema, Sorter};
 use crate::storage;
 

@@ -14,7 +14,6 @@ mod layout;
 mod lock;
 pub mod metrics;
 pub mod prune;
-pub(crate) mod records;
 mod status;
 pub mod submissions;
 
@@ -24,7 +23,6 @@ pub use done::{DoneMarker, FileDigest};
 pub use init::{init, BadSeed, InitOptions, InitReport};
 pub use layout::{CrawlDir, Stage};
 pub use lock::{read_lock, unlock, CrawlLock, Holder, LockInfo};
-pub use records::{DecodeError, FetchItem, FetchResult, UrlRecord, UrlState};
 pub use status::{
     status, status_with, CacheSummary, CycleState, CycleStatus, FetchSummary, HostCount,
     PartitionState, StageStatus, Status, StatusOptions, TopHosts, MAX_TRACKED_HOSTS, TOP_HOSTS,

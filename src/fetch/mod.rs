@@ -17,7 +17,6 @@
 pub mod client;
 pub mod config;
 pub mod guard;
-pub mod hosts;
 pub mod progress;
 pub mod robots;
 pub mod schedule;

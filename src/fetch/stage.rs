@@ -5,7 +5,7 @@
 //!
 //! - `cycles/N/warc/pNNNN-SSSSSS.warc.zst` (or `.warc.gz`): request and response records of every
 //!   request made, robots.txt included, rotating at `warc_rotate`;
-//! - `cycles/N/fetched/pNNNN.run`: one [`FetchResult`](crate::crawl::FetchResult) per URL of the fetch list, fetched or not
+//! - `cycles/N/fetched/pNNNN.run`: one [`FetchResult`](crate::records::FetchResult) per URL of the fetch list, fetched or not
 //!   (`error` says why not: `robots`, `robots_unreachable`, `host_failing`, `deferred`, or the
 //!   fetch error);
 //! - `state/pNNNN/hosts.(N+1).run`: the host table with this run's robots.txt fetches and
@@ -66,11 +66,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::client::{Fetcher, HostClient};
-use super::hosts::{HostRecord, Policy};
 use super::progress::{Counters, ProgressMode, Reporter};
 use super::schedule::Scheduler;
-use crate::crawl::{Config, CrawlDir, DoneMarker, FetchItem, FileDigest, Stage};
+use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage};
 use crate::error::{Error, IoContext, Result};
+use crate::records::FetchItem;
+use crate::records::{HostRecord, Policy};
 use crate::resolve::Resolver;
 use crate::run::{self, KeepFirst, RunReader, RunWriter, Schema, Sorter};
 use crate::warc::writer::{WarcWriter, WriterConfig};

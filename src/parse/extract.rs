@@ -11,10 +11,10 @@ use url::Url;
 
 use super::cache::{Hash, StrMap};
 use super::html;
-use super::records::{LinkKind, LinkRecord, PageRecord};
 use crate::crawl::Config;
 use crate::error::Result;
 use crate::keys::Canonicalizer;
+use crate::records::{LinkKind, LinkRecord, PageRecord};
 use crate::run;
 use crate::warc::http::{self, HttpHead};
 use crate::warc::memory::MemRecord;

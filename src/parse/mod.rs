@@ -13,7 +13,6 @@
 mod cache;
 mod extract;
 pub mod html;
-pub mod records;
 pub mod sitemap;
 pub mod stage;
 

@@ -37,10 +37,11 @@ use std::time::SystemTime;
 use url::Url;
 
 use super::extract::{is_parsed, media_type, Emit, Extractor, LinkMeta};
-use super::records::LinkKind;
-use crate::crawl::{Config, CrawlDir, DoneMarker, FetchResult, FileDigest, Stage};
+use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage};
 use crate::error::{Error, IoContext, Result};
-use crate::fetch::hosts::{HostRecord, OriginRobots};
+use crate::records::FetchResult;
+use crate::records::LinkKind;
+use crate::records::{HostRecord, OriginRobots};
 use crate::run::{self, Cursor, KeepAll, KeepFirst, RunReader, RunWriter, Schema, Sorter};
 use crate::warc::reader::{ReaderOptions, WarcReader};
 use crate::warc::{Compression, RecordType};

@@ -46,12 +46,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::crawl::{
-    Config, CrawlDir, DoneMarker, FetchItem, FileDigest, Stage, UrlRecord, UrlState,
-};
+use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage};
 use crate::error::{Error, Result};
-use crate::merge::FrontierUpdate;
 use crate::queue::{DiskQueue, Entry};
+use crate::records::FrontierUpdate;
+use crate::records::{FetchItem, UrlRecord, UrlState};
 use crate::run::{self, Cursor, RunReader, RunWriter, Schema};
 use config::QueueKind;
 

@@ -65,7 +65,7 @@ impl Schema {
         unique: true,
         sort_key: "fp64",
     };
-    /// A fetch list: key = host key ++ URL fingerprint, payload = [`crate::crawl::FetchItem`].
+    /// A fetch list: key = host key ++ URL fingerprint, payload = [`crate::records::FetchItem`].
     pub const FETCHLIST: Schema = Schema {
         id: 2,
         name: "fetchlist",
@@ -74,7 +74,7 @@ impl Schema {
         unique: true,
         sort_key: "host64,fp64",
     };
-    /// The URL database of a partition: key = URL fingerprint, payload = [`crate::crawl::UrlRecord`].
+    /// The URL database of a partition: key = URL fingerprint, payload = [`crate::records::UrlRecord`].
     pub const URLDB: Schema = Schema {
         id: 3,
         name: "urldb",
@@ -94,7 +94,7 @@ impl Schema {
     };
 
     /// The fetch results of a partition: key = URL fingerprint, payload =
-    /// [`crate::crawl::FetchResult`] (one per URL of the fetch list: fetched, failed or deferred).
+    /// [`crate::records::FetchResult`] (one per URL of the fetch list: fetched, failed or deferred).
     pub const FETCHED: Schema = Schema {
         id: 5,
         name: "fetched",
@@ -105,7 +105,7 @@ impl Schema {
     };
 
     /// The host table of a partition: key = host key, payload =
-    /// [`crate::fetch::hosts::HostRecord`] (robots.txt per origin with its fetch time, counters).
+    /// [`crate::records::HostRecord`] (robots.txt per origin with its fetch time, counters).
     pub const HOSTS: Schema = Schema {
         id: 6,
         name: "hosts",
@@ -116,7 +116,7 @@ impl Schema {
     };
 
     /// The links a partition's pages hold: key = the target's host key ++ fingerprint (so the
-    /// split stage routes contiguous ranges), payload = [`crate::parse::records::LinkRecord`];
+    /// split stage routes contiguous ranges), payload = [`crate::records::LinkRecord`];
     /// one record per (page, target) (several pages may link one target: split sums their cash).
     pub const LINKS: Schema = Schema {
         id: 7,
@@ -128,7 +128,7 @@ impl Schema {
     };
 
     /// What the parse stage learned about each fetched page: key = URL fingerprint, payload =
-    /// [`crate::parse::records::PageRecord`].
+    /// [`crate::records::PageRecord`].
     pub const PAGES: Schema = Schema {
         id: 8,
         name: "pages",
@@ -139,7 +139,7 @@ impl Schema {
     };
 
     /// What one partition's split routes to an owner partition: key = URL fingerprint, payload
-    /// = [`crate::split::SplitRecord`] (one per URL: the in-links collapsed, cash summed).
+    /// = [`crate::records::SplitRecord`] (one per URL: the in-links collapsed, cash summed).
     pub const SPLIT: Schema = Schema {
         id: 9,
         name: "split",
@@ -150,7 +150,7 @@ impl Schema {
     };
 
     /// What the dedup-merge hands to prioritize: key = URL fingerprint, payload =
-    /// [`crate::merge::FrontierUpdate`] (new URLs, known ones whose cash grew, retries).
+    /// [`crate::records::FrontierUpdate`] (new URLs, known ones whose cash grew, retries).
     pub const NEW: Schema = Schema {
         id: 10,
         name: "new",

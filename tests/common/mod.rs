@@ -173,7 +173,7 @@ pub fn fetched_urls(
             }
             let mut r = RunReader::open_expect(&path, Schema::FETCHED).unwrap();
             while r.advance().unwrap() {
-                let f = dragnet::crawl::FetchResult::decode(r.payload()).unwrap();
+                let f = dragnet::records::FetchResult::decode(r.payload()).unwrap();
                 if f.status > 0 {
                     out.insert(f.url);
                 }

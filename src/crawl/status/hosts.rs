@@ -4,8 +4,8 @@ use std::collections::HashMap;
 
 use super::{HostCount, TopHosts, MAX_TRACKED_HOSTS, TOP_HOSTS};
 use crate::crawl::layout::CrawlDir;
-use crate::crawl::records::FetchResult;
 use crate::error::{Error, Result};
+use crate::records::FetchResult;
 use crate::run::{RunReader, Schema};
 
 /// Counts fetched pages (results with an HTTP answer) per host in the fetch results of `parts`

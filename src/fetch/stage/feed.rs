@@ -11,9 +11,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use url::Url;
 
 use super::{error_result, lock, max_delay, HostState, Job, Sched, Shared};
-use crate::crawl::FetchItem;
 use crate::error::{Error, Result};
-use crate::fetch::hosts::HostRecord;
+use crate::records::FetchItem;
+use crate::records::HostRecord;
 use crate::run::{self, Cursor, RunReader};
 
 impl Shared<'_> {

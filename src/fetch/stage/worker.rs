@@ -9,11 +9,11 @@ use url::Url;
 use xxhash_rust::xxh3::Xxh3;
 
 use super::{lock, secs, unix_ms, with_margin, HostState, Job, Shared, ABANDON_BACKOFF};
-use crate::crawl::FetchResult;
 use crate::error::Result;
 use crate::fetch::client::{Cut, Fetched, HostClient, Validators};
-use crate::fetch::hosts::{OriginRobots, Policy};
 use crate::fetch::schedule::{politeness_delay, Lease, Next};
+use crate::records::FetchResult;
+use crate::records::{OriginRobots, Policy};
 use crate::run;
 use crate::warc::writer::{Exchange, ExchangeLocations, ResponseKind, Revisit};
 

@@ -1,4 +1,4 @@
-//! The host table of a partition (`state/pNNNN/hosts.CCCCCC.run`, DESIGN §2): what the crawl
+//! The host table of a partition (`state/pNNNN/hosts.CCCCCC.run`; design: the crawl directory): what the crawl
 //! remembers about each host between cycles.
 //!
 //! Above all that is robots.txt. RFC 9309 §2.4 lets a crawler cache the file for up to 24 hours
@@ -23,9 +23,9 @@
 
 use std::time::Duration;
 
-use crate::crawl::records::{Dec, Enc};
-use crate::crawl::DecodeError;
+use super::{Dec, DecodeError, Enc};
 use crate::fetch::robots::{AgentRules, RobotsStatus};
+use crate::run::Schema;
 
 /// The last robots.txt fetch of one origin.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -88,6 +88,9 @@ impl HostRecord {
     /// zero is still written as version 1, so host tables stay byte-identical to what earlier
     /// builds wrote.
     const VERSION: u8 = 2;
+
+    /// The run files it is the payload of.
+    pub const SCHEMA: Schema = Schema::HOSTS;
 
     /// A host not seen before.
     pub fn new(host: &str) -> HostRecord {

@@ -3,8 +3,7 @@
 //! and [`PageRecord`] (pages runs, sorted by the page's fingerprint). Byte layouts are listed in
 //! `docs/formats.md`; like every payload they start with a record-version byte.
 
-use crate::crawl::records::{check_version, Dec, Enc};
-use crate::crawl::DecodeError;
+use super::{check_version, Dec, DecodeError, Enc};
 
 /// Where a link came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
