@@ -125,6 +125,11 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
+    /// A stage was asked to run before what it reads exists (its upstream stage is not done, or
+    /// there is no fetch list); the message names the command to run first. Nothing was written.
+    #[error("{0}")]
+    NotReady(String),
+
     /// The crawl is locked by another process (or a stale lock was left behind).
     #[error("{0}")]
     Locked(String),
@@ -189,7 +194,9 @@ impl Error {
     /// The process exit code this error maps to (see the module docs).
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Config { .. } | Error::Usage(_) | Error::Locked(_) => EXIT_USAGE,
+            Error::Config { .. } | Error::Usage(_) | Error::NotReady(_) | Error::Locked(_) => {
+                EXIT_USAGE
+            }
             _ => EXIT_IO,
         }
     }

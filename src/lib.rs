@@ -30,7 +30,6 @@
 #![deny(missing_docs)]
 
 pub mod crawl;
-pub mod demo;
 pub mod direct;
 pub mod error;
 pub mod exec;

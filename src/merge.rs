@@ -29,31 +29,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage};
+use crate::crawl::report::counter;
+use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, Result};
 use crate::records::FrontierUpdate;
 use crate::records::SplitRecord;
 use crate::records::{DecodeError, FetchResult, UrlRecord, UrlState};
 use crate::run::{self, Merger, RunReader, RunWriter, Schema, U64Blocks};
-
-/// What a merge did: the counts of its `.done` marker.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct MergeReport {
-    /// The stage was already done.
-    pub skipped: bool,
-    /// `known_before`, `known_after`, `new`, `updates`, `fetch_results`, `credits`,
-    /// `orphan_credits`, `state_<state>`, ...
-    pub counts: BTreeMap<String, u64>,
-    /// Wall-clock seconds.
-    pub seconds: f64,
-}
-
-impl MergeReport {
-    /// A counter, 0 if absent.
-    pub fn count(&self, name: &str) -> u64 {
-        self.counts.get(name).copied().unwrap_or(0)
-    }
-}
 
 /// The records of one fingerprint, as the merge collects them.
 #[derive(Default)]
@@ -70,28 +52,12 @@ struct Group {
 }
 
 /// Runs the dedup-merge of partition `p` in `cycle` (see the module docs).
-pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Result<MergeReport> {
+pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Result<StageReport> {
+    if let Some(done) = crate::crawl::gate(crawl, cfg, Stage::Merge, cycle, p)? {
+        return Ok(done);
+    }
     let done_path = crawl.done_path(cycle, Stage::Merge, p);
-    if let Some(m) = DoneMarker::read(&done_path)? {
-        return Ok(MergeReport {
-            skipped: true,
-            counts: m.counts,
-            seconds: m.seconds,
-        });
-    }
     let m = cfg.crawl.partitions;
-    let missing: Vec<String> = std::iter::once((Stage::Fetch, p))
-        .chain((0..m).map(|q| (Stage::Split, q)))
-        .filter(|&(s, q)| !crawl.done_path(cycle, s, q).exists())
-        .map(|(s, q)| format!("{s} of partition {q}"))
-        .collect();
-    if !missing.is_empty() {
-        return Err(Error::Usage(format!(
-            "the merge of cycle {cycle} partition {p} needs the fetch of partition {p} and the split \
-             of every partition; missing: {} (run them first)",
-            missing.join(", ")
-        )));
-    }
     let started = SystemTime::now();
     let need = |kind: &str| {
         crawl
@@ -201,7 +167,7 @@ pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     }
     marker.counts = counts;
     let marker = marker.commit(&done_path, started)?;
-    Ok(MergeReport {
+    Ok(StageReport {
         skipped: false,
         counts: marker.counts,
         seconds: marker.seconds,
@@ -400,7 +366,7 @@ impl Out<'_> {
             }
         };
         if new {
-            self.bump("new");
+            self.bump(counter::NEW);
         }
         let mut requeue = false;
         if let Some(f) = &g.fetched {

@@ -362,6 +362,39 @@ fn wrong_directories_and_missing_seeds_are_usage_errors() {
     assert!(!err.contains("caused by"), "{err}");
 }
 
+/// A stage run by hand goes through the executors' envelope: a failure leaves the same
+/// `.failed` marker `dragnet status` shows, while a stage asked for before its input exists is
+/// refused (exit 2) and leaves none.
+#[test]
+fn a_stage_run_by_hand_records_its_failure_like_the_executors() {
+    let t = tempfile::tempdir().unwrap();
+    let seeds = write_seeds(t.path());
+    let dir = t.path().join("crawl");
+    let d = dir.to_str().unwrap();
+    dragnet(&["init", "--seeds", &seeds, "--partitions", "1", d]);
+    let out = dragnet(&["parse", "--cycle", "0", "--partition", "0", d]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(!dir.join("cycles/000000/parse/p0000.failed").exists());
+
+    common::flip_middle_byte(&dir.join("cycles/000000/fetchlist/p0000.run"));
+    let out = dragnet(&[
+        "fetch",
+        "--cycle",
+        "0",
+        "--partition",
+        "0",
+        "--progress",
+        "quiet",
+        d,
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("corrupt"), "{err}");
+    assert!(dir.join("cycles/000000/fetch/p0000.failed").exists());
+    let status = text(&dragnet(&["status", d]).stdout);
+    assert!(status.contains("p0000 FAILED at "), "{status}");
+}
+
 fn lines_of_first_three(input: &str) -> String {
     input.lines().take(3).map(|l| format!("{l}\n")).collect()
 }

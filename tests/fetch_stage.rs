@@ -10,8 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use dragnet::crawl::StageReport;
 use dragnet::crawl::{self, ByteSize, Config, CrawlDir, InitOptions, Stage};
-use dragnet::fetch::{fetch_partition, FetchOptions, FetchReport, ProgressMode};
+use dragnet::fetch::{fetch_partition, FetchOptions, ProgressMode};
 use dragnet::records::HostRecord;
 use dragnet::records::{FetchItem, FetchResult};
 use dragnet::run::{Cursor, RunReader, RunWriter, Schema};
@@ -70,7 +71,7 @@ fn quiet() -> FetchOptions {
     }
 }
 
-fn fetch_all(c: &Crawl, cycle: u32) -> Vec<FetchReport> {
+fn fetch_all(c: &Crawl, cycle: u32) -> Vec<StageReport> {
     (0..c.cfg.crawl.partitions)
         .map(|p| fetch_partition(&c.dir, &c.cfg, cycle, p, &quiet()).unwrap())
         .collect()

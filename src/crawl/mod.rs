@@ -14,6 +14,7 @@ mod layout;
 mod lock;
 pub mod metrics;
 pub mod prune;
+pub mod report;
 mod status;
 pub mod submissions;
 
@@ -23,6 +24,7 @@ pub use done::{DoneMarker, FileDigest};
 pub use init::{init, BadSeed, InitOptions, InitReport};
 pub use layout::{CrawlDir, Stage};
 pub use lock::{read_lock, unlock, CrawlLock, Holder, LockInfo};
+pub use report::{gate, StageReport};
 pub use status::{
     status, status_with, CacheSummary, CycleState, CycleStatus, FetchSummary, HostCount,
     PartitionState, StageStatus, Status, StatusOptions, TopHosts, MAX_TRACKED_HOSTS, TOP_HOSTS,

@@ -193,14 +193,14 @@ fn one(
     display.ended(stage, r.is_ok());
     let mut a = acc.lock().expect("not poisoned");
     match r {
-        Ok((skipped, counts, seconds)) => {
-            if skipped {
+        Ok(r) => {
+            if r.skipped {
                 a.skipped += 1;
             } else {
                 a.ran += 1;
-                a.seconds += seconds;
+                a.seconds += r.seconds;
             }
-            for (k, v) in counts {
+            for (k, v) in r.counts {
                 *a.counts.entry(k).or_insert(0) += v;
             }
             true

@@ -17,9 +17,7 @@ pub mod slurm;
 pub use local::{failure, run_cycles, CycleOptions, CycleReport, CycleRun, StageRun};
 pub use progress::CycleDisplay;
 
-use std::collections::BTreeMap;
-
-use crate::crawl::{Config, CrawlDir, Stage};
+use crate::crawl::{Config, CrawlDir, Stage, StageReport};
 use crate::error::{Error, Result};
 use crate::fetch::FetchOptions;
 use crate::run::RunReader;
@@ -69,11 +67,12 @@ pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, l
     }
 }
 
-/// What one stage did for one partition: whether it was already done, its counts, its seconds.
-pub type StageOutcome = (bool, BTreeMap<String, u64>, f64);
-
-/// Runs `stage` of `cycle` for partition `p`, as `dragnet <stage>` does, and records the outcome
-/// for `dragnet status`: a `.failed` marker with the error, or none (an old one is removed).
+/// Runs `stage` of `cycle` for partition `p` and records the outcome for `dragnet status`: a
+/// `.failed` marker with the error, or none (an old one is removed). The one envelope of every
+/// stage, whoever runs it: `dragnet cycle`, `dragnet slurm task`, or `dragnet <stage>` by hand.
+/// Each stage first passes [`crate::crawl::gate`] (already done: its report, nothing run;
+/// upstream not done: [`Error::NotReady`], which is not a failure of the stage and leaves no
+/// marker), then commits its `.done` marker.
 pub fn run_stage(
     crawl: &CrawlDir,
     cfg: &Config,
@@ -81,18 +80,13 @@ pub fn run_stage(
     cycle: u32,
     p: u32,
     fetch: &FetchOptions,
-) -> Result<StageOutcome> {
+) -> Result<StageReport> {
     let r = match stage {
-        Stage::Fetch => crate::fetch::fetch_partition(crawl, cfg, cycle, p, fetch)
-            .map(|r| (r.skipped, r.counts, r.seconds)),
-        Stage::Parse => crate::parse::parse_partition(crawl, cfg, cycle, p)
-            .map(|r| (r.skipped, r.counts, r.seconds)),
-        Stage::Split => crate::split::split_partition(crawl, cfg, cycle, p)
-            .map(|r| (r.skipped, r.counts, r.seconds)),
-        Stage::Merge => crate::merge::merge_partition(crawl, cfg, cycle, p)
-            .map(|r| (r.skipped, r.counts, r.seconds)),
-        Stage::Prioritize => crate::prioritize::prioritize_partition(crawl, cfg, cycle, p)
-            .map(|r| (r.skipped, r.counts, r.seconds)),
+        Stage::Fetch => crate::fetch::fetch_partition(crawl, cfg, cycle, p, fetch),
+        Stage::Parse => crate::parse::parse_partition(crawl, cfg, cycle, p),
+        Stage::Split => crate::split::split_partition(crawl, cfg, cycle, p),
+        Stage::Merge => crate::merge::merge_partition(crawl, cfg, cycle, p),
+        Stage::Prioritize => crate::prioritize::prioritize_partition(crawl, cfg, cycle, p),
         Stage::Init => Err(Error::Usage(
             "init is not a stage of a cycle; use `dragnet init`".into(),
         )),
@@ -101,6 +95,8 @@ pub fn run_stage(
         Ok(_) => {
             let _ = crate::crawl::failed::clear_failed(crawl, stage, cycle, p);
         }
+        Err(Error::NotReady(_)) => {}
+        Err(_) if p >= cfg.crawl.partitions || stage == Stage::Init => {}
         Err(e) => {
             if let Err(w) = crate::crawl::failed::write_failed(crawl, stage, cycle, p, e) {
                 eprintln!("cannot record the failure of {stage} p{p}: {w}");

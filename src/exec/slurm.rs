@@ -30,9 +30,9 @@ use std::process::Command;
 use serde::Serialize;
 
 use super::config::SlurmSection;
-use super::{after_cycle, fetch_list_size, next_cycle, run_stage, StageOutcome};
+use super::{after_cycle, fetch_list_size, next_cycle, run_stage};
 use crate::crawl::submissions::{log_root, record_submission};
-use crate::crawl::{Config, CrawlDir, Stage};
+use crate::crawl::{Config, CrawlDir, Stage, StageReport};
 use crate::error::{Error, IoContext, Result};
 use crate::fetch::{FetchOptions, ProgressMode};
 
@@ -434,7 +434,7 @@ pub fn task(
     stage: Stage,
     cycle: u32,
     partitions: &str,
-) -> Result<(u32, StageOutcome)> {
+) -> Result<(u32, StageReport)> {
     let list = parse_ranges(partitions)?;
     let index: usize = std::env::var("SLURM_ARRAY_TASK_ID")
         .ok()

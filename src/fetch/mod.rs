@@ -24,4 +24,4 @@ pub mod stage;
 
 pub use config::FetchSection;
 pub use progress::ProgressMode;
-pub use stage::{fetch_partition, FetchOptions, FetchReport};
+pub use stage::{fetch_partition, FetchOptions};

@@ -68,7 +68,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::client::{Fetcher, HostClient};
 use super::progress::{Counters, ProgressMode, Reporter};
 use super::schedule::Scheduler;
-use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage};
+use crate::crawl::report::counter;
+use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, IoContext, Result};
 use crate::records::FetchItem;
 use crate::records::{HostRecord, Policy};
@@ -133,25 +134,6 @@ impl Default for FetchOptions {
             log_interval: Duration::from_secs(10),
             counters: None,
         }
-    }
-}
-
-/// What a fetch did: the counts of its `.done` marker.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct FetchReport {
-    /// The stage was already done (its `.done` existed): nothing was fetched now.
-    pub skipped: bool,
-    /// Counters, as in the `.done` marker: `urls`, `requests`, `robots_requests`, `bytes`,
-    /// `status_2xx` .. `status_5xx`, `error_<kind>`, `deferred`, `hosts`, `warc_files`, ...
-    pub counts: BTreeMap<String, u64>,
-    /// Wall-clock seconds.
-    pub seconds: f64,
-}
-
-impl FetchReport {
-    /// A counter, 0 if absent.
-    pub fn count(&self, name: &str) -> u64 {
-        self.counts.get(name).copied().unwrap_or(0)
     }
 }
 
@@ -223,30 +205,12 @@ pub fn fetch_partition(
     cycle: u32,
     p: u32,
     opts: &FetchOptions,
-) -> Result<FetchReport> {
+) -> Result<StageReport> {
+    if let Some(done) = crate::crawl::gate(crawl, cfg, Stage::Fetch, cycle, p)? {
+        return Ok(done);
+    }
     let done_path = crawl.done_path(cycle, Stage::Fetch, p);
-    if let Some(m) = DoneMarker::read(&done_path)? {
-        return Ok(FetchReport {
-            skipped: true,
-            counts: m.counts,
-            seconds: m.seconds,
-        });
-    }
-    if p >= cfg.crawl.partitions {
-        return Err(Error::Usage(format!(
-            "partition {p} does not exist: {} has partitions 0..{}",
-            crawl.root().display(),
-            cfg.crawl.partitions
-        )));
-    }
     let fetchlist_path = crawl.fetchlist(cycle, p);
-    if !fetchlist_path.exists() {
-        return Err(Error::Usage(format!(
-            "{}: no fetch list for cycle {cycle}, partition {p}; it is written by `dragnet init` \
-             (cycle 0) or by the previous cycle's prioritize stage",
-            fetchlist_path.display()
-        )));
-    }
     let started = SystemTime::now();
     let t0 = Instant::now();
     let resolver = Arc::new(Resolver::from_config(
@@ -403,13 +367,16 @@ pub fn fetch_partition(
     let hosts_summary = w.finish()?;
 
     let mut counts = tally.into_inner().unwrap_or_else(|e| e.into_inner());
-    counts.insert("urls".into(), total);
+    counts.insert(counter::URLS.into(), total);
     counts.insert("results".into(), fetched_summary.records);
-    counts.insert("requests".into(), counters.requests.load(Relaxed));
-    counts.insert("robots_requests".into(), robots_requests.load(Relaxed));
-    counts.insert("bytes".into(), counters.bytes.load(Relaxed));
+    counts.insert(counter::REQUESTS.into(), counters.requests.load(Relaxed));
+    counts.insert(
+        counter::ROBOTS_REQUESTS.into(),
+        robots_requests.load(Relaxed),
+    );
+    counts.insert(counter::BYTES.into(), counters.bytes.load(Relaxed));
     counts.insert("hosts_in_table".into(), hosts_summary.records);
-    counts.insert("warc_files".into(), summary.files.len() as u64);
+    counts.insert(counter::WARC_FILES.into(), summary.files.len() as u64);
     counts.insert("warc_records".into(), summary.records);
     counts.insert("warc_bytes".into(), summary.bytes);
     if fetched_summary.records != total {
@@ -435,7 +402,7 @@ pub fn fetch_partition(
     }
     m.counts = counts;
     let m = m.commit(&done_path, started)?;
-    Ok(FetchReport {
+    Ok(StageReport {
         skipped: false,
         counts: m.counts,
         seconds: m.seconds,

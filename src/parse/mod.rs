@@ -16,4 +16,4 @@ pub mod html;
 pub mod sitemap;
 pub mod stage;
 
-pub use stage::{parse_partition, reparse, ParseReport};
+pub use stage::{parse_partition, reparse, ReparseReport};

@@ -28,7 +28,7 @@
 //! `reparse.json` (counts) in the output directory. Depth and cash are unknown there: links get
 //! depth 1 and an equal share of a cash of 1.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -37,7 +37,8 @@ use std::time::SystemTime;
 use url::Url;
 
 use super::extract::{is_parsed, media_type, Emit, Extractor, LinkMeta};
-use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage};
+use crate::crawl::report::counter;
+use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, IoContext, Result};
 use crate::records::FetchResult;
 use crate::records::LinkKind;
@@ -45,28 +46,6 @@ use crate::records::{HostRecord, OriginRobots};
 use crate::run::{self, Cursor, KeepAll, KeepFirst, RunReader, RunWriter, Schema, Sorter};
 use crate::warc::reader::{ReaderOptions, WarcReader};
 use crate::warc::{Compression, RecordType};
-
-/// What a parse did: the counts of its `.done` marker (or `reparse.json`).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct ParseReport {
-    /// The stage was already done: nothing was parsed now.
-    pub skipped: bool,
-    /// `pages`, `html_pages`, `links`, `links_followed`, `links_nofollow`, `redirects`,
-    /// `robots_sitemaps`, `links_unusable`, `bytes`, `records`, ...
-    pub counts: BTreeMap<String, u64>,
-    /// Wall-clock seconds.
-    pub seconds: f64,
-    /// reparse: files that could not be read to the end, with the error.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub failed_files: Vec<String>,
-}
-
-impl ParseReport {
-    /// A counter, 0 if absent.
-    pub fn count(&self, name: &str) -> u64 {
-        self.counts.get(name).copied().unwrap_or(0)
-    }
-}
 
 /// The WARC files of a partition, open, and a reused decompressor: reads one record at an
 /// offset with one `pread`. (A memory map saved the copy but cost as much in page faults, and
@@ -145,25 +124,31 @@ impl RecordFiles {
 }
 
 /// Runs the parse stage of partition `p` in `cycle` (see the module docs). Returns at once with
+/// What `dragnet reparse` did: the counts of a parse over the given WARC files, and the files it
+/// could not read to their end.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ReparseReport {
+    /// The counts, as a parse stage reports them.
+    #[serde(flatten)]
+    pub stage: StageReport,
+    /// Files that could not be read to the end, with the error.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed_files: Vec<String>,
+}
+
+impl ReparseReport {
+    /// A counter, 0 if absent.
+    pub fn count(&self, name: &str) -> u64 {
+        self.stage.count(name)
+    }
+}
+
 /// `skipped` if the stage is already done.
-pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Result<ParseReport> {
+pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Result<StageReport> {
+    if let Some(done) = crate::crawl::gate(crawl, cfg, Stage::Parse, cycle, p)? {
+        return Ok(done);
+    }
     let done_path = crawl.done_path(cycle, Stage::Parse, p);
-    if let Some(m) = DoneMarker::read(&done_path)? {
-        return Ok(ParseReport {
-            skipped: true,
-            counts: m.counts,
-            seconds: m.seconds,
-            failed_files: Vec::new(),
-        });
-    }
-    if DoneMarker::read(&crawl.done_path(cycle, Stage::Fetch, p))?.is_none() {
-        return Err(Error::Usage(format!(
-            "cycle {cycle} partition {p} has not been fetched ({} is missing): run \
-             `dragnet fetch --cycle {cycle} --partition {p} {}` first",
-            crawl.done_path(cycle, Stage::Fetch, p).display(),
-            crawl.root().display()
-        )));
-    }
     let started = SystemTime::now();
     let fetched_path = crawl.fetched(cycle, p);
     let links_path = crawl.links(cycle, p);
@@ -234,7 +219,7 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
             page.content_type = fr.content_type.clone();
         }
         pages.push(results.key(), &page.encode())?;
-        ex.bump("pages", 1);
+        ex.bump(counter::PAGES, 1);
     }
     robots_sitemaps(crawl, cycle, p, &mut ex, &mut emit)?;
     let mut w = RunWriter::create(&links_path, Schema::LINKS)?;
@@ -248,11 +233,10 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     m.outputs.push(FileDigest::of_run(crawl, &pages_path)?);
     m.counts = ex.into_counts();
     let m = m.commit(&done_path, started)?;
-    Ok(ParseReport {
+    Ok(StageReport {
         skipped: false,
         counts: m.counts,
         seconds: m.seconds,
-        failed_files: Vec::new(),
     })
 }
 
@@ -327,7 +311,7 @@ fn robots_sitemaps(
 /// Offline reprocessing: parses every HTTP response of `warcs` into `out/links.run` and
 /// `out/pages.run` (see the module docs). A file that cannot be read to the end is reported in
 /// `failed_files` after what it held before the damage was parsed; the others go on.
-pub fn reparse(warcs: &[PathBuf], out: &Path, cfg: &Config) -> Result<ParseReport> {
+pub fn reparse(warcs: &[PathBuf], out: &Path, cfg: &Config) -> Result<ReparseReport> {
     let started = std::time::Instant::now();
     crate::storage::create_dir_all(out)?;
     crate::storage::remove_temps(out)?;
@@ -354,10 +338,12 @@ pub fn reparse(warcs: &[PathBuf], out: &Path, cfg: &Config) -> Result<ParseRepor
     pages.finish(&mut KeepFirst, &mut w)?;
     let pages_written = w.finish()?.records;
     ex.counts.insert("pages_unique".into(), pages_written);
-    let report = ParseReport {
-        skipped: false,
-        counts: ex.into_counts(),
-        seconds: started.elapsed().as_secs_f64(),
+    let report = ReparseReport {
+        stage: StageReport {
+            skipped: false,
+            counts: ex.into_counts(),
+            seconds: started.elapsed().as_secs_f64(),
+        },
         failed_files: failed,
     };
     let mut json = serde_json::to_string_pretty(&report).expect("report serializes");
@@ -406,7 +392,7 @@ fn reparse_file(
         let mut page = page?;
         page.digest = xxhash_rust::xxh3::xxh3_64(&ex.body);
         pages.push(&run::fp_key(k.fingerprint), &page.encode())?;
-        ex.bump("pages", 1);
+        ex.bump(counter::PAGES, 1);
     }
     Ok(())
 }

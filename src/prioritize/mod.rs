@@ -46,31 +46,14 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage};
+use crate::crawl::report::counter;
+use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, Result};
 use crate::queue::{DiskQueue, Entry};
 use crate::records::FrontierUpdate;
 use crate::records::{FetchItem, UrlRecord, UrlState};
 use crate::run::{self, Cursor, RunReader, RunWriter, Schema};
 use config::QueueKind;
-
-/// What a prioritize run did: the counts of its `.done` marker.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct PrioritizeReport {
-    /// The stage was already done.
-    pub skipped: bool,
-    /// Counts (`inserted`, `selected`, `stale`, `host_capped`, `frontier`, ...).
-    pub counts: BTreeMap<String, u64>,
-    /// Wall-clock seconds.
-    pub seconds: f64,
-}
-
-impl PrioritizeReport {
-    /// One count, 0 if absent.
-    pub fn count(&self, name: &str) -> u64 {
-        self.counts.get(name).copied().unwrap_or(0)
-    }
-}
 
 /// The frontier directory of partition `p`.
 pub fn frontier_dir(crawl: &CrawlDir, p: u32) -> PathBuf {
@@ -132,24 +115,11 @@ pub fn prioritize_partition(
     cfg: &Config,
     cycle: u32,
     p: u32,
-) -> Result<PrioritizeReport> {
+) -> Result<StageReport> {
+    if let Some(done) = crate::crawl::gate(crawl, cfg, Stage::Prioritize, cycle, p)? {
+        return Ok(done);
+    }
     let done_path = crawl.done_path(cycle, Stage::Prioritize, p);
-    if let Some(m) = DoneMarker::read(&done_path)? {
-        return Ok(PrioritizeReport {
-            skipped: true,
-            counts: m.counts,
-            seconds: m.seconds,
-        });
-    }
-    let merge_done = crawl.done_path(cycle, Stage::Merge, p);
-    if DoneMarker::read(&merge_done)?.is_none() {
-        return Err(Error::Usage(format!(
-            "cycle {cycle} partition {p} has not been merged ({} is missing): run `dragnet merge \
-             --cycle {cycle} --partition {p} {}` first",
-            merge_done.display(),
-            crawl.root().display()
-        )));
-    }
     let started = SystemTime::now();
     let updates_path = crawl.new_urls(cycle, p);
     let urldb_path = crawl.state_file(p, "urldb", cycle + 1);
@@ -164,7 +134,10 @@ pub fn prioritize_partition(
     if queue.tag() == applied && out_path.exists() {
         // Killed between the queue's commit and the marker: the work is done and committed.
         counts.insert("resumed".into(), 1);
-        counts.insert("selected".into(), crate::run::verify(&out_path)?.records);
+        counts.insert(
+            counter::SELECTED.into(),
+            crate::run::verify(&out_path)?.records,
+        );
     } else if queue.tag() != u64::from(cycle) {
         return Err(frontier_out_of_step(crawl, p, cycle, queue.tag()));
     } else {
@@ -181,7 +154,7 @@ pub fn prioritize_partition(
         queue.commit(applied)?;
     }
     let io = queue.stats();
-    counts.insert("frontier".into(), queue.len());
+    counts.insert(counter::FRONTIER.into(), queue.len());
     counts.insert("queue_block_reads".into(), io.block_reads);
     counts.insert("queue_block_writes".into(), io.block_writes);
     counts.insert("queue_comparisons".into(), io.comparisons);
@@ -193,7 +166,7 @@ pub fn prioritize_partition(
     marker.outputs.push(FileDigest::of_run(crawl, &out_path)?);
     marker.counts = counts;
     let marker = marker.commit(&done_path, started)?;
-    Ok(PrioritizeReport {
+    Ok(StageReport {
         skipped: false,
         counts: marker.counts,
         seconds: marker.seconds,
@@ -344,7 +317,7 @@ impl Prioritize<'_> {
         // What was taken out but not used goes back, with its priority, for a later cycle.
         self.bump("put_back", held.len() as u64);
         self.queue.insert_many(&held)?;
-        self.bump("selected", selected.len() as u64);
+        self.bump(counter::SELECTED, selected.len() as u64);
         self.bump("hosts", per_host.len() as u64);
         Ok(selected)
     }
@@ -428,7 +401,7 @@ fn host_budget(
         if dropped > 0 {
             crate::util::count(counts, "host_budget_spent", dropped);
         }
-        counts.insert("selected".into(), items.len() as u64);
+        counts.insert(counter::SELECTED.into(), items.len() as u64);
     }
     items.sort_unstable_by_key(|&(h, fp, _)| (h, fp));
     Ok(items)

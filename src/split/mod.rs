@@ -31,32 +31,14 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage};
+use crate::crawl::report::counter;
+use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, Result};
 use crate::keys::partition_of;
 use crate::records::LinkRecord;
 use crate::records::SplitRecord;
 use crate::run::{self, Cursor, KeepFirst, RunReader, RunWriter, Schema, Sorter};
 use clock::Clock;
-
-/// What a split did: the counts of its `.done` marker.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct SplitReport {
-    /// The stage was already done: nothing was split now.
-    pub skipped: bool,
-    /// `links`, `targets`, `routed`, `credits`, `cache_hits`, `cache_misses`,
-    /// `cache_hit_permille`, and one counter per refusal reason.
-    pub counts: BTreeMap<String, u64>,
-    /// Wall-clock seconds.
-    pub seconds: f64,
-}
-
-impl SplitReport {
-    /// A counter, 0 if absent.
-    pub fn count(&self, name: &str) -> u64 {
-        self.counts.get(name).copied().unwrap_or(0)
-    }
-}
 
 /// One target being collapsed.
 struct Target {
@@ -69,23 +51,11 @@ struct Target {
 }
 
 /// Runs the split stage of partition `p` in `cycle` (see the module docs).
-pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Result<SplitReport> {
+pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Result<StageReport> {
+    if let Some(done) = crate::crawl::gate(crawl, cfg, Stage::Split, cycle, p)? {
+        return Ok(done);
+    }
     let done_path = crawl.done_path(cycle, Stage::Split, p);
-    if let Some(m) = DoneMarker::read(&done_path)? {
-        return Ok(SplitReport {
-            skipped: true,
-            counts: m.counts,
-            seconds: m.seconds,
-        });
-    }
-    if DoneMarker::read(&crawl.done_path(cycle, Stage::Parse, p))?.is_none() {
-        return Err(Error::Usage(format!(
-            "cycle {cycle} partition {p} has not been parsed ({} is missing): run \
-             `dragnet parse --cycle {cycle} --partition {p} {}` first",
-            crawl.done_path(cycle, Stage::Parse, p).display(),
-            crawl.root().display()
-        )));
-    }
     let started = SystemTime::now();
     let m = cfg.crawl.partitions;
     let links_path = crawl.links(cycle, p);
@@ -119,7 +89,7 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
             let key: [u8; 16] = reader.key().try_into().expect("16-byte links key");
             let l = LinkRecord::decode(reader.payload())
                 .map_err(|e| Error::corrupt(&links_path, 0, format!("link record: {e}")))?;
-            st.bump("links", 1);
+            st.bump(counter::LINKS, 1);
             Some((key, l))
         } else {
             None
@@ -170,11 +140,11 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     let new_cache = crawl.state_file_ext(p, "cache", "clock", cycle + 1);
     cache.save(&new_cache)?;
     let (hits, misses) = (
-        counts.get("cache_hits").copied().unwrap_or(0),
-        counts.get("cache_misses").copied().unwrap_or(0),
+        counts.get(counter::CACHE_HITS).copied().unwrap_or(0),
+        counts.get(counter::CACHE_MISSES).copied().unwrap_or(0),
     );
     counts.insert(
-        "cache_hit_permille".into(),
+        counter::CACHE_HIT_PERMILLE.into(),
         (hits * 1000).checked_div(hits + misses).unwrap_or(0),
     );
     counts.insert("cache_entries".into(), cache.len() as u64);
@@ -190,7 +160,7 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     marker.outputs.push(FileDigest::of_file(crawl, &new_cache)?);
     marker.counts = counts;
     let marker = marker.commit(&done_path, started)?;
-    Ok(SplitReport {
+    Ok(StageReport {
         skipped: false,
         counts: marker.counts,
         seconds: marker.seconds,
@@ -237,7 +207,7 @@ impl Split<'_> {
         // knows it". So the budget is checked before a miss is inserted.
         if self.cache.contains(fp) {
             self.cache.check_insert(fp); // marks it
-            self.bump("cache_hits", 1);
+            self.bump(counter::CACHE_HITS, 1);
             if t.cash > 0.0 {
                 self.bump("credits", 1);
                 let r = SplitRecord {
@@ -250,7 +220,7 @@ impl Split<'_> {
             }
             return Ok(());
         }
-        self.bump("cache_misses", 1);
+        self.bump(counter::CACHE_MISSES, 1);
         let hk = run::key_u64(&t.key[..8]);
         if self.host.0 != hk {
             self.host = (hk, 0);

@@ -21,6 +21,7 @@ use super::config::Config;
 use super::failed::FailedMarker;
 use super::layout::{CrawlDir, Stage};
 use super::lock::{read_lock, Holder, LockInfo};
+use super::report::counter;
 use crate::error::Result;
 use crate::run::RunReader;
 
@@ -142,14 +143,14 @@ impl FetchSummary {
         self.partitions += partitions;
         for (k, &v) in counts {
             match k.as_str() {
-                "urls" => self.urls += v,
-                "requests" => self.requests += v,
-                "bytes" => self.bytes += v,
-                "no_answer" => *self.by_status.entry(k.clone()).or_default() += v,
+                counter::URLS => self.urls += v,
+                counter::REQUESTS => self.requests += v,
+                counter::BYTES => self.bytes += v,
+                counter::NO_ANSWER => *self.by_status.entry(k.clone()).or_default() += v,
                 _ => {
-                    if let Some(class) = k.strip_prefix("status_") {
+                    if let Some(class) = k.strip_prefix(counter::STATUS_PREFIX) {
                         *self.by_status.entry(class.to_owned()).or_default() += v;
-                    } else if let Some(kind) = k.strip_prefix("error_") {
+                    } else if let Some(kind) = k.strip_prefix(counter::ERROR_PREFIX) {
                         *self.errors.entry(kind.to_owned()).or_default() += v;
                     }
                 }
@@ -170,8 +171,8 @@ pub struct CacheSummary {
 impl CacheSummary {
     fn add(&mut self, counts: &BTreeMap<String, u64>) {
         let get = |k: &str| counts.get(k).copied().unwrap_or(0);
-        self.hits += get("cache_hits");
-        self.lookups += get("cache_hits") + get("cache_misses");
+        self.hits += get(counter::CACHE_HITS);
+        self.lookups += get(counter::CACHE_HITS) + get(counter::CACHE_MISSES);
     }
 
     /// Hits / lookups, if there were any lookups.
@@ -377,7 +378,7 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
             // Only the first unfinished stage of the current cycle can be running.
             let may_run = live && is_current && stage != Stage::Init && running_stage.is_none();
             let st = stage_status(crawl, c, stage, m, exists, may_run, &mut |p, mk| {
-                if let (Stage::Prioritize, Some(&n)) = (stage, mk.counts.get("frontier")) {
+                if let (Stage::Prioritize, Some(&n)) = (stage, mk.counts.get(counter::FRONTIER)) {
                     frontier[p as usize] = Some(n);
                 }
             })?;
@@ -418,9 +419,9 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
             match st.stage {
                 Stage::Fetch => {
                     s.fetch_total.add(&st.counts, st.done);
-                    if did_work("urls") || s.fetch_cycle.is_none() || !fetch_did_work {
+                    if did_work(counter::URLS) || s.fetch_cycle.is_none() || !fetch_did_work {
                         s.fetch_cycle = Some(c);
-                        fetch_did_work = did_work("urls");
+                        fetch_did_work = did_work(counter::URLS);
                         s.fetch = FetchSummary::default();
                         s.fetch.add(&st.counts, st.done);
                         fetched_parts = (0..m)
@@ -430,9 +431,9 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
                 }
                 Stage::Split => {
                     s.cache_total.add(&st.counts);
-                    if did_work("links") || s.cache_cycle.is_none() || !cache_did_work {
+                    if did_work(counter::LINKS) || s.cache_cycle.is_none() || !cache_did_work {
                         s.cache_cycle = Some(c);
-                        cache_did_work = did_work("links");
+                        cache_did_work = did_work(counter::LINKS);
                         s.cache = CacheSummary::default();
                         s.cache.add(&st.counts);
                     }

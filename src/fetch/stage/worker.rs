@@ -9,6 +9,7 @@ use url::Url;
 use xxhash_rust::xxh3::Xxh3;
 
 use super::{lock, secs, unix_ms, with_margin, HostState, Job, Shared, ABANDON_BACKOFF};
+use crate::crawl::report::counter;
 use crate::error::Result;
 use crate::fetch::client::{Cut, Fetched, HostClient, Validators};
 use crate::fetch::schedule::{politeness_delay, Lease, Next};
@@ -359,13 +360,13 @@ impl Shared<'_> {
         {
             let mut t = lock(&self.tally);
             let key = if result.status > 0 {
-                format!("status_{}xx", result.status / 100)
+                counter::status_class(result.status / 100)
             } else {
-                "no_answer".to_owned()
+                counter::NO_ANSWER.to_owned()
             };
             *t.entry(key).or_default() += 1;
             if !result.error.is_empty() {
-                *t.entry(format!("error_{}", result.error)).or_default() += 1;
+                *t.entry(counter::error(&result.error)).or_default() += 1;
             }
             if result.truncated {
                 *t.entry("truncated".into()).or_default() += 1;

@@ -1,4 +1,4 @@
-//! `dragnet demo`: a real crawl of a synthetic web on loopback, end to end, in about a minute.
+//! `dragnet demo` (a command of the binary, not the library): a real crawl of a synthetic web on loopback, end to end, in about a minute.
 //!
 //! It starts websim in this process (a few hundred hosts on 127.0.x.y addresses, some of them
 //! hostile: slow drips, endless bodies, huge headers, gzip bombs, resets, a crawler trap), creates
@@ -14,12 +14,13 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::crawl::{Config, CrawlDir, InitOptions, Stage};
-use crate::error::{Error, IoContext, Result};
-use crate::exec::{run_cycles, CycleOptions, CycleReport};
-use crate::records::FetchResult;
-use crate::run::{Cursor, RunReader, Schema};
-use crate::util::plural;
+use dragnet::crawl::report::counter;
+use dragnet::crawl::{Config, CrawlDir, InitOptions, Stage};
+use dragnet::error::{Error, Result};
+use dragnet::exec::{run_cycles, CycleOptions, CycleReport};
+use dragnet::records::FetchResult;
+use dragnet::run::{Cursor, RunReader, Schema};
+use dragnet::util::plural;
 
 /// How the demo runs.
 #[derive(Debug, Clone)]
@@ -140,16 +141,17 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
         None => std::env::temp_dir().join(format!(
             "dragnet-demo-{}-{}",
             std::process::id(),
-            crate::util::unix_now()
+            dragnet::util::unix_now()
         )),
     };
     let work = root.with_file_name(format!(
         "{}.setup",
         root.file_name().unwrap_or_default().to_string_lossy()
     ));
-    crate::storage::create_dir_all(&work)?;
+    dragnet::storage::create_dir_all(&work)?;
     let hosts_path = work.join("websim.hosts");
-    std::fs::write(&hosts_path, websim::cli::hosts_file(&web)).ctx("write", &hosts_path)?;
+    std::fs::write(&hosts_path, websim::cli::hosts_file(&web))
+        .map_err(|e| Error::io("write", &hosts_path, e))?;
     let mut cfg = Config::default();
     cfg.crawl.name = "demo".into();
     cfg.crawl.partitions = opts.partitions;
@@ -170,13 +172,14 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
     // Half the partitions fetch at a time: websim serves from this process, on the same cores.
     cfg.cycle.fetch_partitions = (opts.partitions / 2).max(1);
     let config_path = work.join("crawl.toml");
-    std::fs::write(&config_path, cfg.to_toml()).ctx("write", &config_path)?;
+    std::fs::write(&config_path, cfg.to_toml()).map_err(|e| Error::io("write", &config_path, e))?;
     let seeds: Vec<String> = (0..web.hosts.len() as u32)
         .map(|h| format!("{}/", web.origin(h)))
         .collect();
     let seeds_path = work.join("seeds.txt");
-    std::fs::write(&seeds_path, seeds.join("\n")).ctx("write", &seeds_path)?;
-    crate::crawl::init(
+    std::fs::write(&seeds_path, seeds.join("\n"))
+        .map_err(|e| Error::io("write", &seeds_path, e))?;
+    dragnet::crawl::init(
         &root,
         &InitOptions {
             seeds: seeds_path,
@@ -206,9 +209,9 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
             max_cycles: 100,
             // The live display on a terminal; only the stage lines in a log.
             progress: if opts.log && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-                crate::fetch::ProgressMode::Bar
+                dragnet::fetch::ProgressMode::Bar
             } else {
-                crate::fetch::ProgressMode::Quiet
+                dragnet::fetch::ProgressMode::Quiet
             },
             log: opts.log,
             ..CycleOptions::default()
@@ -253,7 +256,7 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
         .collect();
     s.missed_on_hostile = should
         .iter()
-        .filter(|u| !fetched.contains(**u) && hostile.contains(crate::keys::host_of(u)))
+        .filter(|u| !fetched.contains(**u) && hostile.contains(dragnet::keys::host_of(u)))
         .count() as u64;
     s.missed_by_host = by_host(should.iter().copied().filter(|u| !fetched.contains(*u)));
     s.beyond_by_host = by_host(extra.iter().map(|u| u.as_str()));
@@ -279,7 +282,7 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
 fn by_host<'a>(urls: impl Iterator<Item = &'a str>) -> Vec<(String, u64)> {
     let mut m: BTreeMap<&str, u64> = BTreeMap::new();
     for u in urls {
-        *m.entry(crate::keys::host_of(u)).or_insert(0) += 1;
+        *m.entry(dragnet::keys::host_of(u)).or_insert(0) += 1;
     }
     let mut v: Vec<(String, u64)> = m.into_iter().map(|(h, n)| (h.to_owned(), n)).collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -312,7 +315,7 @@ fn tally_fetches(crawl: &CrawlDir, s: &mut DemoSummary, m: u32) -> Result<BTreeS
                     s.fetches += 1;
                     s.fetched_per_cycle[c as usize] += 1;
                     let class = match f.status {
-                        0 => "no_answer".to_owned(),
+                        0 => counter::NO_ANSWER.to_owned(),
                         st => format!("{}xx", st / 100),
                     };
                     *s.pages_by_status.entry(class).or_insert(0) += 1;
@@ -342,9 +345,9 @@ fn summarize(crawl: &CrawlDir, report: &CycleReport) -> Result<DemoSummary> {
                 .copied()
                 .unwrap_or(0)
         };
-        s.new_per_cycle.push(count("merge", "new"));
-        hits += count("split", "cache_hits");
-        lookups += count("split", "cache_hits") + count("split", "cache_misses");
+        s.new_per_cycle.push(count("merge", counter::NEW));
+        hits += count("split", counter::CACHE_HITS);
+        lookups += count("split", counter::CACHE_HITS) + count("split", counter::CACHE_MISSES);
         for stage in Stage::CYCLE {
             let secs = c.stages.get(stage.name()).map_or(0.0, |r| r.seconds);
             match s.stage_seconds.iter_mut().find(|(n, _)| n == stage.name()) {
@@ -476,4 +479,27 @@ pub fn render(s: &DemoSummary) -> String {
     }
     line(format!("  next         dragnet status {}", s.dir.display()));
     o
+}
+
+/// `dragnet demo`: runs the demo and prints its summary (and JSON on stdout if asked).
+pub(crate) fn command(
+    dir: Option<PathBuf>,
+    hosts: u32,
+    pages: u32,
+    seed: u64,
+    json: bool,
+) -> Result<i32> {
+    let opts = DemoOptions {
+        dir,
+        hosts,
+        pages,
+        seed,
+        ..Default::default()
+    };
+    let s = run_demo(&opts)?;
+    if json {
+        println!("{}", serde_json::to_string(&s).expect("summary serializes"));
+    }
+    eprint!("{}", render(&s));
+    Ok(dragnet::error::EXIT_OK)
 }

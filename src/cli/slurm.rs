@@ -18,7 +18,7 @@ pub(crate) enum Slurm {
     /// arguments, array size, tasks at once).
     Submit {
         #[command(flatten)]
-        count: crate::CycleCount,
+        count: super::args::CycleCount,
         /// Print the sbatch commands, submit nothing.
         #[arg(long)]
         dry_run: bool,
@@ -115,7 +115,7 @@ pub(crate) fn run(cmd: Slurm) -> Result<i32, Error> {
     match cmd {
         Slurm::Submit {
             count:
-                crate::CycleCount {
+                super::args::CycleCount {
                     cycles,
                     until_empty,
                     max_cycles,
@@ -158,14 +158,13 @@ pub(crate) fn run(cmd: Slurm) -> Result<i32, Error> {
                     ))
                 })?;
             let (crawl, cfg) = load(&dir)?;
-            let (p, (skipped, counts, seconds)) =
-                slurm::task(&crawl, &cfg, stage, cycle, &partitions)?;
-            if skipped {
+            let (p, r) = slurm::task(&crawl, &cfg, stage, cycle, &partitions)?;
+            if r.skipped {
                 eprintln!("{stage}: cycle {cycle} partition {p} was already done");
             } else {
                 eprintln!(
-                    "{stage}: cycle {cycle} partition {p} done in {seconds:.1}s: {}",
-                    serde_json::to_string(&counts).expect("serializes")
+                    "{stage}: cycle {cycle} partition {p}: {}",
+                    super::stage::summary(stage, cycle, &r)
                 );
             }
             Ok(EXIT_OK)

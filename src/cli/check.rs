@@ -10,7 +10,7 @@ use dragnet::fetch::robots::Robots;
 use dragnet::keys::{self, Canonicalizer};
 use dragnet::{run, warc, Error};
 
-use crate::report;
+use super::report;
 
 pub(crate) fn check_links(url: &str, file: &std::path::Path) -> Result<i32, Error> {
     use std::io::Read;

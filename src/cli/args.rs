@@ -1,0 +1,288 @@
+//! The command line: every subcommand and its arguments (clap derive). One line of help each in
+//! `dragnet --help`; the detail is in each subcommand's own `--help`.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use dragnet::fetch::ProgressMode;
+
+#[derive(Parser)]
+#[command(name = "dragnet", version, about = "An out-of-core, batch web-crawl pipeline", long_about = None)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Create a crawl directory from a seed list (one URL per line).
+    Init {
+        /// The seed list: one URL per line; blank lines and lines starting with # are skipped.
+        #[arg(long)]
+        seeds: PathBuf,
+        /// Logical partitions M, fixed for the life of the crawl [default: 256, or crawl.partitions].
+        #[arg(long)]
+        partitions: Option<u32>,
+        /// A crawl.toml to start from (see pipeline/crawl.toml).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// The crawl directory to create (must be new or empty).
+        dir: PathBuf,
+    },
+    /// Show what a crawl directory holds: cycles, stages per partition, sizes, the lock.
+    Status {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
+    /// Remove a crawl's lock left by a process that is gone.
+    Unlock {
+        /// Remove the lock even if its holder may still run (another host, or a live pid).
+        #[arg(long)]
+        force: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
+    /// Run crawl cycles on this machine (the local executor)
+    ///
+    /// Fetch, parse and split every partition (a few partitions at a time), then merge and
+    /// prioritize every partition, skipping every (stage, partition) already done, so a re-run
+    /// after a crash resumes where it stopped. Holds the crawl lock. Writes metrics.prom after
+    /// each cycle. Exit 3 if a partition failed (the others' work is kept), 2 if the crawl is
+    /// locked or DIR is not a crawl.
+    Cycle {
+        #[command(flatten)]
+        count: CycleCount,
+        /// Progress: one live display for the whole cycle on a terminal (cycle, stage,
+        /// partitions done/running/failed, URLs fetched, rate, ETA), log lines otherwise.
+        #[arg(long, value_enum, default_value = "auto")]
+        progress: ProgressArg,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
+    /// Run crawl cycles on a Slurm cluster, each stage a job array over partitions
+    #[command(subcommand)]
+    Slurm(super::slurm::Slurm),
+    /// Crawl a built-in synthetic web on loopback and check it against its ground truth
+    ///
+    /// Starts websim (a few hundred hosts on 127.0.x.y, some hostile: slow drips, endless bodies,
+    /// huge headers, gzip bombs, a crawler trap) in this process, crawls it to the end with the
+    /// same code as `dragnet cycle`, then prints what was fetched, how fast, coverage against
+    /// the web's ground truth and the server's politeness audit. The crawl directory is kept.
+    Demo {
+        /// Keep the crawl in this (new) directory [default: a new directory in the temp dir].
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Hosts in the synthetic web.
+        #[arg(long, default_value_t = 300)]
+        hosts: u32,
+        /// Pages per host.
+        #[arg(long, default_value_t = 15)]
+        pages: u32,
+        /// The web's random seed.
+        #[arg(long, default_value_t = 2026)]
+        seed: u64,
+        /// Print the summary as JSON on stdout too.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fetch one partition's fetch list into WARC files (stage 1 of a cycle)
+    ///
+    /// Fetches politely (robots.txt first, per-host delays, every limit of [fetch] in
+    /// crawl.toml) into WARC files and a fetch-results run. Does nothing if the stage is already
+    /// done. Exit 1 if the deadline deferred URLs.
+    Fetch {
+        #[command(flatten)]
+        args: StageArgs,
+        /// Progress: a bar on a terminal, log lines otherwise.
+        #[arg(long, value_enum, default_value = "auto")]
+        progress: ProgressArg,
+    },
+    /// Extract links and page facts from one partition's fetch (stage 2)
+    ///
+    /// Reads each answered page of the fetch from the WARC, extracts its links (HTML, sitemaps,
+    /// feeds), canonicalizes them, shares its OPIC cash over the followed ones, and writes the
+    /// links and pages runs. Does nothing if the stage is already done.
+    Parse {
+        #[command(flatten)]
+        args: StageArgs,
+    },
+    /// Filter one partition's links and route them to their owners (stage 3)
+    ///
+    /// Collapses the links per target (cash summed), applies the [scope] rules and trap
+    /// defences, passes them through the partition's CLOCK cache, and routes them to the
+    /// partitions owning their hosts (split/to-q/from-p.run). Does nothing if the stage is
+    /// already done.
+    Split {
+        #[command(flatten)]
+        args: StageArgs,
+    },
+    /// Merge what was fetched and found into one partition's seen set and URL db (stage 4)
+    ///
+    /// One sequential pass over its seen set, URL db, fetch results and everything the splits
+    /// routed to it; writes the next seen set and URL db and the URLs for prioritize
+    /// (new/pNNNN.run). Needs every partition's split. Does nothing if the stage is done.
+    Merge {
+        #[command(flatten)]
+        args: StageArgs,
+    },
+    /// Queue one partition's new URLs and write its next fetch list (stage 5)
+    ///
+    /// Inserts what the merge found (new URLs, cash updates, retries, due recrawls) into the
+    /// partition's disk-resident frontier queue, then extracts its top into the next cycle's
+    /// fetch list within the fetch budget and the per-host cap. Does nothing if the stage is done.
+    Prioritize {
+        #[command(flatten)]
+        args: StageArgs,
+    },
+    /// Parse anyone's WARC files again, offline, fetching nothing
+    ///
+    /// Parses the HTTP responses of WARC files (WARC 1.0/1.1, plain, .gz or .zst) into
+    /// links.run, pages.run and reparse.json in --out. Exit 1 if a file could not be read to its
+    /// end (what it held before is kept).
+    Reparse {
+        /// WARC files to read.
+        #[arg(long, required = true, num_args = 1..)]
+        warc: Vec<PathBuf>,
+        /// Output directory (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// A crawl.toml whose [canon] rules and limits to use (defaults otherwise).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Inspect URLs, run files, WARC files, robots.txt verdicts and links
+    #[command(subcommand)]
+    Check(Check),
+    /// Serve the synthetic web on loopback, or write its truth or a static export
+    ///
+    /// The synthetic web of tests, the demo and benchmarks (`dragnet websim --help`): serve a
+    /// seeded web on loopback, write its hosts file, its ground truth or a static export.
+    #[command(disable_help_flag = true)]
+    Websim {
+        /// Arguments of websim.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
+}
+
+/// How many cycles `dragnet cycle` and `dragnet slurm submit` run.
+#[derive(clap::Args)]
+pub(crate) struct CycleCount {
+    /// Cycles to run, one after another.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) cycles: u32,
+    /// Run cycles until the fetch lists are empty (at most --max-cycles).
+    #[arg(long)]
+    pub(crate) until_empty: bool,
+    /// The bound for --until-empty.
+    #[arg(long, default_value_t = 1000)]
+    pub(crate) max_cycles: u32,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum ProgressArg {
+    /// The live display if stderr is a terminal, log lines otherwise.
+    Auto,
+    /// The live display, even when stderr is not a terminal.
+    Bar,
+    /// Plain log lines: one per stage, and every 10 s while fetching.
+    Log,
+    /// No progress; only the final summary.
+    Quiet,
+}
+
+impl From<ProgressArg> for ProgressMode {
+    fn from(p: ProgressArg) -> ProgressMode {
+        match p {
+            ProgressArg::Auto => ProgressMode::Auto,
+            ProgressArg::Bar => ProgressMode::Bar,
+            ProgressArg::Log => ProgressMode::Log,
+            ProgressArg::Quiet => ProgressMode::Quiet,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Check {
+    /// Canonical form, SURT, fingerprint and partition of URLs (JSON lines)
+    Url {
+        /// Partitions M to map hosts onto [default: 256, or the config's].
+        #[arg(long)]
+        partitions: Option<u32>,
+        /// Use the [canon] rules and partitions of this crawl.toml.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// URLs to check.
+        #[arg(required = true)]
+        urls: Vec<String>,
+    },
+    /// Extract the links of an HTML file as JSON
+    ///
+    /// Reads an HTML file (plain or gzip) and prints one JSON object: `base`, `canonical`,
+    /// `meta_robots` and `links` (`url`, `tag`, `nofollow`, `rel`).
+    Links {
+        /// The URL the document was fetched from (the base for relative links).
+        #[arg(long)]
+        url: String,
+        /// The HTML file.
+        file: PathBuf,
+    },
+    /// Check URLs against robots.txt files (JSON lines on stdin)
+    ///
+    /// Reads JSON lines on stdin, each with `agent`, `url` and the file as `robots` (its text)
+    /// or `robots_file` (a path, read as raw bytes), and writes each line back with
+    /// `"allowed": true|false` added. A line that cannot be checked
+    /// is written back with `"error"` instead, reported on stderr with its number, and makes the
+    /// exit code 1.
+    Robots,
+    /// Validate run files and print their counts
+    ///
+    /// Checks magic, version, every checksum and the key order, and prints each file's header,
+    /// block and record counts; exit 3 with the offset on corruption.
+    Run {
+        /// Print one JSON object per file instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Run files to check.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Validate WARC files and list their records
+    ///
+    /// Reads .warc, .warc.gz and .warc.zst (WARC 1.0 and 1.1) and lists each record: offset,
+    /// length, type, HTTP status, block/payload digest checks (ok, bad, absent, unchecked) and
+    /// URI. Exit 3 with the offset on corruption or a digest mismatch.
+    Warc {
+        /// Print one JSON object per record (with its file) instead of text.
+        #[arg(long)]
+        json: bool,
+        /// WARC files to check.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+/// What every stage command takes: which (cycle, partition) of which crawl.
+#[derive(clap::Args)]
+pub(crate) struct StageArgs {
+    /// Cycle number.
+    #[arg(long)]
+    pub(crate) cycle: u32,
+    /// Partition number.
+    #[arg(long)]
+    pub(crate) partition: u32,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// The crawl directory.
+    pub(crate) dir: PathBuf,
+}

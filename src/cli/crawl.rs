@@ -1,0 +1,136 @@
+//! `dragnet init|status|unlock|cycle|reparse`: the commands on a whole crawl (or, for reparse,
+//! on anyone's WARC files).
+
+use std::path::{Path, PathBuf};
+
+use dragnet::crawl::{self, Config, CrawlDir, InitOptions};
+use dragnet::error::{EXIT_OK, EXIT_PARTIAL};
+use dragnet::fetch::ProgressMode;
+use dragnet::Error;
+
+use super::args::CycleCount;
+
+/// `dragnet init`: exit 1 if some seed lines were bad (each is reported with its line number).
+pub(crate) fn init(
+    seeds: PathBuf,
+    partitions: Option<u32>,
+    config: Option<PathBuf>,
+    dir: &Path,
+) -> Result<i32, Error> {
+    let opts = InitOptions {
+        seeds: seeds.clone(),
+        config,
+        partitions,
+    };
+    let mut on_bad = |b: &crawl::BadSeed| {
+        eprintln!(
+            "{}:{}: skipped seed {:?}: {}",
+            seeds.display(),
+            b.line,
+            b.text,
+            b.error
+        );
+    };
+    let r = crawl::init(dir, &opts, &mut on_bad)?;
+    eprintln!(
+        "initialized {} with {} partitions: {} seeds from {} lines ({} duplicates, {} bad) in {} partitions, {:.2}s",
+        r.dir.display(),
+        r.partitions,
+        r.seeds,
+        r.lines,
+        r.duplicates,
+        r.bad,
+        r.partitions_with_seeds,
+        r.seconds
+    );
+    if r.seeds == 0 {
+        eprintln!(
+            "warning: no usable seed: the crawl is empty; check {}",
+            seeds.display()
+        );
+    }
+    Ok(if r.bad > 0 { EXIT_PARTIAL } else { EXIT_OK })
+}
+
+/// `dragnet status`.
+pub(crate) fn status(json: bool, dir: &Path) -> Result<i32, Error> {
+    let s = crawl::status(dir)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&s).expect("status serializes")
+        );
+    } else {
+        print!("{s}");
+    }
+    Ok(EXIT_OK)
+}
+
+/// `dragnet unlock`.
+pub(crate) fn unlock(force: bool, dir: &Path) -> Result<i32, Error> {
+    match crawl::unlock(dir, force)? {
+        Some(l) => eprintln!(
+            "removed the lock of pid {} on {} ({}, since {})",
+            l.pid, l.host, l.command, l.started
+        ),
+        None => eprintln!("{} is not locked", dir.display()),
+    }
+    Ok(EXIT_OK)
+}
+
+/// `dragnet cycle`: exit [`dragnet::error::EXIT_CYCLE_INCOMPLETE`] if a partition failed (the
+/// others' work is kept).
+pub(crate) fn cycle(
+    count: &CycleCount,
+    progress: ProgressMode,
+    json: bool,
+    dir: &Path,
+) -> Result<i32, Error> {
+    let (crawl, cfg) = CrawlDir::open(dir)?;
+    let opts = dragnet::exec::CycleOptions {
+        cycles: count.cycles,
+        until_empty: count.until_empty,
+        max_cycles: count.max_cycles,
+        progress,
+        log: true,
+    };
+    let r = dragnet::exec::run_cycles(&crawl, &cfg, &opts)?;
+    if json {
+        println!("{}", serde_json::to_string(&r).expect("report serializes"));
+    }
+    eprintln!("cycle: {}", r.stopped);
+    Ok(match dragnet::exec::failure(&crawl, &r) {
+        Some((msg, code)) => {
+            eprintln!("dragnet: error: {msg}");
+            code
+        }
+        None => EXIT_OK,
+    })
+}
+
+/// `dragnet reparse`: exit 1 if a file could not be read to its end.
+pub(crate) fn reparse(
+    warc: &[PathBuf],
+    out: &Path,
+    config: Option<&Path>,
+    json: bool,
+) -> Result<i32, Error> {
+    let cfg = match config {
+        Some(p) => Config::load(p)?,
+        None => Config::default(),
+    };
+    let r = dragnet::parse::reparse(warc, out, &cfg)?;
+    if json {
+        println!("{}", serde_json::to_string(&r).expect("report serializes"));
+    }
+    eprintln!("reparse: {}", super::stage::parse_summary(&r.stage));
+    for f in &r.failed_files {
+        eprintln!("reparse: {f}");
+    }
+    eprintln!("reparse: wrote {}", out.display());
+    Ok(if r.failed_files.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_PARTIAL
+    })
+}

@@ -1,0 +1,93 @@
+//! The `dragnet` command: parses arguments and calls the library (ripgrep's thin-binary habit).
+//! `args.rs` holds every subcommand's arguments; each command lives in the file of its kind.
+//!
+//! Exit codes (`dragnet::error`): 0 done; 1 finished with recorded per-item failures (bad seed
+//! lines, URLs that do not parse, deferred URLs, unreadable WARC files); 2 usage or configuration
+//! error, or a stage asked for before its input exists; 3 I/O failure or corrupt data; 4 a cycle
+//! finished with failed partitions (the others' work is kept; re-run to retry); 5 busy: another
+//! run holds the crawl's lock or its Slurm jobs are queued (nothing was done); 6 a stale lock
+//! (its holder is gone: `dragnet unlock`).
+
+mod args;
+mod check;
+mod crawl;
+mod demo;
+mod slurm;
+mod stage;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use dragnet::crawl::Stage;
+use dragnet::Error;
+
+use args::{Check, Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match execute(cli.command) {
+        Ok(code) => code,
+        Err(e) => {
+            report(&e);
+            e.exit_code()
+        }
+    };
+    ExitCode::from(code as u8)
+}
+
+/// Prints an error with the causes its message does not already say ([`Error::with_causes`]).
+pub(crate) fn report(e: &Error) {
+    eprintln!("dragnet: error: {}", e.with_causes("\n  "));
+}
+
+fn execute(cmd: Command) -> Result<i32, Error> {
+    match cmd {
+        Command::Init {
+            seeds,
+            partitions,
+            config,
+            dir,
+        } => crawl::init(seeds, partitions, config, &dir),
+        Command::Status { json, dir } => crawl::status(json, &dir),
+        Command::Unlock { force, dir } => crawl::unlock(force, &dir),
+        Command::Cycle {
+            count,
+            progress,
+            json,
+            dir,
+        } => crawl::cycle(&count, progress.into(), json, &dir),
+        Command::Slurm(cmd) => slurm::run(cmd),
+        Command::Demo {
+            dir,
+            hosts,
+            pages,
+            seed,
+            json,
+        } => demo::command(dir, hosts, pages, seed, json),
+        Command::Fetch { args, progress } => stage::run(Stage::Fetch, &args, progress.into()),
+        Command::Parse { args } => stage::run(Stage::Parse, &args, Default::default()),
+        Command::Split { args } => stage::run(Stage::Split, &args, Default::default()),
+        Command::Merge { args } => stage::run(Stage::Merge, &args, Default::default()),
+        Command::Prioritize { args } => stage::run(Stage::Prioritize, &args, Default::default()),
+        Command::Reparse {
+            warc,
+            out,
+            config,
+            json,
+        } => crawl::reparse(&warc, &out, config.as_deref(), json),
+        Command::Check(Check::Url {
+            partitions,
+            config,
+            urls,
+        }) => check::check_url(partitions, config, &urls),
+        Command::Check(Check::Run { json, files }) => check::check_run(json, &files),
+        Command::Check(Check::Robots) => check::check_robots(),
+        Command::Check(Check::Links { url, file }) => check::check_links(&url, &file),
+        Command::Check(Check::Warc { json, files }) => check::check_warc(json, &files),
+        Command::Websim { args } => {
+            let argv = std::iter::once(std::ffi::OsString::from("dragnet websim")).chain(args);
+            // websim's exit codes follow the same convention (0 / 2 usage / 3 I/O).
+            Ok(i32::from(websim::cli::run(argv)))
+        }
+    }
+}
