@@ -5,9 +5,20 @@
 //! person reading them is a crawl operator at 3 a.m., not the author. Context is added at the edge
 //! (the binary prints the whole `source()` chain), as ripgrep and tantivy do.
 //!
-//! [`Error::exit_code`] maps each variant onto the exit codes cron jobs act on:
-//! 2 for usage and configuration errors, 3 for I/O and corruption (1 is "finished with recorded
-//! per-item failures", decided by the caller, and 0 is success).
+//! [`Error::exit_code`] maps each variant onto the exit codes cron jobs act on, so a caller (the
+//! cron wrapper, a scheduler) decides by the code alone, never by the wording:
+//!
+//! | code | meaning | what to do |
+//! |---|---|---|
+//! | 0 | done | |
+//! | 1 | finished, with per-item failures recorded (bad seed lines, deferred URLs) | look at them |
+//! | 2 | usage or configuration error, or a stage asked for before its input exists | fix the command or crawl.toml |
+//! | 3 | I/O failure, corrupt data, or an external program (sbatch) failed | fix and re-run; committed data is intact |
+//! | 4 | a cycle finished with failed partitions (the others' work is kept) | re-run: only what is missing runs |
+//! | 5 | busy: another run holds the crawl's lock, or its Slurm jobs are queued | nothing was done; try later |
+//! | 6 | a stale lock: its holder is gone | `dragnet unlock DIR`, then re-run |
+//!
+//! 1 and 4 are decided by the caller from what it finished; the rest follow from the variant.
 
 use std::fmt;
 use std::io;
@@ -24,6 +35,36 @@ pub const EXIT_PARTIAL: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit code: an I/O failure or corrupt data; committed data is untouched.
 pub const EXIT_IO: i32 = 3;
+/// Exit code: a cycle finished, but some partitions failed (their `.failed` markers say why);
+/// the other partitions' work is kept, and a re-run does only what is missing.
+pub const EXIT_CYCLE_INCOMPLETE: i32 = 4;
+/// Exit code: busy. Another run holds the crawl's lock (alive, or on a host that cannot be
+/// checked), or the crawl's Slurm jobs are still queued. Nothing was done.
+pub const EXIT_BUSY: i32 = 5;
+/// Exit code: the crawl's lock was left by a run that is gone; `dragnet unlock` clears it.
+pub const EXIT_STALE_LOCK: i32 = 6;
+
+/// Who holds a crawl's lock, as an error tells it (see `crawl::lock`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockHolder {
+    /// Process id.
+    pub pid: u32,
+    /// Host name.
+    pub host: String,
+    /// The command that took the lock (`cycle`, `init`, ...).
+    pub command: String,
+    /// When, RFC 3339.
+    pub since: String,
+}
+
+/// Whether a lock's holder still runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockState {
+    /// It runs (or it is on another host, where it cannot be checked).
+    Held,
+    /// It is gone: the lock is stale.
+    Stale,
+}
 
 /// A 16-byte record key shown in hex, so `OutOfOrder` messages are readable.
 #[derive(Clone, PartialEq, Eq)]
@@ -131,8 +172,33 @@ pub enum Error {
     NotReady(String),
 
     /// The crawl is locked by another process (or a stale lock was left behind).
-    #[error("{0}")]
-    Locked(String),
+    #[error("{message}")]
+    Locked {
+        /// The holder, if the lock file could be read.
+        holder: Option<LockHolder>,
+        /// Whether it still runs.
+        state: LockState,
+        /// What happened and what to do.
+        message: String,
+    },
+
+    /// Jobs of the crawl submitted to Slurm before are still queued or running.
+    #[error("{message}")]
+    SlurmQueued {
+        /// `ID NAME` of each job.
+        jobs: Vec<String>,
+        /// What happened and what to do.
+        message: String,
+    },
+
+    /// An external program (sbatch, squeue) could not be run or failed.
+    #[error("{message}")]
+    External {
+        /// The program.
+        program: String,
+        /// What happened and what to do.
+        message: String,
+    },
 }
 
 fn io_hint(e: &io::Error) -> &'static str {
@@ -194,9 +260,12 @@ impl Error {
     /// The process exit code this error maps to (see the module docs).
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Config { .. } | Error::Usage(_) | Error::NotReady(_) | Error::Locked(_) => {
-                EXIT_USAGE
-            }
+            Error::Config { .. } | Error::Usage(_) | Error::NotReady(_) => EXIT_USAGE,
+            Error::Locked {
+                state: LockState::Stale,
+                ..
+            } => EXIT_STALE_LOCK,
+            Error::Locked { .. } | Error::SlurmQueued { .. } => EXIT_BUSY,
             _ => EXIT_IO,
         }
     }

@@ -227,7 +227,7 @@ fn stale_lock_is_reported_and_unlock_clears_it() {
     .unwrap();
     let out = dragnet(&["init", "--seeds", &seeds, dir.to_str().unwrap()]);
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(out.status.code(), Some(6), "{err}");
     assert!(
         err.contains("stale lock") && err.contains("dragnet unlock"),
         "{err}"

@@ -134,10 +134,11 @@ fn a_run_while_another_holds_the_lock_says_already_running() {
     let args = locking_run(t.path(), &dir);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = wrapper(&dir, &args);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
     let lines = log_lines(&out);
     let last = lines.last().unwrap();
-    assert!(last.contains("already running"), "{lines:?}");
+    assert!(last.contains("busy (exit 5)"), "{lines:?}");
+    assert!(text(&out).contains("already running"), "{}", text(&out));
     assert!(last.contains(&dir.display().to_string()), "{last}");
     // dragnet's own message (who holds it) is in the log too, and the lock is untouched.
     assert!(text(&out).contains(&format!("pid {}", std::process::id())));
@@ -151,7 +152,7 @@ fn a_stale_lock_is_reported_with_the_unlock_command_and_kept() {
     let args = locking_run(t.path(), &dir);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = wrapper(&dir, &args);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out));
     let lines = log_lines(&out);
     let last = lines.last().unwrap();
     assert!(last.contains("stale lock"), "{lines:?}");

@@ -282,7 +282,7 @@ fn two_concurrent_cycles_one_fails_cleanly() {
     let a = a.wait_with_output().unwrap();
     let (ok, failed) = if a.status.success() { (a, b) } else { (b, a) };
     assert!(ok.status.success());
-    assert_eq!(failed.status.code(), Some(2));
+    assert_eq!(failed.status.code(), Some(5));
     let msg = std::fs::read_to_string(c.dir.root().with_file_name("dragnet.log")).unwrap();
     assert!(msg.contains("already running"), "{msg}");
     // The crawl is complete and readable.
@@ -306,7 +306,7 @@ fn a_failed_partition_keeps_the_others_work_and_a_rerun_finishes() {
     let r = run_cycles(&c.dir, &c.cfg, &opts).unwrap();
     assert!(!r.complete());
     let (msg, code) = dragnet::exec::failure(&c.dir, &r).unwrap();
-    assert_eq!(code, 3, "{msg}");
+    assert_eq!(code, dragnet::error::EXIT_CYCLE_INCOMPLETE, "{msg}");
     assert!(msg.contains("fetch of partition 1"), "{msg}");
     use dragnet::crawl::Stage;
     let failed = dragnet::crawl::failed::read_failed(&c.dir, Stage::Fetch, 0, 1)

@@ -50,8 +50,9 @@ pub(crate) enum Command {
     /// Fetch, parse and split every partition (a few partitions at a time), then merge and
     /// prioritize every partition, skipping every (stage, partition) already done, so a re-run
     /// after a crash resumes where it stopped. Holds the crawl lock. Writes metrics.prom after
-    /// each cycle. Exit 3 if a partition failed (the others' work is kept), 2 if the crawl is
-    /// locked or DIR is not a crawl.
+    /// each cycle. Exit 4 if a partition failed (the others' work is kept; a re-run retries it),
+    /// 5 if another run holds the crawl's lock or its Slurm jobs are queued, 6 if a dead run left
+    /// its lock (`dragnet unlock`), 2 if DIR is not a crawl.
     Cycle {
         #[command(flatten)]
         count: CycleCount,

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::layout::CrawlDir;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, LockHolder, LockState, Result};
 
 /// What the lock file says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +27,27 @@ pub struct LockInfo {
     pub started: String,
     /// What the holder is doing.
     pub command: String,
+}
+
+impl LockInfo {
+    /// The holder as errors carry it.
+    pub fn holder_of(&self) -> LockHolder {
+        LockHolder {
+            pid: self.pid,
+            host: self.host.clone(),
+            command: self.command.clone(),
+            since: self.started.clone(),
+        }
+    }
+
+    /// A [`Error::Locked`] about this holder.
+    pub fn locked(&self, state: LockState, message: String) -> Error {
+        Error::Locked {
+            holder: Some(self.holder_of()),
+            state,
+            message,
+        }
+    }
 }
 
 /// Whether a lock's holder still runs.
@@ -133,10 +154,14 @@ fn held_error(root: &Path, path: &Path) -> Error {
     let info = match read(path) {
         Ok(Some(i)) => i,
         Ok(None) => {
-            return Error::Locked(format!(
-                "crawl {} was locked a moment ago; try again",
-                root.display()
-            ))
+            return Error::Locked {
+                holder: None,
+                state: LockState::Held,
+                message: format!(
+                    "crawl {} was locked a moment ago; try again",
+                    root.display()
+                ),
+            }
         }
         Err(e) => return e,
     };
@@ -145,19 +170,32 @@ fn held_error(root: &Path, path: &Path) -> Error {
         info.pid, info.host, info.started, info.command
     );
     match info.holder() {
-        Holder::Alive => Error::Locked(format!("crawl {} is already running: locked by {who}", root.display())),
-        Holder::Gone => Error::Locked(format!(
-            "crawl {} has a stale lock: {who} is no longer running. If no other dragnet works on this \
-             crawl, clear it with `dragnet unlock {}` and re-run; committed stages are kept",
-            root.display(),
-            root.display()
-        )),
-        Holder::Unknown => Error::Locked(format!(
-            "crawl {} is locked by {who}, on another host; if that process is gone, clear it with \
-             `dragnet unlock --force {}`",
-            root.display(),
-            root.display()
-        )),
+        Holder::Alive => info.locked(
+            LockState::Held,
+            format!(
+                "crawl {} is already running: locked by {who}",
+                root.display()
+            ),
+        ),
+        Holder::Gone => info.locked(
+            LockState::Stale,
+            format!(
+                "crawl {} has a stale lock: {who} is no longer running. If no other dragnet works \
+                 on this crawl, clear it with `dragnet unlock {}` and re-run; committed stages \
+                 are kept",
+                root.display(),
+                root.display()
+            ),
+        ),
+        Holder::Unknown => info.locked(
+            LockState::Held,
+            format!(
+                "crawl {} is locked by {who}, on another host; if that process is gone, clear it \
+                 with `dragnet unlock --force {}`",
+                root.display(),
+                root.display()
+            ),
+        ),
     }
 }
 
@@ -175,16 +213,24 @@ pub fn unlock(root: &Path, force: bool) -> Result<Option<LockInfo>> {
     match info.holder() {
         Holder::Gone => {}
         Holder::Alive if !force => {
-            return Err(Error::Locked(format!(
-                "pid {} on {} is still running `{}`; stop it first (or use --force if you are sure)",
-                info.pid, info.host, info.command
-            )))
+            return Err(info.locked(
+                LockState::Held,
+                format!(
+                    "pid {} on {} is still running `{}`; stop it first (or use --force if you are \
+                     sure)",
+                    info.pid, info.host, info.command
+                ),
+            ))
         }
         Holder::Unknown if !force => {
-            return Err(Error::Locked(format!(
-                "the lock belongs to pid {} on host {}, which cannot be checked from here; use --force if it is gone",
-                info.pid, info.host
-            )))
+            return Err(info.locked(
+                LockState::Held,
+                format!(
+                    "the lock belongs to pid {} on host {}, which cannot be checked from here; use \
+                     --force if it is gone",
+                    info.pid, info.host
+                ),
+            ))
         }
         _ => {}
     }
@@ -203,7 +249,11 @@ mod tests {
         let l = CrawlLock::acquire(t.path(), "test").unwrap();
         let err = CrawlLock::acquire(t.path(), "test2").unwrap_err();
         assert!(err.to_string().contains("already running"), "{err}");
-        assert_eq!(err.exit_code(), crate::error::EXIT_USAGE);
+        assert_eq!(err.exit_code(), crate::error::EXIT_BUSY);
+        assert!(
+            matches!(&err, Error::Locked { holder: Some(h), state: LockState::Held, .. } if h.pid == std::process::id()),
+            "{err:?}"
+        );
         drop(l);
         assert!(read_lock(t.path()).unwrap().is_none());
         CrawlLock::acquire(t.path(), "again").unwrap();

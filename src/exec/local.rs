@@ -13,7 +13,8 @@
 //! protocol makes a half-done stage invisible). A stage that fails for one partition leaves a
 //! `.failed` marker with its error (`dragnet status` shows it) and stops only what depends on it:
 //! the other partitions' fetch, parse and split go on; the merge waits for every split, so the
-//! cycle ends there with exit code 3, and the next `dragnet cycle` retries what is missing.
+//! cycle ends there with exit code 4 ([`EXIT_CYCLE_INCOMPLETE`]), and the next `dragnet cycle`
+//! retries what is missing.
 //!
 //! The crawl lock is held for the whole run: a second `dragnet cycle` on the same crawl fails at
 //! once with "already running" (exit 2), and nothing it could touch is written. So does a
@@ -35,7 +36,7 @@ use serde::Serialize;
 
 use super::{after_cycle, fetch_list_size, next_cycle, run_stage, CycleDisplay};
 use crate::crawl::{Config, CrawlDir, CrawlLock, Stage};
-use crate::error::Result;
+use crate::error::{Result, EXIT_CYCLE_INCOMPLETE};
 use crate::fetch::{FetchOptions, ProgressMode};
 use crate::util::plural;
 
@@ -68,6 +69,17 @@ impl Default for CycleOptions {
     }
 }
 
+/// A partition whose stage failed in a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedPartition {
+    /// The partition.
+    pub partition: u32,
+    /// The error, with its causes.
+    pub error: String,
+    /// The exit code the error alone would give.
+    pub exit_code: i32,
+}
+
 /// What one stage did over all partitions in one run.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct StageRun {
@@ -76,7 +88,7 @@ pub struct StageRun {
     /// Partitions already done before (skipped).
     pub skipped: u32,
     /// Partitions that failed, with the error and its exit code.
-    pub failed: Vec<(u32, String, i32)>,
+    pub failed: Vec<FailedPartition>,
     /// Seconds the stage took, summed over the partitions that ran (partitions run side by side,
     /// so the sum can exceed the wall-clock time; [`CycleRun::seconds`] is that).
     pub seconds: f64,
@@ -206,7 +218,11 @@ fn one(
             true
         }
         Err(e) => {
-            a.failed.push((p, e.to_string(), e.exit_code()));
+            a.failed.push(FailedPartition {
+                partition: p,
+                error: e.with_causes(": "),
+                exit_code: e.exit_code(),
+            });
             false
         }
     }
@@ -319,21 +335,25 @@ fn log_stage(
         a.skipped,
         a.seconds
     );
-    for (p, e, _) in &a.failed {
-        line.push_str(&format!("\n  FAILED partition {p}: {e}"));
+    for f in &a.failed {
+        line.push_str(&format!(
+            "\n  FAILED partition {}: {}",
+            f.partition, f.error
+        ));
     }
     display.log(&line);
 }
 
 /// The first failure of a report that did not complete: a message pointing to `dragnet status`,
-/// and the exit code of the failed stage's error (2 for usage or configuration, 3 for I/O or
-/// corrupt data).
+/// and the exit code of a cycle that finished with failed partitions,
+/// [`EXIT_CYCLE_INCOMPLETE`] (whatever the failed stage's error was: its `.failed` marker
+/// keeps that error and its own code).
 pub fn failure(crawl: &CrawlDir, report: &CycleReport) -> Option<(String, i32)> {
     let c = report.cycles.iter().find(|c| !c.complete)?;
-    let (stage, p, e, code) = c.stages.iter().find_map(|(s, r)| {
+    let (stage, p, e) = c.stages.iter().find_map(|(s, r)| {
         r.failed
             .first()
-            .map(|(p, e, code)| (s.clone(), *p, e.clone(), *code))
+            .map(|f| (s.clone(), f.partition, f.error.clone()))
     })?;
     Some((
         format!(
@@ -343,6 +363,6 @@ pub fn failure(crawl: &CrawlDir, report: &CycleReport) -> Option<(String, i32)> 
             c.cycle,
             crawl.root().display()
         ),
-        code,
+        EXIT_CYCLE_INCOMPLETE,
     ))
 }

@@ -14,7 +14,9 @@ pub mod local;
 mod progress;
 pub mod slurm;
 
-pub use local::{failure, run_cycles, CycleOptions, CycleReport, CycleRun, StageRun};
+pub use local::{
+    failure, run_cycles, CycleOptions, CycleReport, CycleRun, FailedPartition, StageRun,
+};
 pub use progress::CycleDisplay;
 
 use crate::crawl::{Config, CrawlDir, Stage, StageReport};

@@ -33,7 +33,7 @@ use super::config::SlurmSection;
 use super::{after_cycle, fetch_list_size, next_cycle, run_stage};
 use crate::crawl::submissions::{log_root, record_submission};
 use crate::crawl::{Config, CrawlDir, Stage, StageReport};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, LockState, Result};
 use crate::fetch::{FetchOptions, ProgressMode};
 
 /// What happens after the submitted cycle's `finish` job.
@@ -108,15 +108,22 @@ pub struct Submission {
 /// job arrays, only the (stage, partition) pairs without `.done`; see the module docs.
 pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Submission> {
     if let Some(lock) = crate::crawl::read_lock(crawl.root())? {
-        return Err(Error::Locked(format!(
-            "{} is locked by `{}` (pid {} on {}, since {}): a local `dragnet cycle` runs the \
-             crawl; submit to Slurm when it has finished (or, if it is gone, `dragnet unlock`)",
-            crawl.root().display(),
-            lock.command,
-            lock.pid,
-            lock.host,
-            lock.started
-        )));
+        let state = match lock.holder() {
+            crate::crawl::Holder::Gone => LockState::Stale,
+            _ => LockState::Held,
+        };
+        return Err(lock.locked(
+            state,
+            format!(
+                "{} is locked by `{}` (pid {} on {}, since {}): a local `dragnet cycle` runs the \
+                 crawl; submit to Slurm when it has finished (or, if it is gone, `dragnet unlock`)",
+                crawl.root().display(),
+                lock.command,
+                lock.pid,
+                lock.host,
+                lock.started
+            ),
+        ));
     }
     let name = job_name_part(&cfg.crawl.name);
     if !opts.dry_run {
@@ -245,7 +252,7 @@ fn refuse_if_queued(cfg: &Config, queued: Vec<String>) -> Result<()> {
     if queued.is_empty() {
         return Ok(());
     }
-    Err(Error::Locked(format!(
+    let message = format!(
         "jobs of crawl {:?} are still queued or running in Slurm ({}): the chain submitted \
          before is not finished; wait for it (`squeue`), or cancel it (`scancel {}`) and start \
          again",
@@ -256,7 +263,11 @@ fn refuse_if_queued(cfg: &Config, queued: Vec<String>) -> Result<()> {
             .map(|j| j.split(' ').next().unwrap_or(""))
             .collect::<Vec<_>>()
             .join(" ")
-    )))
+    );
+    Err(Error::SlurmQueued {
+        jobs: queued,
+        message,
+    })
 }
 
 /// The crawl's jobs in Slurm's queue (`ID NAME` each), but the job this runs in (a `finish` job
@@ -321,24 +332,31 @@ fn sbatch(s: &SlurmSection, argv: &[String], dry_run: bool, placeholder: &str) -
     if dry_run {
         return Ok(format!("<{placeholder}>"));
     }
-    let out = Command::new(&s.sbatch).args(argv).output().map_err(|e| {
-        Error::Usage(format!(
-            "cannot run `{}` ({e}): is Slurm installed here? Set [slurm] sbatch in crawl.toml to \
-             its path, or submit from a node that has it",
-            s.sbatch
-        ))
-    })?;
+    let out = Command::new(&s.sbatch)
+        .args(argv)
+        .output()
+        .map_err(|e| Error::External {
+            program: s.sbatch.clone(),
+            message: format!(
+                "cannot run `{}` ({e}): is Slurm installed here? Set [slurm] sbatch in crawl.toml \
+                 to its path, or submit from a node that has it",
+                s.sbatch
+            ),
+        })?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let id = stdout.trim().split(';').next().unwrap_or("").trim();
     if !out.status.success() || id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(Error::Usage(format!(
-            "`{} {}` failed ({}): {}{}; jobs submitted before it are still queued (`squeue`)",
-            s.sbatch,
-            argv.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim(),
-            stdout.trim()
-        )));
+        return Err(Error::External {
+            program: s.sbatch.clone(),
+            message: format!(
+                "`{} {}` failed ({}): {}{}; jobs submitted before it are still queued (`squeue`)",
+                s.sbatch,
+                argv.join(" "),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim(),
+                stdout.trim()
+            ),
+        });
     }
     Ok(id.to_owned())
 }
@@ -496,7 +514,7 @@ pub fn finish(
         .filter(|&p| !crawl.done_path(cycle, Stage::Prioritize, p).exists())
         .collect();
     if !missing.is_empty() {
-        return Err(Error::Usage(format!(
+        return Err(Error::NotReady(format!(
             "cycle {cycle} is not complete: prioritize has not finished partitions {}; \
              `dragnet status {}` shows what failed, and `dragnet slurm submit` submits what is \
              missing",
