@@ -1,4 +1,4 @@
-//! `dragnet merge --cycle N --partition p DIR`: the dedup-merge (DESIGN §1, §5), IRLbot's DRUM
+//! `dragnet merge --cycle N --partition p DIR`: the dedup-merge (docs/design.md §1, §5), IRLbot's DRUM
 //! check+update as one sequential pass.
 //!
 //! Inputs, all sorted by URL fingerprint and merged k-way ([`crate::run::Merger`]):

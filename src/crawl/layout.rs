@@ -1,4 +1,4 @@
-//! Where everything lives in a crawl directory (DESIGN §2).
+//! Where everything lives in a crawl directory (docs/design.md §2).
 //!
 //! ```text
 //! crawl/

@@ -1,5 +1,5 @@
 //! `DIR/metrics.prom`: the crawl's numbers for Prometheus, through node_exporter's textfile
-//! collector (DESIGN §9).
+//! collector (docs/design.md §9).
 //!
 //! The file is the Prometheus text exposition format, version 0.0.4: for each metric family a
 //! `# HELP` and a `# TYPE` line, then its samples, `name{label="value"} value`, one per line,

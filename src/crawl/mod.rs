@@ -1,6 +1,6 @@
 //! The crawl directory: configuration, layout, commit markers, the lock, and `dragnet init`.
 //!
-//! A crawl is a directory on disk (DESIGN §2). [`CrawlDir`] knows where every file lives;
+//! A crawl is a directory on disk (docs/design.md §2). [`CrawlDir`] knows where every file lives;
 //! [`Config`] is `crawl.toml`; [`DoneMarker`] is the commit record of one stage for one
 //! partition; [`CrawlLock`] keeps two cycles from running over each other; [`init()`] creates a
 //! crawl from seeds; [`status()`] reports what a crawl holds.

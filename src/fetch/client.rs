@@ -1,4 +1,4 @@
-//! Fetching one URL with every limit enforced: the HTTP client of the fetch stage (DESIGN §7).
+//! Fetching one URL with every limit enforced: the HTTP client of the fetch stage (docs/design.md §7).
 //!
 //! A crawler talks to servers written by strangers, some broken and some hostile, so nothing a
 //! server does may hold a worker thread or memory without bound:

@@ -1,8 +1,9 @@
-//! The fetch stage (DESIGN §7): per-host back queues, the worker pool, politeness, WARC output
+//! The fetch stage (docs/design.md §7): per-host back queues, the worker pool, politeness, WARC output
 //! and the fetch-results run.
 //!
 //! - [`stage`]: `dragnet fetch` itself, joining the pieces below ([`fetch_partition`]).
-//! - [`hosts`]: the host table (robots.txt per origin with its fetch time, counters).
+//! - the host table (robots.txt per origin with its fetch time, counters) is
+//!   [`crate::records::HostRecord`], read and written here.
 //! - [`progress`]: a progress bar on a terminal, log lines otherwise.
 //! - [`robots`]: robots.txt (RFC 9309) parsing and matching, with Google's parser as the
 //!   reference, and the policy for robots.txt fetch outcomes (4xx allows all, 5xx and network

@@ -1,5 +1,5 @@
 //! Progress of a fetch: an indicatif bar when stderr is a terminal, plain periodic log lines
-//! otherwise (cron, Slurm, CI logs), nothing when asked to be quiet (DESIGN §9).
+//! otherwise (cron, Slurm, CI logs), nothing when asked to be quiet (docs/design.md §9).
 //!
 //! The workers only bump atomic counters ([`Counters`]); a reporter thread samples them, so a
 //! worker never waits on a terminal or a log file.

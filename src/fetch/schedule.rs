@@ -1,7 +1,7 @@
 //! Mercator-style politeness scheduling: one back queue per host, a heap keyed on the earliest
 //! time each host may be hit again, a bounded number of active back queues, and a per-IP limit.
 //!
-//! This follows the frontier of the Mercator slides (seeds/002_*, IIR ch. 20): the fetch list
+//! This follows the frontier of the Mercator slides (IIR ch. 20; docs/design.md, References): the fetch list
 //! plays the front queues (it is already in priority order per host), each active host has a
 //! back queue holding its URLs, and a heap orders the back queues by the time their host may be
 //! contacted next. A worker takes the host at the top of the heap once its time has come, fetches

@@ -1,4 +1,4 @@
-//! `dragnet fetch --cycle N --partition p DIR`: the fetch stage of one partition (DESIGN §1, §7).
+//! `dragnet fetch --cycle N --partition p DIR`: the fetch stage of one partition (docs/design.md §1, §7).
 //!
 //! It reads `cycles/N/fetchlist/pNNNN.run` (sorted by host key, then fingerprint) and the host
 //! table `state/pNNNN/hosts.*.run`, and writes

@@ -1,4 +1,4 @@
-//! URL canonicalization on entry (DESIGN §3).
+//! URL canonicalization on entry (docs/design.md §3).
 //!
 //! Every URL that enters the crawl (seeds, extracted links, redirects) goes through
 //! [`Canonicalizer::canonicalize`] once; every later stage handles only the canonical form, and

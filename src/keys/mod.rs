@@ -1,4 +1,4 @@
-//! URL keys: canonical URLs, fingerprints, host keys, partitions and SURTs (DESIGN §3).
+//! URL keys: canonical URLs, fingerprints, host keys, partitions and SURTs (docs/design.md §3).
 //!
 //! - [`Canonicalizer`] turns an input URL into its canonical form, once, on entry; every later
 //!   stage sees only canonical URLs.

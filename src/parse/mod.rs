@@ -2,7 +2,8 @@
 //!
 //! - [`stage`]: `dragnet parse` over a partition's fetch results and `dragnet reparse` over any
 //!   WARC files ([`parse_partition`], [`reparse`]); OPIC cash shares.
-//! - [`records`]: the link and page records of its run files.
+//! - the link and page records of its run files are [`crate::records::LinkRecord`] and
+//!   [`crate::records::PageRecord`].
 //! - [`html`]: link extraction from HTML.
 //!
 //! The design named the `tl` tokenizer for HTML; `html.rs` follows the HTML standard's tokenizer

@@ -1,22 +1,22 @@
 //! `dragnet parse --cycle N --partition p DIR` and `dragnet reparse --warc FILES --out DIR`: the
-//! parse stage (DESIGN §1) and offline reprocessing, one code path.
+//! parse stage (docs/design.md §1) and offline reprocessing, one code path.
 //!
 //! **parse** walks the partition's fetch results (`cycles/N/fetched/pNNNN.run`, fingerprint
 //! order) and, for every answered page, reads its response record from the WARC at the offset
 //! the result gives: each record is one zstd frame or gzip member, so reading one costs one
 //! `pread` and one decompression, and the parse holds one document at a time. It writes
 //!
-//! - `cycles/N/links/pNNNN.run` ([`LinkRecord`], sorted by the target's host key and fingerprint
+//! - `cycles/N/links/pNNNN.run` ([`crate::records::LinkRecord`], sorted by the target's host key and fingerprint
 //!   through an external sort): every link of every HTML page, canonicalized, with its share of
 //!   the page's OPIC cash; every `<loc>` of a sitemap or sitemap index and every item of an
 //!   RSS/Atom feed ([`super::sitemap`], capped at 50,000 URLs and 50 MB); the `Location` of each
 //!   redirect; the `Sitemap:` lines of robots.txt files fetched this cycle (from the host
 //!   table);
-//! - `cycles/N/pages/pNNNN.run` ([`PageRecord`], fingerprint order): status, media type,
+//! - `cycles/N/pages/pNNNN.run` ([`crate::records::PageRecord`], fingerprint order): status, media type,
 //!   charset, title, canonical, meta robots, out-link count, digest of each answered URL;
 //! - `cycles/N/parse/pNNNN.done`.
 //!
-//! **OPIC** (Abiteboul, Preda, Cobena, seeds/000_*): a fetched page distributes the cash it was
+//! **OPIC** (Abiteboul, Preda, Cobena, WWW 2003; docs/design.md, References): a fetched page distributes the cash it was
 //! scheduled with (`FetchResult::priority`) equally over its followed out-links. Links marked
 //! `rel=nofollow`, and all links of a page whose meta robots or X-Robots-Tag says `nofollow`,
 //! are recorded with `nofollow` and no cash; the split stage does not follow them by default.

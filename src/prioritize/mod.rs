@@ -1,5 +1,5 @@
 //! The prioritize stage: the frontier of a partition and the next cycle's fetch list
-//! (DESIGN §1, §6).
+//! (docs/design.md §1, §6).
 //!
 //! `dragnet prioritize --cycle N --partition p DIR` reads what the dedup-merge of cycle N found
 //! (`cycles/N/new/pNNNN.run`: new URLs, unfetched URLs whose OPIC cash grew, deferred and failed

@@ -1,7 +1,7 @@
 //! The CBT of R-blocks: a disk-resident priority queue with a logarithmic worst case.
 //!
 //! Marin, Paredes and Bonacic, "High-performance priority queues for parallel crawlers" (WIDM
-//! 2008; `seeds/001_1b618f924238c613.txt`), section "Priority queues: log worst case approach",
+//! 2008; docs/design.md, References), section "Priority queues: log worst case approach",
 //! Fig. 1 (insertion update) and Fig. 2 (extraction update), and Table 1 (T slices).
 //!
 //! # Structure

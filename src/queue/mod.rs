@@ -1,7 +1,7 @@
-//! The frontier: disk-resident priority queues (DESIGN §6).
+//! The frontier: disk-resident priority queues (docs/design.md §6).
 //!
 //! Both queues of Marin, Paredes and Bonacic, "High-performance priority queues for parallel
-//! crawlers" (WIDM 2008; `seeds/001_1b618f924238c613.txt`), behind one interface, [`DiskQueue`]:
+//! crawlers" (WIDM 2008; docs/design.md, References), behind one interface, [`DiskQueue`]:
 //!
 //! - [`cbt::CbtQueue`]: a complete binary tree whose nodes each hold up to R priorities in one
 //!   contiguous disk block; insertion-update (Fig. 1) and extraction-update (Fig. 2) move whole

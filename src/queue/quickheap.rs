@@ -1,7 +1,7 @@
 //! The quickheap: a disk-resident priority queue built on incremental quicksort.
 //!
 //! Marin, Paredes and Bonacic, "High-performance priority queues for parallel crawlers" (WIDM
-//! 2008; `seeds/001_1b618f924238c613.txt`), section "Priority queues: amortized cost approach",
+//! 2008; docs/design.md, References), section "Priority queues: amortized cost approach",
 //! after Navarro and Paredes' quickheaps (incremental quicksort, IQS).
 //!
 //! # Layout

@@ -1,4 +1,4 @@
-//! Run files: the one on-disk format the stages exchange (DESIGN §4).
+//! Run files: the one on-disk format the stages exchange (docs/design.md §4).
 //!
 //! A run file is a sequence of records sorted by a fixed-width key, each with an optional
 //! variable-length payload, stored in zstd-compressed blocks behind a header and followed by a

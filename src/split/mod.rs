@@ -1,5 +1,5 @@
 //! `dragnet split --cycle N --partition p DIR`: routes the links partition p's pages hold to the
-//! partitions that own their hosts (DESIGN §1, §3, §5).
+//! partitions that own their hosts (docs/design.md §1, §3, §5).
 //!
 //! Input: `cycles/N/links/pNNNN.run`, sorted by the target's (host key, fingerprint). Because the
 //! partition of a host is a monotone function of its host key ([`crate::keys::partition_of`]),

@@ -5,7 +5,7 @@
 //! warcio's digests assume it), so a reader that wants the document has to undo
 //! `Transfer-Encoding: chunked` and `Content-Encoding` itself. Every decoder is capped: a few
 //! kilobytes of gzip or brotli can expand to gigabytes, and the parse stage promises "one document
-//! at a time" memory (DESIGN §1), so the decoded payload is cut off with a [`CapExceeded`] error
+//! at a time" memory (docs/design.md §1), so the decoded payload is cut off with a [`CapExceeded`] error
 //! past the cap rather than trusted.
 //!
 //! These helpers work on any `BufRead` and report problems as `io::Error`s (`InvalidData`,

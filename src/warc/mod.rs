@@ -3,7 +3,7 @@
 //! WARC (ISO 28500; we write version 1.1, read 1.0 and 1.1) is the archive format every web
 //! archive tool understands, so a crawl's raw fetches stay useful outside dragnet: pywb replays
 //! them, warcio checks them, and an analyst can re-parse last month's files with a new filter
-//! without fetching anything again (DESIGN §7). That is also why we keep to what warcio and
+//! without fetching anything again (docs/design.md §7). That is also why we keep to what warcio and
 //! Common Crawl do where the standard leaves a choice (digests as `sha1:` + base32 over the bytes
 //! after the HTTP header block, request before response, one compressed member per record).
 //!

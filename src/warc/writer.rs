@@ -9,7 +9,7 @@
 //!
 //! A record is built in memory before it is written, because its digests come before its block
 //! in the header: the fetch stage holds a body in memory anyway (threads x max body size,
-//! DESIGN §1), so the cost is one more copy of the largest record per writer.
+//! docs/design.md §1), so the cost is one more copy of the largest record per writer.
 //!
 //! Files are named `<prefix>-<serial>.warc[.gz|.zst]` (`p0007-000001.warc.zst`), start with a
 //! warcinfo record, and rotate once they reach the configured size; a request and its response are

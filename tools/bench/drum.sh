@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The URL-seen check+update at scale (DESIGN §5, IRLbot's DRUM): a seen set of S fingerprints,
+# The URL-seen check+update at scale (docs/design.md §5, IRLbot's DRUM): a seen set of S fingerprints,
 # built with the external sorter, merged in one sequential pass with a sorted batch of B incoming
 # fingerprints of which a fraction are new (`dragnet::merge::check_update`, the core of
 # `dragnet merge`), for several S. Caches are dropped before each merge (cold reads), and the

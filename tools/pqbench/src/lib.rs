@@ -1,5 +1,5 @@
 //! The evaluation of Marin, Paredes & Bonacic, "High-performance priority queues for parallel
-//! crawlers" (WIDM 2008; `shared/seeds/001_1b618f924238c613.txt`) redone on dragnet's two disk
+//! crawlers" (WIDM 2008; docs/design.md, References) redone on dragnet's two disk
 //! priority queues, the quickheap and the CBT, against a binary heap on disk ([`bheap`]).
 //!
 //! The workload is the paper's bulk-synchronous superstep, extract-top-R then insert-many of R

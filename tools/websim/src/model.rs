@@ -4,7 +4,7 @@
 //! ([`Web::page`]) from `(seed, host, page)`, so the server, the truth and the export agree by
 //! construction and a web of any size costs no memory.
 //!
-//! Link structure follows the figures of Broder, Najork and Wiener (seeds/004_*): about 80% of
+//! Link structure follows the figures of Broder, Najork and Wiener (WWW 2003; docs/design.md, References): about 80% of
 //! links stay on their host (they measured 81.5%), about 30% of the links on a page repeat an
 //! earlier link of the same page, and targets are drawn from a Zipf law, which gives the
 //! power-law in-degree of the real web. A few links leave the web (hosts under `outside.test`),
