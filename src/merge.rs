@@ -166,12 +166,7 @@ pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
         marker.outputs.push(FileDigest::of_run(crawl, path)?);
     }
     marker.counts = counts;
-    let marker = marker.commit(&done_path, started)?;
-    Ok(StageReport {
-        skipped: false,
-        counts: marker.counts,
-        seconds: marker.seconds,
-    })
+    Ok(StageReport::ran(marker.commit(&done_path, started)?))
 }
 
 fn big_output(schema: Schema) -> run::WriterOptions {

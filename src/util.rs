@@ -35,27 +35,55 @@ pub fn rfc3339(secs: u64) -> String {
     )
 }
 
-/// Parses what [`rfc3339`] writes (`2026-11-23T09:14:00Z`) back into Unix seconds.
+/// Parses what [`rfc3339`] writes (`2026-11-23T09:14:00Z`, no fraction) back into Unix seconds.
 pub fn parse_rfc3339(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
-    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
+    if s.len() != 20 {
         return None;
     }
-    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+    parse_rfc3339_nanos(s).map(|(secs, _)| secs)
+}
+
+/// Parses an RFC 3339 UTC timestamp with an optional fraction (`YYYY-MM-DDThh:mm:ss[.fraction]Z`,
+/// as WARC-Date and [`rfc3339`] write it) into seconds and nanoseconds since the Unix epoch.
+pub fn parse_rfc3339_nanos(s: &str) -> Option<(u64, u32)> {
+    let b = s.trim().as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
         return None;
     }
-    // Days-from-civil (H. Hinnant's algorithm), the inverse of the one above.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
+    if b[16] != b':' || *b.last()? != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = std::str::from_utf8(&b[r]).ok()?;
+        t.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| t.parse().ok())?
+    };
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let mut nanos = 0u32;
+    let rest = &b[19..b.len() - 1];
+    if !rest.is_empty() {
+        let frac = rest.strip_prefix(b".")?;
+        if frac.is_empty() || frac.len() > 9 || !frac.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let digits: u32 = std::str::from_utf8(frac).ok()?.parse().ok()?;
+        nanos = digits * 10u32.pow(9 - frac.len() as u32);
+    }
+    // Days-from-civil (H. Hinnant's algorithm), the inverse of the one in [`rfc3339`].
+    let yy = if mo <= 2 { y - 1 } else { y };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let mp = (mo + 9) % 12;
     let doy = (153 * mp + 2) / 5 + d - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
+    let secs = days * 86_400 + h * 3600 + mi * 60 + sec;
+    Some((u64::try_from(secs).ok()?, nanos))
 }
 
 /// Whether a process with this pid runs on this host (it may belong to another user).

@@ -342,14 +342,7 @@ fn hostile_hosts_are_bounded_and_recorded() {
         );
     }
     check_warcs(&c, 0);
-    let report = server.stop();
-    assert_eq!(
-        report.counts.total(),
-        0,
-        "{:?} {:#?}",
-        report.counts,
-        report.violations
-    );
+    assert_polite(server);
 }
 
 /// Two fetch runs back to back (a cycle boundary): the second keeps the delays the first one's
@@ -420,14 +413,7 @@ fn delays_earned_in_one_run_hold_in_the_next() {
     }
     assert_eq!(seen, 4);
 
-    let report = server.stop();
-    assert_eq!(
-        report.counts.total(),
-        0,
-        "{:?} {:#?}",
-        report.counts,
-        report.violations
-    );
+    assert_polite(server);
 }
 
 #[test]
@@ -558,4 +544,16 @@ fn a_missing_fetch_list_names_the_file() {
         "{msg}"
     );
     assert!(!dir.done_path(5, Stage::Fetch, 0).exists());
+}
+
+/// Stops the server and checks its audit saw no politeness violation.
+fn assert_polite(server: Server) {
+    let report = server.stop();
+    assert_eq!(
+        report.counts.total(),
+        0,
+        "{:?} {:#?}",
+        report.counts,
+        report.violations
+    );
 }

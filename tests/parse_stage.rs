@@ -70,13 +70,8 @@ fn parse_finds_the_model_links_and_conserves_cash() {
 
     let mut cfg = Config::default();
     cfg.crawl.partitions = 2;
-    cfg.fetch.allow_private_addresses = true;
+    common::patient_loopback_fetch(&mut cfg.fetch);
     cfg.fetch.threads = 4;
-    cfg.fetch.default_delay_secs = 0.0;
-    cfg.fetch.delay_factor = 0.0;
-    // Generous: a loaded machine must not turn a slow answer into a failed fetch.
-    cfg.fetch.read_timeout_secs = 10.0;
-    cfg.fetch.total_timeout_secs = 30.0;
     cfg.fetch.max_body = ByteSize(1 << 20);
     let crawl = common::websim_crawl(&web, &seeds, cfg);
     let (dir, cfg, tmp) = (&crawl.dir, &crawl.cfg, &crawl.tmp);

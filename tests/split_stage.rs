@@ -2,6 +2,7 @@
 //! owns their host, scope and trap rules and per-host budgets hold, and the CLOCK cache turns
 //! a URL seen in an earlier cycle into a bare cash credit.
 
+use crate::common;
 use std::collections::BTreeMap;
 
 use dragnet::crawl::{self, Config, CrawlDir, DoneMarker, InitOptions, Stage};
@@ -253,11 +254,7 @@ fn websim_trap_host_is_bounded_by_budget_and_depth() {
     let (_t2, dir, _) = crawl(|c| {
         c.crawl.partitions = 1;
         c.resolve.hosts_files = vec![hosts.clone()];
-        c.fetch.allow_private_addresses = true;
-        c.fetch.default_delay_secs = 0.0;
-        c.fetch.delay_factor = 0.0;
-        c.fetch.read_timeout_secs = 10.0;
-        c.fetch.total_timeout_secs = 30.0;
+        common::patient_loopback_fetch(&mut c.fetch);
         c.scope.max_new_urls_per_host = 3;
         c.scope.max_depth = 1;
     });

@@ -175,23 +175,32 @@ impl DoneMarker {
     }
 }
 
-impl Marker for DoneMarker {
-    const KIND: &'static str = "done";
-    const MAGIC: &'static str = MAGIC;
-    const VERSION: u32 = VERSION;
-    fn magic(&self) -> &str {
-        &self.magic
-    }
-    fn version(&self) -> u32 {
-        self.version
-    }
-    fn checksum(&self) -> &str {
-        &self.checksum
-    }
-    fn body_checksum(&self) -> String {
-        DoneMarker::body_checksum(self)
-    }
+/// Implements [`Marker`] for a marker type with `magic`, `version` and `checksum` fields and a
+/// `body_checksum` method, with the `MAGIC` and `VERSION` constants of the calling module.
+macro_rules! impl_marker {
+    ($t:ty, $kind:literal) => {
+        impl $crate::crawl::done::Marker for $t {
+            const KIND: &'static str = $kind;
+            const MAGIC: &'static str = MAGIC;
+            const VERSION: u32 = VERSION;
+            fn magic(&self) -> &str {
+                &self.magic
+            }
+            fn version(&self) -> u32 {
+                self.version
+            }
+            fn checksum(&self) -> &str {
+                &self.checksum
+            }
+            fn body_checksum(&self) -> String {
+                <$t>::body_checksum(self)
+            }
+        }
+    };
 }
+pub(crate) use impl_marker;
+
+impl_marker!(DoneMarker, "done");
 
 /// What the stage markers (`.done`, `.failed`) share: a magic string, a version and a checksum
 /// over the rest, checked the same way when read.

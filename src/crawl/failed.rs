@@ -114,23 +114,7 @@ fn read(path: &Path) -> Result<Option<FailedMarker>> {
     super::done::read_marker(path)
 }
 
-impl super::done::Marker for FailedMarker {
-    const KIND: &'static str = "failed";
-    const MAGIC: &'static str = MAGIC;
-    const VERSION: u32 = VERSION;
-    fn magic(&self) -> &str {
-        &self.magic
-    }
-    fn version(&self) -> u32 {
-        self.version
-    }
-    fn checksum(&self) -> &str {
-        &self.checksum
-    }
-    fn body_checksum(&self) -> String {
-        FailedMarker::body_checksum(self)
-    }
-}
+super::done::impl_marker!(FailedMarker, "failed");
 
 #[cfg(test)]
 mod tests {

@@ -33,6 +33,15 @@ impl StageReport {
         self.counts.get(name).copied().unwrap_or(0)
     }
 
+    /// The report of a stage that just committed `m`.
+    pub fn ran(m: DoneMarker) -> StageReport {
+        StageReport {
+            skipped: false,
+            counts: m.counts,
+            seconds: m.seconds,
+        }
+    }
+
     /// The report of a stage found done: its marker's counts and time.
     pub fn already_done(m: DoneMarker) -> StageReport {
         StageReport {

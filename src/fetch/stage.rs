@@ -401,12 +401,7 @@ pub fn fetch_partition(
         m.outputs.push(FileDigest::of_file(crawl, file)?);
     }
     m.counts = counts;
-    let m = m.commit(&done_path, started)?;
-    Ok(StageReport {
-        skipped: false,
-        counts: m.counts,
-        seconds: m.seconds,
-    })
+    Ok(StageReport::ran(m.commit(&done_path, started)?))
 }
 
 /// Removes `prefix-*.warc*` files (and their temporaries) an uncommitted attempt left.

@@ -232,12 +232,7 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     m.outputs.push(FileDigest::of_run(crawl, &links_path)?);
     m.outputs.push(FileDigest::of_run(crawl, &pages_path)?);
     m.counts = ex.into_counts();
-    let m = m.commit(&done_path, started)?;
-    Ok(StageReport {
-        skipped: false,
-        counts: m.counts,
-        seconds: m.seconds,
-    })
+    Ok(StageReport::ran(m.commit(&done_path, started)?))
 }
 
 /// `Sitemap:` lines of the robots.txt files the fetch of `cycle` fetched (new or changed entries

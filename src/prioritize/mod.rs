@@ -165,12 +165,7 @@ pub fn prioritize_partition(
     }
     marker.outputs.push(FileDigest::of_run(crawl, &out_path)?);
     marker.counts = counts;
-    let marker = marker.commit(&done_path, started)?;
-    Ok(StageReport {
-        skipped: false,
-        counts: marker.counts,
-        seconds: marker.seconds,
-    })
+    Ok(StageReport::ran(marker.commit(&done_path, started)?))
 }
 
 fn frontier_out_of_step(crawl: &CrawlDir, p: u32, cycle: u32, tag: u64) -> Error {

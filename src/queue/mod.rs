@@ -27,6 +27,8 @@ use crate::error::Result;
 pub mod cbt;
 pub mod pager;
 pub mod quickheap;
+#[cfg(test)]
+mod testkit;
 
 /// One queued URL: its priority key, fingerprint and host key (24 bytes on disk).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

@@ -284,34 +284,23 @@ impl Pager {
     }
 
     /// Copies `buf.len()` bytes at `off` out of the file (through the cache).
-    pub fn read(&mut self, mut off: u64, mut buf: &mut [u8]) -> Result<()> {
+    pub fn read(&mut self, off: u64, buf: &mut [u8]) -> Result<()> {
         self.check_range(off, buf.len())?;
-        let ps = self.opts.page_size as u64;
-        while !buf.is_empty() {
-            let page = off / ps;
-            let in_page = (off % ps) as usize;
-            let n = buf.len().min(ps as usize - in_page);
+        for (page, in_page, at, n) in pieces(self.opts.page_size as u64, off, buf.len()) {
             let f = self.frame(page, false)?;
-            buf[..n].copy_from_slice(&self.frames[f].data[in_page..in_page + n]);
-            buf = &mut buf[n..];
-            off += n as u64;
+            buf[at..at + n].copy_from_slice(&self.frames[f].data[in_page..in_page + n]);
         }
         Ok(())
     }
 
     /// Copies `buf` into the file at `off` (through the cache).
-    pub fn write(&mut self, mut off: u64, mut buf: &[u8]) -> Result<()> {
+    pub fn write(&mut self, off: u64, buf: &[u8]) -> Result<()> {
         self.check_range(off, buf.len())?;
-        let ps = self.opts.page_size as u64;
-        while !buf.is_empty() {
-            let page = off / ps;
-            let in_page = (off % ps) as usize;
-            let n = buf.len().min(ps as usize - in_page);
-            let f = self.frame(page, n == ps as usize)?;
+        let ps = self.opts.page_size;
+        for (page, in_page, at, n) in pieces(ps as u64, off, buf.len()) {
+            let f = self.frame(page, n == ps)?;
             self.mark_dirty(f)?;
-            self.frames[f].data[in_page..in_page + n].copy_from_slice(&buf[..n]);
-            buf = &buf[n..];
-            off += n as u64;
+            self.frames[f].data[in_page..in_page + n].copy_from_slice(&buf[at..at + n]);
         }
         Ok(())
     }
@@ -554,6 +543,23 @@ impl Slots {
     }
 }
 
+/// The pieces of the `len` bytes at `off` that each lie in one page of `ps` bytes: (page, offset
+/// in the page, offset in the caller's buffer, length).
+fn pieces(ps: u64, off: u64, len: usize) -> impl Iterator<Item = (u64, usize, usize, usize)> {
+    let mut at = 0usize;
+    std::iter::from_fn(move || {
+        if at == len {
+            return None;
+        }
+        let pos = off + at as u64;
+        let in_page = (pos % ps) as usize;
+        let n = (len - at).min(ps as usize - in_page);
+        let piece = (pos / ps, in_page, at, n);
+        at += n;
+        Some(piece)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -566,12 +572,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn read_back_through_a_small_cache_counts_io() {
+    /// A new pager file of `bytes` (pages of 512 bytes) behind a cache of `cache` pages.
+    fn grown(cache: usize, bytes: u64) -> (tempfile::TempDir, std::path::PathBuf, Pager) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("q.dat");
-        let mut p = Pager::open(&path, opts(2)).unwrap();
-        p.grow(512 * 8).unwrap();
+        let mut p = Pager::open(&path, opts(cache)).unwrap();
+        p.grow(bytes).unwrap();
+        (dir, path, p)
+    }
+
+    #[test]
+    fn read_back_through_a_small_cache_counts_io() {
+        let (_dir, path, mut p) = grown(2, 512 * 8);
         for i in 0..8u64 {
             p.write(i * 512 + 3, &i.to_le_bytes()).unwrap();
         }
@@ -594,10 +606,7 @@ mod tests {
 
     #[test]
     fn an_uncommitted_transaction_is_rolled_back_on_open() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("q.dat");
-        let mut p = Pager::open(&path, opts(1)).unwrap();
-        p.grow(512 * 4).unwrap();
+        let (_dir, path, mut p) = grown(1, 512 * 4);
         for i in 0..4u64 {
             p.write(i * 512, &[i as u8 + 1; 512]).unwrap();
         }
@@ -624,10 +633,7 @@ mod tests {
 
     #[test]
     fn a_stale_journal_after_a_finished_commit_is_ignored() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("q.dat");
-        let mut p = Pager::open(&path, opts(4)).unwrap();
-        p.grow(512).unwrap();
+        let (_dir, path, mut p) = grown(4, 512);
         p.write(0, &[1; 512]).unwrap();
         p.commit(b"a").unwrap();
         p.write(0, &[2; 512]).unwrap();

@@ -159,12 +159,7 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     }
     marker.outputs.push(FileDigest::of_file(crawl, &new_cache)?);
     marker.counts = counts;
-    let marker = marker.commit(&done_path, started)?;
-    Ok(StageReport {
-        skipped: false,
-        counts: marker.counts,
-        seconds: marker.seconds,
-    })
+    Ok(StageReport::ran(marker.commit(&done_path, started)?))
 }
 
 /// Sorts one owner's records by fingerprint into `split/to-q/from-p.run`.

@@ -131,6 +131,17 @@ pub fn read_head<R: BufRead + ?Sized>(r: &mut R, max: usize) -> io::Result<HttpH
     }
 }
 
+/// How much of `buf` belongs to a line of which `n` bytes were read already, and whether that
+/// ends it (`\n` included); `None` if the line would pass `max` bytes. The step of every bounded
+/// line reader (here and in the WARC reader).
+pub(crate) fn line_part(buf: &[u8], n: usize, max: usize) -> Option<(usize, bool)> {
+    let (take, end) = match memchr::memchr(b'\n', buf) {
+        Some(i) => (i + 1, true),
+        None => (buf.len(), false),
+    };
+    (n + take <= max).then_some((take, end))
+}
+
 /// Reads one line (through `\n`) into `out`; returns its length, 0 at the end of input.
 fn read_line<R: BufRead + ?Sized>(r: &mut R, out: &mut Vec<u8>, max: usize) -> io::Result<usize> {
     let mut n = 0;
@@ -139,15 +150,11 @@ fn read_line<R: BufRead + ?Sized>(r: &mut R, out: &mut Vec<u8>, max: usize) -> i
         if buf.is_empty() {
             return Ok(n);
         }
-        let (take, end) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (buf.len(), false),
-        };
-        if n + take > max {
+        let Some((take, end)) = line_part(buf, n, max) else {
             return Err(invalid(format!(
                 "HTTP header block longer than {max} bytes"
             )));
-        }
+        };
         out.extend_from_slice(&buf[..take]);
         r.consume(take);
         n += take;

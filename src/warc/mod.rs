@@ -313,44 +313,7 @@ fn is_http(t: &RecordType, uri: Option<&str>) -> bool {
 /// Parses a `WARC-Date` (`YYYY-MM-DDThh:mm:ss[.fraction]Z`, the shorter forms W3C-DTF allows are
 /// not accepted) into seconds and nanoseconds since the Unix epoch.
 pub fn parse_warc_date(s: &str) -> Option<(u64, u32)> {
-    let b = s.trim().as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
-        return None;
-    }
-    if b[16] != b':' || *b.last()? != b'Z' {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let t = std::str::from_utf8(&b[r]).ok()?;
-        t.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| t.parse().ok())?
-    };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
-        return None;
-    }
-    let mut nanos = 0u32;
-    let rest = &b[19..b.len() - 1];
-    if !rest.is_empty() {
-        let frac = rest.strip_prefix(b".")?;
-        if frac.is_empty() || frac.len() > 9 || !frac.iter().all(u8::is_ascii_digit) {
-            return None;
-        }
-        let digits: u32 = std::str::from_utf8(frac).ok()?.parse().ok()?;
-        nanos = digits * 10u32.pow(9 - frac.len() as u32);
-    }
-    // Days-from-civil (H. Hinnant's algorithm), the inverse of `util::rfc3339`.
-    let yy = if mo <= 2 { y - 1 } else { y };
-    let era = yy.div_euclid(400);
-    let yoe = yy - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + h * 3600 + mi * 60 + sec;
-    Some((u64::try_from(secs).ok()?, nanos))
+    crate::util::parse_rfc3339_nanos(s)
 }
 
 /// Where record IDs come from.

@@ -580,17 +580,13 @@ impl<R: Read> WarcReader<R> {
             if buf.is_empty() {
                 return Ok(n);
             }
-            let (take, end) = match buf.iter().position(|&b| b == b'\n') {
-                Some(i) => (i + 1, true),
-                None => (buf.len(), false),
-            };
-            if n + take > max {
+            let Some((take, end)) = super::http::line_part(buf, n, max) else {
                 return Err(Error::corrupt(
                     &self.path,
                     self.here(),
                     format!("header line longer than {max} bytes"),
                 ));
-            }
+            };
             out.extend_from_slice(&buf[..take]);
             self.consume(take);
             n += take;

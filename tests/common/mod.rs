@@ -69,6 +69,18 @@ pub fn websim_crawl(
     Crawl { tmp, dir, cfg }
 }
 
+/// `[fetch]` for a websim web on loopback with patient timeouts: private (loopback) addresses
+/// allowed, no delays of the crawler's own, and timeouts generous enough that a loaded machine
+/// does not turn a slow answer into a failed fetch.
+#[allow(dead_code)]
+pub fn patient_loopback_fetch(f: &mut dragnet::fetch::FetchSection) {
+    f.allow_private_addresses = true;
+    f.default_delay_secs = 0.0;
+    f.delay_factor = 0.0;
+    f.read_timeout_secs = 10.0;
+    f.total_timeout_secs = 30.0;
+}
+
 /// The configuration websim crawls in tests start from: `partitions`, `threads` robots,
 /// private (loopback) addresses allowed, no delays of the crawler's own (websim's crawl-delays
 /// still hold), short timeouts (a web may have a host whose robots.txt never answers: disallow

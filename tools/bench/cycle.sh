@@ -27,32 +27,20 @@ command -v /usr/bin/time >/dev/null || {
     echo "== installing time (apt-get)" >&2
     if [ "$(id -u)" = 0 ]; then apt-get install -y -qq time >/dev/null; else sudo apt-get install -y -qq time >/dev/null; fi
 }
-echo "== building dragnet (release)" >&2
-cargo build --release -q
-target=${CARGO_TARGET_DIR:-target}
-DRAGNET="$(pwd)/$target/release/dragnet"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/cycle-bench.XXXXXX")
-ws_pid=""
-cleanup() {
-    [ -n "$ws_pid" ] && kill "$ws_pid" 2>/dev/null || true
-    [ "${KEEP:-0}" = 1 ] && echo "kept $work" >&2 || rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$DRAGNET" websim serve --seed 7 --hosts "$HOSTS" --pages "$PAGES" --port "$PORT" \
-    --hostile-every 0 --max-crawl-delay-ms 0 --hosts-file "$work/websim.hosts" \
-    --duration 3600 >"$work/websim.log" 2>&1 &
-ws_pid=$!
-for _ in $(seq 1 50); do [ -s "$work/websim.hosts" ] && break; sleep 0.1; done
-awk -v port="$PORT" '/^[0-9]/ {print "http://" $2 ":" port "/"}' "$work/websim.hosts" >"$work/seeds.txt"
+source "$(dirname "$0")/lib.sh"
+bench_build
+bench_workdir cycle-bench
+websim_serve --seed 7 --hosts "$HOSTS" --pages "$PAGES" --port "$PORT" \
+    --hostile-every 0 --max-crawl-delay-ms 0
+ws_pid=$server
+awk -v port="$PORT" '/^[0-9]/ {print "http://" $2 ":" port "/"}' "$work/hosts" >"$work/seeds.txt"
 
 cat >"$work/crawl.toml" <<EOF
 [crawl]
 name = "cycle-bench"
 partitions = 8
 [resolve]
-hosts_files = ["$work/websim.hosts"]
+hosts_files = ["$work/hosts"]
 [fetch]
 allow_private_addresses = true
 threads = 16

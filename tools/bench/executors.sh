@@ -20,32 +20,17 @@ PORT=${PORT:-8498}
 sinfo -h -o %T 2>/dev/null | grep -qE 'idle|mixed|allocated' \
     || { echo "executors.sh: no Slurm cluster answers here; start one with .ci/slurm-up" >&2; exit 2; }
 
-echo "== building dragnet (release)" >&2
-cargo build --release -q
-target=${CARGO_TARGET_DIR:-target}
-case "$target" in /*) ;; *) target="$(pwd)/$target" ;; esac
-DRAGNET="$target/release/dragnet"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/executors-bench.XXXXXX")
-server=""
+source "$(dirname "$0")/lib.sh"
+bench_build
+bench_workdir executors-bench
 name="bench$$"
-cleanup() {
-    [ -n "$server" ] && kill "$server" 2>/dev/null || true
-    scancel -n "dragnet-$name" >/dev/null 2>&1 || true
-    wait 2>/dev/null || true
-    [ "${KEEP:-0}" = 1 ] || rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+bench_cleanup() { scancel -n "dragnet-$name" >/dev/null 2>&1 || true; }
 
 web=(--seed 3 --hosts "$HOSTS" --pages "$PAGES" --port "$PORT" --listeners 4 --hostile-every 0
      --max-crawl-delay-ms 20)
 "$DRAGNET" websim truth "${web[@]}" --out "$work/truth" 2>/dev/null
 grep '/$' "$work/truth/fetch.txt" | grep -v '/robots\.txt$' | awk -F/ 'NF == 4' > "$work/seeds.txt"
-"$DRAGNET" websim serve "${web[@]}" --hosts-file "$work/hosts" --duration 3600 \
-    --report "$work/audit.json" 2>"$work/websim.log" &
-server=$!
-for _ in $(seq 1 100); do [ -s "$work/hosts" ] && break; sleep 0.1; done
-sleep 0.5
+websim_serve "${web[@]}"
 
 {
     echo '[crawl]'

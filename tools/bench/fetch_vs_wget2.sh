@@ -49,10 +49,8 @@ need wget2 wget2
 need /usr/bin/time time
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
-echo "== building dragnet (release)" >&2
-cargo build --release -q
-target=${CARGO_TARGET_DIR:-target}
-DRAGNET="$(pwd)/$target/release/dragnet"
+source "$(dirname "$0")/lib.sh"
+bench_build
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fetch-bench.XXXXXX")
 chmod 755 "$work"

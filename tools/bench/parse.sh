@@ -17,29 +17,14 @@ HOSTS=${1:-200}
 PAGES=${2:-250}
 PORT=${PORT:-8497}
 
-echo "== building dragnet (release)" >&2
-cargo build --release -q
-target=${CARGO_TARGET_DIR:-target}
-case "$target" in /*) ;; *) target="$(pwd)/$target" ;; esac
-DRAGNET="$target/release/dragnet"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/parse-bench.XXXXXX")
-server=""
-cleanup() {
-    [ -n "$server" ] && kill "$server" 2>/dev/null || true
-    wait 2>/dev/null || true
-    [ "${KEEP:-0}" = 1 ] || rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+source "$(dirname "$0")/lib.sh"
+bench_build
+bench_workdir parse-bench
 
 web=(--seed 1 --hosts "$HOSTS" --pages "$PAGES" --port "$PORT" --listeners 4 --hostile-every 0)
 "$DRAGNET" websim truth "${web[@]}" --out "$work/truth" 2>/dev/null
 grep -v '/robots\.txt$' "$work/truth/fetch.txt" > "$work/seeds.txt"
-"$DRAGNET" websim serve "${web[@]}" --cache-mib 0 --hosts-file "$work/hosts" --duration 3600 \
-    --report "$work/audit.json" 2>"$work/websim.log" &
-server=$!
-for _ in $(seq 1 100); do [ -s "$work/hosts" ] && break; sleep 0.1; done
-sleep 0.5
+websim_serve "${web[@]}" --cache-mib 0
 
 {
     echo '[crawl]'

@@ -89,14 +89,7 @@ fn drain_equal(q: &mut CbtQueue, reference: &mut Reference) {
     assert!(q.is_empty());
 }
 
-#[derive(Debug, Clone)]
-enum Op {
-    Insert(Vec<Entry>),
-    Extract(usize),
-    Commit,
-    Reopen,
-    Kill,
-}
+use crate::queue::testkit::Op;
 
 fn op(block: usize) -> impl Strategy<Value = Op> {
     let n = 3 * block + 4;

@@ -344,17 +344,7 @@ fn a_bad_meta_is_reported_naming_the_file() {
     assert!(matches!(e, Error::Usage(_)), "{e}");
 }
 
-/// One step of the property test.
-#[derive(Debug, Clone)]
-enum Op {
-    Insert(Vec<Entry>),
-    Extract(usize),
-    Commit,
-    /// Drop without commit and reopen.
-    Reopen,
-    /// `mem::forget` (a simulated kill) and reopen.
-    Kill,
-}
+use crate::queue::testkit::Op;
 
 fn op() -> impl Strategy<Value = Op> {
     let entry = prop_oneof![

@@ -54,13 +54,30 @@ fn hostile_get(
     (s, head_len, buf)
 }
 
+/// [`hostile_get`] of a host whose answer is a 200 with a Content-Length: the stream, the head's
+/// length, what was read, and the declared length.
+fn hostile_body(web: &Web, kind: Hostile) -> (std::net::TcpStream, usize, Vec<u8>, usize) {
+    let (s, head_len, buf) = hostile_get(web, kind, &[]);
+    let (status, headers) = parse_head(&buf[..head_len]);
+    assert_eq!(status, 200, "{kind:?}");
+    let declared = content_length(&headers);
+    (s, head_len, buf, declared)
+}
+
+/// GET of page `p` of host `h`.
+fn get_page(web: &Web, h: u32, p: u32) -> Resp {
+    get(
+        web,
+        &web.hosts[h as usize],
+        &web.path(PageRef::Page { host: h, page: p }),
+        &[],
+    )
+}
+
 #[test]
 fn slow_drip_sends_a_byte_per_interval() {
     let (web, _server) = start(config());
-    let (mut s, head_len, buf) = hostile_get(&web, Hostile::SlowDrip, &[]);
-    let (status, headers) = parse_head(&buf[..head_len]);
-    assert_eq!(status, 200);
-    let declared = content_length(&headers);
+    let (mut s, head_len, buf, declared) = hostile_body(&web, Hostile::SlowDrip);
     assert!(declared > 500, "{declared}");
     // Within 300 ms at one byte per 20 ms: about 15 bytes, never the page.
     s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
@@ -128,10 +145,7 @@ fn gzip_bomb_inflates_a_hundredfold() {
 #[test]
 fn reset_mid_body_cuts_the_connection() {
     let (web, _server) = start(config());
-    let (mut s, head_len, buf) = hostile_get(&web, Hostile::ResetMidBody, &[]);
-    let (status, headers) = parse_head(&buf[..head_len]);
-    assert_eq!(status, 200);
-    let declared = content_length(&headers);
+    let (mut s, head_len, buf, declared) = hostile_body(&web, Hostile::ResetMidBody);
     let (more, err) = read_until_end(&mut s, declared + 1, IO_TIMEOUT);
     let got = buf.len() - head_len + more.len();
     let reset = err
@@ -147,10 +161,7 @@ fn reset_mid_body_cuts_the_connection() {
 #[test]
 fn wrong_content_length_sends_less_then_closes() {
     let (web, _server) = start(config());
-    let (mut s, head_len, buf) = hostile_get(&web, Hostile::WrongContentLength, &[]);
-    let (status, headers) = parse_head(&buf[..head_len]);
-    assert_eq!(status, 200);
-    let declared = content_length(&headers);
+    let (mut s, head_len, buf, declared) = hostile_body(&web, Hostile::WrongContentLength);
     let (more, err) = read_until_end(&mut s, declared + 1, IO_TIMEOUT);
     assert!(err.is_none(), "expected a clean close, got {err:?}");
     let got = buf.len() - head_len + more.len();
@@ -232,24 +243,14 @@ fn redirects_and_error_statuses() {
         let PageKind::Redirect { to, .. } = kind else {
             unreachable!()
         };
-        let r = get(
-            &web,
-            &web.hosts[h as usize],
-            &web.path(PageRef::Page { host: h, page: p }),
-            &[],
-        );
+        let r = get_page(&web, h, p);
         assert_eq!(r.status, want);
         assert_eq!(r.header("location"), Some(web.url(to).as_str()));
     }
     for want in [404u16, 410, 500, 503] {
         let (h, p, _) = find_page(&web, |k| *k == PageKind::Error { status: want })
             .unwrap_or_else(|| panic!("no {want}"));
-        let r = get(
-            &web,
-            &web.hosts[h as usize],
-            &web.path(PageRef::Page { host: h, page: p }),
-            &[],
-        );
+        let r = get_page(&web, h, p);
         assert_eq!(r.status, want);
         assert_eq!(
             r.header("retry-after").is_some(),

@@ -1,0 +1,39 @@
+# Shared by the benchmark scripts (source it): the release build, a scratch directory removed on
+# exit (KEEP=1 keeps it), and websim serving a web on loopback.
+#
+#   bench_build                 builds dragnet (release); sets DRAGNET to its absolute path
+#   bench_workdir NAME          sets work to a new ${TMPDIR:-/tmp}/NAME.XXXXXX, removed on exit;
+#                               a script's own bench_cleanup (if defined) runs first
+#   websim_serve ARGS...        `dragnet websim serve ARGS --hosts-file $work/hosts --duration 3600
+#                               --report $work/audit.json` in the background (log in
+#                               $work/websim.log); sets server; returns when the hosts file exists
+
+bench_build() {
+    echo "== building dragnet (release)" >&2
+    cargo build --release -q
+    local target=${CARGO_TARGET_DIR:-target}
+    case "$target" in /*) ;; *) target="$(pwd)/$target" ;; esac
+    DRAGNET="$target/release/dragnet"
+}
+
+server=""
+_bench_exit() {
+    if declare -F bench_cleanup >/dev/null; then bench_cleanup; fi
+    [ -n "$server" ] && kill "$server" 2>/dev/null || true
+    wait 2>/dev/null || true
+    [ "${KEEP:-0}" = 1 ] || rm -rf "$work"
+}
+
+bench_workdir() {
+    work=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+    trap _bench_exit EXIT INT TERM
+}
+
+websim_serve() {
+    "$DRAGNET" websim serve "$@" --hosts-file "$work/hosts" --duration 3600 \
+        --report "$work/audit.json" 2>"$work/websim.log" &
+    server=$!
+    for _ in $(seq 1 100); do [ -s "$work/hosts" ] && break; sleep 0.1; done
+    [ -s "$work/hosts" ] || { echo "websim did not start: $(tail -3 "$work/websim.log")" >&2; exit 1; }
+    sleep 0.5
+}
