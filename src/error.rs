@@ -13,7 +13,7 @@
 //! | 0 | done | |
 //! | 1 | finished, with per-item failures recorded (bad seed lines, deferred URLs) | look at them |
 //! | 2 | usage or configuration error, or a stage asked for before its input exists | fix the command or crawl.toml |
-//! | 3 | I/O failure, corrupt data, or an external program (sbatch) failed | fix and re-run; committed data is intact |
+//! | 3 | I/O failure, corrupt data, an external program (sbatch) failed, or an internal error (a bug) | fix and re-run; committed data is intact |
 //! | 4 | a cycle finished with failed partitions (the others' work is kept) | re-run: only what is missing runs |
 //! | 5 | busy: another run holds the crawl's lock, or its Slurm jobs are queued | nothing was done; try later |
 //! | 6 | a stale lock: its holder is gone | `dragnet unlock DIR`, then re-run |
@@ -190,6 +190,10 @@ pub enum Error {
         /// What happened and what to do.
         message: String,
     },
+
+    /// A broken invariant of dragnet itself (a bug, not bad input): please report it.
+    #[error("internal error: {0}; this is a bug in dragnet, please report it")]
+    Internal(String),
 
     /// An external program (sbatch, squeue) could not be run or failed.
     #[error("{message}")]

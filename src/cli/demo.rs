@@ -133,8 +133,11 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
         bomb_bytes: 256 << 20,
         ..WebConfig::default()
     };
-    let (web, server) = Server::start_web(web_cfg, ServerOptions::default())
-        .map_err(|e| Error::Usage(format!("cannot start websim on loopback: {e}")))?;
+    let (web, server) =
+        Server::start_web(web_cfg, ServerOptions::default()).map_err(|e| Error::External {
+            program: "websim".into(),
+            message: format!("cannot start websim on loopback: {e}"),
+        })?;
 
     let root = match &opts.dir {
         Some(d) => d.clone(),

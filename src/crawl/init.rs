@@ -336,8 +336,7 @@ impl RecordSink for PartitionRouter<'_> {
         }
         let open = self.current.as_mut().expect("opened above");
         open.fetchlist.push(key, payload)?;
-        let item =
-            FetchItem::decode(payload).map_err(|e| Error::Usage(format!("internal: {e}")))?;
+        let item = FetchItem::decode(payload).map_err(|e| Error::Internal(e.to_string()))?;
         let rec = UrlRecord::discovered(item.url, item.depth, item.priority, 0);
         open.by_fp.push(&run::fp_key(fp), &rec.encode())?;
         open.count += 1;

@@ -307,12 +307,15 @@ impl Pager {
 
     fn check_range(&self, off: u64, n: usize) -> Result<()> {
         if off + n as u64 > self.len {
-            return Err(Error::Usage(format!(
-                "{}: access to bytes {off}..{} past the end of the queue file ({} bytes)",
-                self.path.display(),
-                off + n as u64,
-                self.len
-            )));
+            return Err(Error::corrupt(
+                &self.path,
+                off,
+                format!(
+                    "access to bytes {off}..{} past the end of the queue file ({} bytes)",
+                    off + n as u64,
+                    self.len
+                ),
+            ));
         }
         Ok(())
     }

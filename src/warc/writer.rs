@@ -430,7 +430,7 @@ impl WarcWriter {
 
     fn write(&mut self, rec: Rec<'_>) -> Result<RecordLocation> {
         let Some(open) = self.open.as_mut() else {
-            return Err(Error::Usage("WARC writer has no open file".into()));
+            return Err(Error::Internal("WARC writer has no open file".into()));
         };
         let mut h = WarcHeader {
             version: WARC_VERSION.to_owned(),
