@@ -4,9 +4,9 @@
 //! - [`slurm`]: `dragnet slurm submit`, each stage a Slurm job array over the partitions;
 //! - [`config`]: their sections of crawl.toml, `[cycle]` and `[slurm]`.
 //!
-//! Both run a stage for a partition the same way ([`run_stage`]: the stage's own skip of a done
-//! partition, then its `.done`, or a `.failed` marker with the error) and end a cycle the same
-//! way ([`after_cycle`]: `metrics.prom`, old state pruned), so a crawl can move between them
+//! Both run a stage for a partition the same way ([`run_stage`]: the gate of
+//! [`crate::crawl::gate`] — already done, or upstream not ready — then the stage and its `.done`,
+//! or a `.failed` marker with the error) and end a cycle the same way ([`after_cycle`]: `metrics.prom`, old state pruned), so a crawl can move between them
 //! from one cycle to the next, and a partition one of them left failed is retried by either.
 
 pub mod config;
@@ -37,7 +37,8 @@ pub fn next_cycle(crawl: &CrawlDir, m: u32) -> u32 {
 
 /// What every executor does once a cycle's stages have run: rewrites `metrics.prom`, and if the
 /// cycle completed, removes state versions older than `[cycle] keep_cycles` cycles need, and the
-/// runs between the stages of the cycles before ([`crate::crawl::prune`]). Problems are logged, not returned: the cycle's work is committed.
+/// runs between the stages of the cycles before ([`crate::crawl::prune`]). Problems are logged,
+/// not returned: the cycle's work is committed.
 pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, log: &dyn Fn(&str)) {
     if let Err(e) = crate::crawl::metrics::write_metrics(crawl, cfg) {
         log(&format!("cannot write metrics.prom: {e}"));
