@@ -495,6 +495,22 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult, max_attempts: u32) -> bool {
     false
 }
 
+/// What a merge did, in one line.
+pub fn summary(r: &StageReport) -> String {
+    let n = |k: &str| r.count(k);
+    format!(
+        "{} URLs known before, {} new, {} after; {} fetch results folded in, {} links to known URLs ({} cash credits), {} frontier updates in {:.1}s",
+        n("known_before"),
+        n(counter::NEW),
+        n("known_after"),
+        n("fetch_results"),
+        n("links_to_known"),
+        n("credits"),
+        n("updates"),
+        r.seconds
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -123,7 +123,7 @@ pub(crate) fn reparse(
     if json {
         println!("{}", serde_json::to_string(&r).expect("report serializes"));
     }
-    eprintln!("reparse: {}", super::stage::parse_summary(&r.stage));
+    eprintln!("reparse: {}", dragnet::parse::stage::summary(&r.stage));
     for f in &r.failed_files {
         eprintln!("reparse: {f}");
     }

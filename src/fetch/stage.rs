@@ -424,3 +424,31 @@ fn remove_partition_warcs(dir: &Path, prefix: &str) -> Result<()> {
     }
     Ok(())
 }
+
+/// What a fetch did, in one line (`dragnet fetch`, `dragnet slurm task`).
+pub fn summary(r: &StageReport) -> String {
+    let n = |k: &str| r.count(k);
+    let errors: Vec<String> = r
+        .counts
+        .iter()
+        .filter_map(|(k, v)| {
+            k.strip_prefix(counter::ERROR_PREFIX)
+                .map(|k| format!("{k} {v}"))
+        })
+        .collect();
+    format!(
+        "{} URLs, {} requests ({} robots.txt), {} 2xx, {} 3xx, {} 4xx, {} 5xx, {:.1} MiB in {:.1}s ({:.0} requests/s); errors: {}; {} WARC files",
+        n(counter::URLS),
+        n(counter::REQUESTS),
+        n(counter::ROBOTS_REQUESTS),
+        n(&counter::status_class(2)),
+        n(&counter::status_class(3)),
+        n(&counter::status_class(4)),
+        n(&counter::status_class(5)),
+        n(counter::BYTES) as f64 / (1 << 20) as f64,
+        r.seconds,
+        n(counter::REQUESTS) as f64 / r.seconds.max(1e-9),
+        if errors.is_empty() { "none".to_owned() } else { errors.join(", ") },
+        n(counter::WARC_FILES),
+    )
+}

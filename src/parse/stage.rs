@@ -391,3 +391,22 @@ fn reparse_file(
     }
     Ok(())
 }
+
+/// What a parse (or a reparse) did, in one line.
+pub fn summary(r: &StageReport) -> String {
+    let n = |k: &str| r.count(k);
+    format!(
+        "{} pages ({} HTML, {:.1} MiB), {} links ({} followed, {} nofollow, {} unusable), {} redirects, {} robots.txt sitemaps in {:.1}s ({:.0} pages/s)",
+        n(counter::PAGES),
+        n("html_pages"),
+        n(counter::BYTES) as f64 / (1 << 20) as f64,
+        n(counter::LINKS),
+        n("links_followed"),
+        n("links_nofollow"),
+        n("links_unusable"),
+        n("redirects"),
+        n("robots_sitemaps"),
+        r.seconds,
+        n(counter::PAGES) as f64 / r.seconds.max(1e-9),
+    )
+}

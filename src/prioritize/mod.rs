@@ -482,3 +482,22 @@ impl Lookup {
         Ok(())
     }
 }
+
+/// What a prioritize of `cycle` did, in one line.
+pub fn summary(r: &StageReport, cycle: u32) -> String {
+    let n = |k: &str| r.count(k);
+    format!(
+        "{} inserted ({} new, {} recrawls), {} extracted, {} stale, {} over their host's cap; {} URLs from {} hosts in the fetch list of cycle {}; frontier {} in {:.1}s",
+        n("inserted_new") + n("inserted_requeue") + n("inserted_recrawl"),
+        n("inserted_new"),
+        n("inserted_recrawl"),
+        n("extracted"),
+        n("stale") + n("stale_unknown"),
+        n("host_capped"),
+        n(counter::SELECTED),
+        n("hosts"),
+        cycle + 1,
+        n(counter::FRONTIER),
+        r.seconds
+    )
+}

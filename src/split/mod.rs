@@ -237,6 +237,38 @@ impl Split<'_> {
     }
 }
 
+/// The refusal counters of a split, in the order its summary lists them.
+const REFUSALS: [&str; 8] = [
+    "nofollow",
+    "out_of_domain",
+    "too_deep",
+    "trap_path",
+    "trap_repeat",
+    "trap_query",
+    "dropped_pattern",
+    "over_host_budget",
+];
+
+/// What a split did, in one line.
+pub fn summary(r: &StageReport) -> String {
+    let n = |k: &str| r.count(k);
+    let refused: Vec<String> = REFUSALS
+        .iter()
+        .filter(|k| n(k) > 0)
+        .map(|k| format!("{k} {}", n(k)))
+        .collect();
+    format!(
+        "{} links to {} URLs; {} routed with their URL, {} as cash credits; cache hit rate {:.1}%; refused: {} in {:.1}s",
+        n(counter::LINKS),
+        n("targets"),
+        n("routed"),
+        n("credits"),
+        n(counter::CACHE_HIT_PERMILLE) as f64 / 10.0,
+        if refused.is_empty() { "none".to_owned() } else { refused.join(", ") },
+        r.seconds
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
