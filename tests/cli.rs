@@ -395,6 +395,44 @@ fn a_stage_run_by_hand_records_its_failure_like_the_executors() {
     assert!(status.contains("p0000 FAILED at "), "{status}");
 }
 
+/// A reader that stops early (`| head`) ends dragnet quietly with exit 0, not a panic: the
+/// output here (thousands of lines) is far larger than a pipe's buffer, so writes after the
+/// reader has gone fail with EPIPE.
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let t = tempfile::tempdir().unwrap();
+    let seeds = write_seeds(t.path());
+    let dir = t.path().join("crawl");
+    dragnet(&[
+        "init",
+        "--seeds",
+        &seeds,
+        "--partitions",
+        "1",
+        dir.to_str().unwrap(),
+    ]);
+    let run = dir.join("cycles/000000/fetchlist/p0000.run");
+    let run = run.to_str().unwrap();
+    let mut args = vec!["check", "run"];
+    args.extend(std::iter::repeat_n(run, 5000));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dragnet"))
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 64];
+    let n = child.stdout.as_mut().unwrap().read(&mut first).unwrap();
+    assert!(n > 0);
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 fn lines_of_first_three(input: &str) -> String {
     input.lines().take(3).map(|l| format!("{l}\n")).collect()
 }

@@ -41,7 +41,7 @@ pub(crate) fn check_links(url: &str, file: &std::path::Path) -> Result<i32, Erro
         "links": links,
         "skipped": {"invalid": page.skipped_invalid, "other_scheme": page.skipped_schemes},
     });
-    println!("{obj}");
+    outln!("{obj}");
     Ok(EXIT_OK)
 }
 
@@ -166,10 +166,10 @@ pub(crate) fn check_run(json: bool, files: &[PathBuf]) -> Result<i32, Error> {
         match run::verify(f) {
             Ok(info) => {
                 if json {
-                    println!("{}", serde_json::to_string(&info).expect("info serializes"));
+                    outln!("{}", serde_json::to_string(&info).expect("info serializes"));
                 } else {
                     let known = run::Schema::KNOWN.iter().any(|s| s.id == info.schema_id);
-                    println!(
+                    outln!(
                         "{}: ok\n  format v{}  schema {} '{}'{}  key {} bytes ({}){}{}\n  {} records in {} blocks, {} bytes \
                          ({:.2} bytes/record), payloads {} bytes\n  keys {} .. {}\n  xxh3 {}",
                         f.display(),

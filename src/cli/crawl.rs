@@ -56,12 +56,12 @@ pub(crate) fn init(
 pub(crate) fn status(json: bool, dir: &Path) -> Result<i32, Error> {
     let s = crawl::status(dir)?;
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&s).expect("status serializes")
         );
     } else {
-        print!("{s}");
+        outln!("{}", s.to_string().trim_end_matches('\n'));
     }
     Ok(EXIT_OK)
 }
@@ -96,7 +96,7 @@ pub(crate) fn cycle(
     };
     let r = dragnet::exec::run_cycles(&crawl, &cfg, &opts)?;
     if json {
-        println!("{}", serde_json::to_string(&r).expect("report serializes"));
+        outln!("{}", serde_json::to_string(&r).expect("report serializes"));
     }
     eprintln!("cycle: {}", r.stopped);
     Ok(match dragnet::exec::failure(&crawl, &r) {
@@ -121,7 +121,7 @@ pub(crate) fn reparse(
     };
     let r = dragnet::parse::reparse(warc, out, &cfg)?;
     if json {
-        println!("{}", serde_json::to_string(&r).expect("report serializes"));
+        outln!("{}", serde_json::to_string(&r).expect("report serializes"));
     }
     eprintln!("reparse: {}", dragnet::parse::stage::summary(&r.stage));
     for f in &r.failed_files {

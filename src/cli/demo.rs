@@ -501,7 +501,7 @@ pub(crate) fn command(
     };
     let s = run_demo(&opts)?;
     if json {
-        println!("{}", serde_json::to_string(&s).expect("summary serializes"));
+        outln!("{}", serde_json::to_string(&s).expect("summary serializes"));
     }
     eprint!("{}", render(&s));
     Ok(dragnet::error::EXIT_OK)

@@ -8,6 +8,17 @@
 //! run holds the crawl's lock or its Slurm jobs are queued (nothing was done); 6 a stale lock
 //! (its holder is gone: `dragnet unlock`).
 
+/// `println!` that ends the process quietly (exit 0) when stdout is closed early, as in
+/// `dragnet check run ... | head`, instead of panicking; another write error is exit 3.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            $crate::stdout_failed(e);
+        }
+    }};
+}
+
 mod args;
 mod check;
 mod crawl;
@@ -33,6 +44,15 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(code as u8)
+}
+
+/// Ends the process after a failed write to stdout: quietly if the reader went away.
+pub(crate) fn stdout_failed(e: std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("dragnet: error: cannot write to stdout: {e}");
+    std::process::exit(dragnet::error::EXIT_IO);
 }
 
 /// Prints an error with the causes its message does not already say ([`Error::with_causes`]).

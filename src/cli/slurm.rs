@@ -102,7 +102,7 @@ fn print_submission(s: &slurm::Submission, dry_run: bool) {
     );
     for j in &s.jobs {
         if dry_run {
-            println!("sbatch {}", j.argv.join(" "));
+            outln!("sbatch {}", j.argv.join(" "));
         } else if j.partitions.is_empty() {
             eprintln!("  {} job {}", j.what, j.id);
         } else {
@@ -138,7 +138,7 @@ pub(crate) fn run(cmd: Slurm) -> Result<i32, Error> {
             };
             let s = slurm::submit(&crawl, &cfg, &opts)?;
             if json {
-                println!("{}", serde_json::to_string(&s).expect("serializes"));
+                outln!("{}", serde_json::to_string(&s).expect("serializes"));
             }
             print_submission(&s, dry_run && !json);
             Ok(EXIT_OK)

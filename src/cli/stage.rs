@@ -19,7 +19,7 @@ pub(crate) fn run(stage: Stage, args: &StageArgs, progress: ProgressMode) -> Res
     };
     let r = dragnet::exec::run_stage(&crawl, &cfg, stage, args.cycle, args.partition, &fetch)?;
     if args.json {
-        println!("{}", serde_json::to_string(&r).expect("report serializes"));
+        outln!("{}", serde_json::to_string(&r).expect("report serializes"));
     }
     let (cycle, p) = (args.cycle, args.partition);
     if r.skipped {
