@@ -11,7 +11,10 @@
 //! Refused unless `fetch.allow_private_addresses` is set (tests and the demo set it to crawl
 //! websim on 127.0.1.x): unspecified, loopback, private (RFC 1918, IPv6 ULA), shared
 //! (100.64/10, RFC 6598), link-local, multicast, broadcast, documentation and benchmarking
-//! ranges, 0/8 and 240/4, and IPv4-mapped/NAT64 forms of any of these.
+//! ranges, 0/8 and 240/4, and every IPv6 form that carries one of these IPv4 addresses inside it:
+//! IPv4-mapped and IPv4-compatible, NAT64 (the well-known 64:ff9b::/96 and the local-use
+//! 64:ff9b:1::/48 of RFC 8215, read as a /96), 6to4 (2002::/16, RFC 3056) and Teredo (2001::/32,
+//! RFC 4380: the server's address, and the client's, stored inverted).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -92,10 +95,20 @@ fn classify_v6(a: Ipv6Addr) -> Option<Refusal> {
         return classify_v4(v4);
     }
     let s = a.segments();
-    // NAT64 well-known prefix 64:ff9b::/96 embeds an IPv4 address.
-    if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
-        let v4 = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
-        return classify_v4(v4);
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    // NAT64: the well-known prefix 64:ff9b::/96 and the local-use 64:ff9b:1::/48 (as a /96)
+    // embed an IPv4 address in the last 32 bits.
+    if s[0] == 0x64 && s[1] == 0xff9b && (s[2..6] == [0, 0, 0, 0] || s[2] == 1) {
+        return classify_v4(v4(s[6], s[7]));
+    }
+    // 6to4: 2002:AABB:CCDD::/48 routes to the IPv4 address AA.BB.CC.DD.
+    if s[0] == 0x2002 {
+        return classify_v4(v4(s[1], s[2]));
+    }
+    // Teredo: 2001:0:SSSS:SSSS:flags:port:CCCC:CCCC, server S and client C (stored inverted);
+    // either may be made to point inside.
+    if s[0] == 0x2001 && s[1] == 0 {
+        return classify_v4(v4(s[2], s[3])).or_else(|| classify_v4(v4(!s[6], !s[7])));
     }
     Some(if a.is_unspecified() {
         Refusal::Unspecified
@@ -111,12 +124,7 @@ fn classify_v6(a: Ipv6Addr) -> Option<Refusal> {
         Refusal::Reserved
     } else if s[..6] == [0, 0, 0, 0, 0, 0] {
         // IPv4-compatible (deprecated) ::a.b.c.d
-        return classify_v4(Ipv4Addr::new(
-            (s[6] >> 8) as u8,
-            s[6] as u8,
-            (s[7] >> 8) as u8,
-            s[7] as u8,
-        ));
+        return classify_v4(v4(s[6], s[7]));
     } else {
         return None;
     })
@@ -157,6 +165,16 @@ mod tests {
             ("::ffff:10.0.0.1", Refusal::Private),
             ("64:ff9b::a9fe:a9fe", Refusal::LinkLocal),
             ("::127.0.0.1", Refusal::Loopback),
+            // NAT64 local-use, 6to4 and Teredo forms of inside addresses.
+            ("64:ff9b:1::a9fe:a9fe", Refusal::LinkLocal),
+            ("64:ff9b:1:2:3:4:7f00:1", Refusal::Loopback),
+            ("2002:7f00:1::1", Refusal::Loopback),
+            ("2002:a00:1:5::8", Refusal::Private),
+            ("2002:a9fe:a9fe::", Refusal::LinkLocal),
+            // Teredo, server 65.54.227.120, client 127.0.0.1 (stored as 0x80fffffe)
+            ("2001:0:4136:e378:8000:63bf:80ff:fffe", Refusal::Loopback),
+            // Teredo, server 10.0.0.1, client 8.8.8.8
+            ("2001:0:a00:1::f7f7:f7f7", Refusal::Private),
         ] {
             assert_eq!(c(addr), Some(want), "{addr}");
             assert_eq!(check(addr.parse().unwrap(), false), Err(want), "{addr}");
@@ -175,6 +193,10 @@ mod tests {
             "2606:4700::1111",
             "::ffff:8.8.8.8",
             "64:ff9b::808:808",
+            "64:ff9b:1::808:808",
+            "2002:808:808::1",
+            // Teredo, server 65.54.227.120, client 8.8.8.8
+            "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
         ] {
             assert_eq!(c(addr), None, "{addr}");
             assert_eq!(check(addr.parse().unwrap(), false), Ok(()));
