@@ -428,16 +428,18 @@ fn private_addresses_are_refused_by_default() {
     let mut cfg = test_config();
     cfg.fetch.allow_private_addresses = false;
     let c = crawl_of(&web, &seeds, cfg);
-    fetch_all(&c, 0);
+    let reports = fetch_all(&c, 0);
     let got = results(&c, 0);
     assert_eq!(got.len(), 4);
     for r in got.values() {
-        assert!(
-            r.error == "robots_unreachable" || r.error == "ssrf" || r.error == "host_failing",
-            "{r:?}"
-        );
+        // Recorded once as a permanent `ssrf` refusal, not as an unreachable robots.txt that
+        // would be asked again each cycle.
+        assert_eq!(r.error, "ssrf", "{r:?}");
         assert_eq!(r.status, 0);
     }
+    let sum = |k: &str| reports.iter().map(|r| r.count(k)).sum::<u64>();
+    assert_eq!(sum("requests"), 0, "refusals are not requests");
+    assert_eq!(sum("error_ssrf"), 4);
     let report = server.stop();
     assert_eq!(report.requests, 0, "nothing reached the server");
 }

@@ -185,6 +185,9 @@ pub enum Policy {
     AllowAll,
     /// robots.txt unreachable (5xx, 429, no answer): nothing is allowed this run.
     Unreachable,
+    /// The host resolves only to addresses the SSRF guard refuses: nothing is fetched from it,
+    /// and its URLs are given up (`ssrf`), not retried.
+    Ssrf,
 }
 
 impl Policy {
@@ -198,12 +201,13 @@ impl Policy {
     }
 
     /// `None` if the agent may fetch `url`; otherwise the error kind recorded for it:
-    /// `robots` (disallowed) or `robots_unreachable` (retried in a later run).
+    /// `robots` (disallowed), `robots_unreachable` (retried in a later run) or `ssrf`.
     pub fn refusal(&self, url: &str) -> Option<&'static str> {
         match self {
             Policy::Rules(r) => (!r.allowed(url)).then_some("robots"),
             Policy::AllowAll => None,
             Policy::Unreachable => Some("robots_unreachable"),
+            Policy::Ssrf => Some("ssrf"),
         }
     }
 

@@ -124,7 +124,11 @@ impl Shared<'_> {
         let t = Instant::now();
         let outcome = self.fetcher.fetch_with(&client, &url, validators);
         let took = t.elapsed();
-        self.counters.requests.fetch_add(1, Relaxed);
+        // A URL refused by the SSRF guard never left the machine: not a request.
+        let refused = matches!(&outcome, Err(e) if e.kind() == "ssrf");
+        if !refused {
+            self.counters.requests.fetch_add(1, Relaxed);
+        }
         // A connection dropped mid-response (body cut, read failed) may still be busy at the
         // server until it notices: back off before the next request to the host.
         let mut abandoned = true;
@@ -199,16 +203,24 @@ impl Shared<'_> {
         };
         let mut hops = 0;
         let mut abandoned = false;
+        let mut ssrf = false;
         loop {
-            self.counters.requests.fetch_add(1, Relaxed);
-            self.robots_requests.fetch_add(1, Relaxed);
             let got = match self.fetcher.fetch_robots(client, &target) {
                 Ok(g) => g,
+                Err(e) if e.kind() == "ssrf" => {
+                    // Refused before any byte left: no request, and nothing to ask again.
+                    ssrf = true;
+                    break;
+                }
                 Err(_) => {
+                    self.counters.requests.fetch_add(1, Relaxed);
+                    self.robots_requests.fetch_add(1, Relaxed);
                     abandoned = true;
                     break; // no answer: unreachable
                 }
             };
+            self.counters.requests.fetch_add(1, Relaxed);
+            self.robots_requests.fetch_add(1, Relaxed);
             abandoned |= got.cut.is_some();
             self.counters
                 .bytes
@@ -239,7 +251,11 @@ impl Shared<'_> {
         }
         let took = t.elapsed();
         let answered = outcome.status != 0;
-        let policy = Arc::new(Policy::new(&outcome.status(), &self.agent));
+        let policy = Arc::new(if ssrf {
+            Policy::Ssrf
+        } else {
+            Policy::new(&outcome.status(), &self.agent)
+        });
         let crawl_delay = policy.crawl_delay();
         {
             let mut hosts = lock(&self.hosts);
@@ -250,6 +266,10 @@ impl Shared<'_> {
         let mut delay = self.delay(crawl_delay, took);
         if abandoned {
             delay = delay.max(took.max(ABANDON_BACKOFF));
+        }
+        if ssrf {
+            // Nothing was sent: no delay earned, no failure counted against the host.
+            return Ok(Duration::ZERO);
         }
         self.note_request(hk, answered, delay);
         Ok(delay)
