@@ -125,6 +125,18 @@ pub fn file_digest(path: &Path) -> Result<(u64, u64)> {
     Ok((h.digest(), n))
 }
 
+/// This machine's physical memory in bytes, if the OS says.
+pub fn physical_memory() -> Option<u64> {
+    // SAFETY: sysconf has no preconditions; it returns -1 for an unknown name.
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    (pages > 0 && size > 0).then(|| pages as u64 * size as u64)
+}
+
 /// `n` and the noun, singular when `n` is 1: `plural(1, "URL", "URLs")` is "1 URL".
 pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

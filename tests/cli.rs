@@ -433,6 +433,62 @@ fn output_into_a_closed_pipe_ends_quietly() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// `check robots` reads only the first 500 KiB of a robots file, as a crawler does: a path to an
+/// endless file (/dev/zero) answers at once instead of reading forever (bounded at 60 s here).
+#[test]
+fn check_robots_reads_no_more_of_a_file_than_counts() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dragnet"))
+        .args(["check", "robots"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let line = r#"{"agent":"dragnet","url":"http://a.test/x","robots_file":"/dev/zero"}"#;
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{line}").unwrap();
+    drop(stdin);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("check robots still reading /dev/zero after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(r#""allowed":true"#),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// A sort budget past the machine's memory is refused (exit 2) before anything is written.
+#[test]
+fn init_refuses_a_memory_budget_past_the_machine() {
+    let t = tempfile::tempdir().unwrap();
+    let seeds = write_seeds(t.path());
+    let config = t.path().join("crawl.toml");
+    std::fs::write(&config, "[sort]\nmemory_budget = \"64 TiB\"\n").unwrap();
+    let dir = t.path().join("crawl");
+    let out = dragnet(&[
+        "init",
+        "--config",
+        config.to_str().unwrap(),
+        "--seeds",
+        &seeds,
+        dir.to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("memory_budget"), "{err}");
+    assert!(!dir.exists(), "init made a directory");
+}
+
 fn lines_of_first_three(input: &str) -> String {
     input.lines().take(3).map(|l| format!("{l}\n")).collect()
 }

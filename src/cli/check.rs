@@ -147,7 +147,16 @@ fn robots_verdict(
         (Some(body), None) => Ok(Robots::parse(body.as_bytes()).allowed(agent, url)),
         (None, Some(path)) => {
             if last.as_ref().is_none_or(|(p, _)| p != path) {
-                let body = std::fs::read(path).map_err(|e| format!("read {path}: {e}"))?;
+                // Only the first 500 KiB count (RFC 9309 §2.5), so only they are read: a path
+                // to a huge file (or /dev/zero) costs no more than a real robots.txt.
+                let mut body = Vec::new();
+                std::fs::File::open(path)
+                    .and_then(|f| {
+                        use std::io::Read;
+                        f.take(dragnet::fetch::robots::MAX_ROBOTS_BYTES as u64)
+                            .read_to_end(&mut body)
+                    })
+                    .map_err(|e| format!("read {path}: {e}"))?;
                 *last = Some((path.to_owned(), Robots::parse(&body)));
             }
             let (_, robots) = last.as_ref().expect("set above");

@@ -120,6 +120,21 @@ impl Config {
                 ),
             ));
         }
+        // Sort buffers are allocated up front: a budget past the machine's memory would abort
+        // the process (leaving its lock behind) instead of being refused here.
+        if let Some(ram) = crate::util::physical_memory() {
+            if self.sort.memory_budget.0 > ram {
+                return Err(Error::config(
+                    path,
+                    format!(
+                        "sort.memory_budget = {}: more than this machine's {} of memory; \
+                         give at most a fraction of it (default 256 MiB)",
+                        self.sort.memory_budget,
+                        ByteSize(ram)
+                    ),
+                ));
+            }
+        }
         let mut r = Resolver::default();
         for (i, e) in self.resolve.entries.iter().enumerate() {
             r.add_entry(e).map_err(|why| {
@@ -182,5 +197,15 @@ mod tests {
         assert!(err.to_string().contains("fetch.user_agent"), "{err}");
         let c = Config::parse("[sort]\nmemory_budget = \"64 MiB\"\n", Path::new("c.toml")).unwrap();
         assert_eq!(c.sort.memory_budget, ByteSize(64 << 20));
+    }
+
+    /// A sort budget past the machine's memory is a configuration error, not an abort.
+    #[test]
+    fn a_memory_budget_past_the_machine_is_refused() {
+        let e =
+            Config::parse("[sort]\nmemory_budget = \"64 TiB\"\n", Path::new("c.toml")).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::EXIT_USAGE);
+        assert!(e.to_string().contains("sort.memory_budget = 64 TiB"), "{e}");
+        assert!(e.to_string().contains("machine's"), "{e}");
     }
 }
