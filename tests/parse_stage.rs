@@ -7,7 +7,7 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use dragnet::crawl::{ByteSize, Config};
+use dragnet::crawl::{ByteSize, Config, Stage};
 use dragnet::fetch::{fetch_partition, FetchOptions, ProgressMode};
 use dragnet::keys::Canonicalizer;
 use dragnet::parse::{parse_partition, reparse};
@@ -248,4 +248,39 @@ fn reparse_reads_third_party_warcs() {
         r.failed_files
     );
     assert!(r.count("pages") > 0);
+}
+
+/// A WARC cut short after the fetch: the parse names the file and the record's offset, says the
+/// file was truncated, and exits 3 with a `.failed` marker, never a bare "failed to fill whole
+/// buffer".
+#[test]
+fn a_truncated_warc_is_named_with_the_offset_of_the_missing_record() {
+    let (web, server) = common::small_web(31, 3, 6);
+    let mut cfg = common::websim_config(1, 2);
+    cfg.fetch.warc_compression = "zstd".into();
+    let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
+    let quiet = FetchOptions {
+        progress: ProgressMode::Quiet,
+        ..FetchOptions::default()
+    };
+    fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet).unwrap();
+    server.stop();
+    let warc = std::fs::read_dir(c.dir.warc_dir(0))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".warc.zst"))
+        .expect("a WARC file");
+    let len = std::fs::metadata(&warc).unwrap().len();
+    let f = std::fs::OpenOptions::new().write(true).open(&warc).unwrap();
+    f.set_len(len / 2).unwrap();
+    drop(f);
+    let e = dragnet::exec::run_stage(&c.dir, &c.cfg, Stage::Parse, 0, 0, &quiet).unwrap_err();
+    let msg = e.to_string();
+    assert_eq!(e.exit_code(), dragnet::error::EXIT_IO, "{msg}");
+    assert!(msg.contains(&warc.display().to_string()), "{msg}");
+    assert!(
+        msg.contains("at byte offset") && msg.contains("truncated"),
+        "{msg}"
+    );
+    assert!(c.dir.failed_path(0, Stage::Parse, 0).exists());
 }

@@ -90,8 +90,17 @@ impl RecordFiles {
         if self.packed.len() < len {
             self.packed.resize(len, 0);
         }
-        f.read_exact_at(&mut self.packed[..len], offset)
-            .ctx("read a record of", &path())?;
+        if let Err(e) = f.read_exact_at(&mut self.packed[..len], offset) {
+            if e.kind() != std::io::ErrorKind::UnexpectedEof {
+                return Err(Error::io("read a record of", path(), e));
+            }
+            // The fetch results name a record the file no longer holds whole: truncated.
+            let size = f.metadata().ctx("stat", &path())?.len();
+            return Err(bad(format!(
+                "the record of {length} bytes the fetch results name runs past the end of the \
+                 file ({size} bytes): the WARC file was truncated"
+            )));
+        }
         let packed = &self.packed[..len];
         self.plain.clear();
         match Compression::from_name(name).unwrap_or(Compression::None) {
