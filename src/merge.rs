@@ -93,6 +93,14 @@ pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     let updates_path = crawl.new_urls(cycle, p);
     crate::storage::create_dir_all(updates_path.parent().expect("has a parent"))?;
     crate::storage::create_dir_all(&crawl.stage_dir(cycle, Stage::Merge))?;
+    // What a killed merge left: its half-written seen set and URL db (the biggest temporaries
+    // of a crawl) and frontier updates. Live writers' temporaries are spared.
+    for d in [
+        crawl.state_dir(p),
+        updates_path.parent().expect("has a parent").to_path_buf(),
+    ] {
+        crate::storage::remove_temps(&d)?;
+    }
     // The recrawl clock: when this partition's fetch of the cycle started, from its committed
     // marker, so a re-run of the merge decides exactly as the first run did.
     let now = DoneMarker::read(&crawl.done_path(cycle, Stage::Fetch, p))?

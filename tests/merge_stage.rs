@@ -180,3 +180,44 @@ fn merge_needs_every_split_and_names_what_is_missing() {
     );
     assert!(!e.contains("fetch of partition 1,"), "{e}");
 }
+
+/// What a merge killed mid-write leaves in the state directory (its half-written seen set and
+/// URL db, the biggest temporaries of a crawl) is removed when the merge runs again; a live
+/// writer's temporary is spared.
+#[test]
+fn a_killed_merges_temporaries_are_swept_by_the_next_merge() {
+    let pool = urls_of_partition_0(4);
+    let t = tempfile::tempdir().unwrap();
+    let seed_file = t.path().join("seeds");
+    std::fs::write(&seed_file, pool.join("\n")).unwrap();
+    let root = t.path().join("crawl");
+    let opts = InitOptions {
+        seeds: seed_file,
+        config: None,
+        partitions: Some(M),
+    };
+    crawl::init(&root, &opts, &mut |_| {}).unwrap();
+    let dir = CrawlDir::new(&root);
+    let cfg = Config::load(&dir.config_path()).unwrap();
+    write_run(&dir.fetched(0, 0), Schema::FETCHED, Vec::new());
+    mark(&dir, 0, Stage::Fetch, 0);
+    for q in 0..M {
+        write_run(&dir.split_run(0, 0, q), Schema::SPLIT, Vec::new());
+        mark(&dir, 0, Stage::Split, q);
+    }
+    // pid 4194311 is above any pid_max: the writer is gone.
+    let state = dir.state_dir(0);
+    let dead = [
+        state.join(".seen.000001.run.tmp.4194311"),
+        state.join(".urldb.000001.run.tmp.4194311"),
+    ];
+    let live = state.join(format!(".other.run.tmp.{}", std::process::id()));
+    for p in dead.iter().chain([&live]) {
+        std::fs::write(p, vec![0u8; 4096]).unwrap();
+    }
+    merge_partition(&dir, &cfg, 0, 0).unwrap();
+    for p in &dead {
+        assert!(!p.exists(), "{} was left behind", p.display());
+    }
+    assert!(live.exists(), "a live writer's temporary was removed");
+}
