@@ -59,16 +59,29 @@ pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     let done_path = crawl.done_path(cycle, Stage::Merge, p);
     let m = cfg.crawl.partitions;
     let started = SystemTime::now();
+    // Exactly the version this cycle reads (written by `init` for cycle 0, by the merge of the
+    // cycle before otherwise): an older one would queue again what has been fetched since.
     let need = |kind: &str| {
-        crawl
-            .latest_state(p, kind, cycle)
-            .map(|(_, path)| path)
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "{}: no {kind} state of partition {p} for cycle {cycle}; was the crawl made by `dragnet init`?",
-                    crawl.state_dir(p).display()
-                ))
-            })
+        let path = crawl.state_file(p, kind, cycle);
+        if path.exists() {
+            return Ok(path);
+        }
+        Err(if cycle == 0 {
+            Error::Usage(format!(
+                "{}: no {kind} state of partition {p} for cycle 0; was the crawl made by `dragnet init`?",
+                path.display()
+            ))
+        } else {
+            Error::corrupt(
+                &path,
+                0,
+                format!(
+                    "missing: the merge of cycle {} wrote it (its .done marker names it), and the \
+                     merge of cycle {cycle} reads exactly it, never an older version",
+                    cycle - 1
+                ),
+            )
+        })
     };
     let seen_path = need("seen")?;
     let urldb_path = need("urldb")?;

@@ -221,3 +221,44 @@ fn a_killed_merges_temporaries_are_swept_by_the_next_merge() {
     }
     assert!(live.exists(), "a live writer's temporary was removed");
 }
+
+/// The merge of cycle N reads exactly version N of the seen set and URL db: when both are gone
+/// it fails naming the missing file (exit 3) instead of falling back to an older pair, which
+/// would queue again every URL fetched since.
+#[test]
+fn a_missing_state_version_is_an_error_not_a_fallback_to_an_older_one() {
+    let pool = urls_of_partition_0(4);
+    let t = tempfile::tempdir().unwrap();
+    let seed_file = t.path().join("seeds");
+    std::fs::write(&seed_file, pool.join("\n")).unwrap();
+    let root = t.path().join("crawl");
+    let opts = InitOptions {
+        seeds: seed_file,
+        config: None,
+        partitions: Some(M),
+    };
+    crawl::init(&root, &opts, &mut |_| {}).unwrap();
+    let dir = CrawlDir::new(&root);
+    let cfg = Config::load(&dir.config_path()).unwrap();
+    for c in 0..2 {
+        write_run(&dir.fetched(c, 0), Schema::FETCHED, Vec::new());
+        mark(&dir, c, Stage::Fetch, 0);
+        for q in 0..M {
+            write_run(&dir.split_run(c, 0, q), Schema::SPLIT, Vec::new());
+            mark(&dir, c, Stage::Split, q);
+        }
+    }
+    merge_partition(&dir, &cfg, 0, 0).unwrap();
+    for kind in ["seen", "urldb"] {
+        std::fs::remove_file(dir.state_file(0, kind, 1)).unwrap();
+        assert!(dir.state_file(0, kind, 0).exists());
+    }
+    let e = merge_partition(&dir, &cfg, 1, 0).unwrap_err();
+    let msg = e.to_string();
+    assert_eq!(e.exit_code(), dragnet::error::EXIT_IO, "{msg}");
+    assert!(
+        msg.contains("seen.000001.run") && msg.contains("missing"),
+        "{msg}"
+    );
+    assert!(!dir.done_path(1, Stage::Merge, 0).exists());
+}
