@@ -489,6 +489,47 @@ fn init_refuses_a_memory_budget_past_the_machine() {
     assert!(!dir.exists(), "init made a directory");
 }
 
+/// Changing a setting fixed at creation (here the partition count, 4 -> 2) in crawl.toml is
+/// refused (exit 2, naming the key) before anything runs: no stage starts, no `.failed` marker.
+/// Putting it back makes the crawl work again.
+#[test]
+fn a_changed_partition_count_is_refused_before_anything_is_written() {
+    let t = tempfile::tempdir().unwrap();
+    let seeds = write_seeds(t.path());
+    let dir = t.path().join("crawl");
+    let d = dir.to_str().unwrap();
+    dragnet(&["init", "--seeds", &seeds, "--partitions", "4", d]);
+    let toml = dir.join("crawl.toml");
+    let original = std::fs::read_to_string(&toml).unwrap();
+    assert!(original.contains("partitions = 4"), "{original}");
+    std::fs::write(&toml, original.replace("partitions = 4", "partitions = 2")).unwrap();
+    let before: Vec<_> = std::fs::read_dir(dir.join("cycles/000000"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    for args in [
+        vec!["cycle", "--progress", "quiet", d],
+        vec!["fetch", "--cycle", "0", "--partition", "0", d],
+        vec!["status", d],
+    ] {
+        let out = dragnet(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("crawl.partitions is 2") && err.contains("put back 4"),
+            "{args:?}: {err}"
+        );
+    }
+    let after: Vec<_> = std::fs::read_dir(dir.join("cycles/000000"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(before, after, "something was written");
+    std::fs::write(&toml, original).unwrap();
+    let out = dragnet(&["status", d]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
 fn lines_of_first_three(input: &str) -> String {
     input.lines().take(3).map(|l| format!("{l}\n")).collect()
 }

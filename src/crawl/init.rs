@@ -191,6 +191,8 @@ pub fn init(
         crate::util::rfc3339(crate::util::unix_now())
     );
     text.push_str(&config.to_toml());
+    // The manifest before crawl.toml: a directory with crawl.toml (a crawl) always has it.
+    super::manifest::write(&crawl, &config)?;
     storage::write_atomic(&crawl.config_path(), text.as_bytes())?;
 
     Ok(InitReport {
@@ -224,6 +226,7 @@ fn prepare_dir(crawl: &CrawlDir) -> Result<()> {
                 if !(name == "state"
                     || name == "cycles"
                     || name == "lock"
+                    || name == "manifest.json"
                     || storage::is_temp_name(&name))
                 {
                     return Err(Error::Usage(format!(

@@ -27,8 +27,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::Config;
-use crate::error::{Error, Result};
+use crate::error::Error;
 
 /// The stages of a cycle, plus `init` (which writes cycle 0's fetch lists).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -89,19 +88,6 @@ impl CrawlDir {
         CrawlDir { root: root.into() }
     }
 
-    /// An existing crawl at `root` and its configuration: a usage error (exit 2) that says how to
-    /// make one when `root` is missing or has no `crawl.toml`, so every command that works on a
-    /// crawl refuses a wrong directory the same way.
-    pub fn open(root: impl Into<PathBuf>) -> Result<(CrawlDir, Config)> {
-        let crawl = CrawlDir::new(root);
-        let path = crawl.config_path();
-        if !path.is_file() {
-            return Err(crawl.not_a_crawl());
-        }
-        let cfg = Config::load(&path)?;
-        Ok((crawl, cfg))
-    }
-
     /// The error for a directory that is not a crawl (see [`CrawlDir::open`]).
     pub fn not_a_crawl(&self) -> Error {
         let what = if self.root.is_dir() {
@@ -124,6 +110,11 @@ impl CrawlDir {
     /// `crawl.toml`.
     pub fn config_path(&self) -> PathBuf {
         self.root.join("crawl.toml")
+    }
+
+    /// `manifest.json`: the settings fixed at creation ([`super::manifest`]).
+    pub fn manifest_path(&self) -> PathBuf {
+        self.root.join("manifest.json")
     }
 
     /// The lock file.

@@ -12,6 +12,7 @@ pub mod failed;
 mod init;
 mod layout;
 mod lock;
+pub mod manifest;
 pub mod metrics;
 pub mod prune;
 pub mod report;
