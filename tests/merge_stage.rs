@@ -181,11 +181,8 @@ fn merge_needs_every_split_and_names_what_is_missing() {
     assert!(!e.contains("fetch of partition 1,"), "{e}");
 }
 
-/// What a merge killed mid-write leaves in the state directory (its half-written seen set and
-/// URL db, the biggest temporaries of a crawl) is removed when the merge runs again; a live
-/// writer's temporary is spared.
-#[test]
-fn a_killed_merges_temporaries_are_swept_by_the_next_merge() {
+/// A crawl of M partitions made by `init` from four seeds of partition 0.
+fn four_seeds() -> (tempfile::TempDir, CrawlDir, Config) {
     let pool = urls_of_partition_0(4);
     let t = tempfile::tempdir().unwrap();
     let seed_file = t.path().join("seeds");
@@ -199,12 +196,26 @@ fn a_killed_merges_temporaries_are_swept_by_the_next_merge() {
     crawl::init(&root, &opts, &mut |_| {}).unwrap();
     let dir = CrawlDir::new(&root);
     let cfg = Config::load(&dir.config_path()).unwrap();
-    write_run(&dir.fetched(0, 0), Schema::FETCHED, Vec::new());
-    mark(&dir, 0, Stage::Fetch, 0);
+    (t, dir, cfg)
+}
+
+/// Cycle `c` of partition 0 fetched nothing and was routed nothing: its merge may run.
+fn nothing_fetched_or_routed(dir: &CrawlDir, c: u32) {
+    write_run(&dir.fetched(c, 0), Schema::FETCHED, Vec::new());
+    mark(dir, c, Stage::Fetch, 0);
     for q in 0..M {
-        write_run(&dir.split_run(0, 0, q), Schema::SPLIT, Vec::new());
-        mark(&dir, 0, Stage::Split, q);
+        write_run(&dir.split_run(c, 0, q), Schema::SPLIT, Vec::new());
+        mark(dir, c, Stage::Split, q);
     }
+}
+
+/// What a merge killed mid-write leaves in the state directory (its half-written seen set and
+/// URL db, the biggest temporaries of a crawl) is removed when the merge runs again; a live
+/// writer's temporary is spared.
+#[test]
+fn a_killed_merges_temporaries_are_swept_by_the_next_merge() {
+    let (_t, dir, cfg) = four_seeds();
+    nothing_fetched_or_routed(&dir, 0);
     // pid 4194311 is above any pid_max: the writer is gone.
     let state = dir.state_dir(0);
     let dead = [
@@ -227,26 +238,9 @@ fn a_killed_merges_temporaries_are_swept_by_the_next_merge() {
 /// would queue again every URL fetched since.
 #[test]
 fn a_missing_state_version_is_an_error_not_a_fallback_to_an_older_one() {
-    let pool = urls_of_partition_0(4);
-    let t = tempfile::tempdir().unwrap();
-    let seed_file = t.path().join("seeds");
-    std::fs::write(&seed_file, pool.join("\n")).unwrap();
-    let root = t.path().join("crawl");
-    let opts = InitOptions {
-        seeds: seed_file,
-        config: None,
-        partitions: Some(M),
-    };
-    crawl::init(&root, &opts, &mut |_| {}).unwrap();
-    let dir = CrawlDir::new(&root);
-    let cfg = Config::load(&dir.config_path()).unwrap();
+    let (_t, dir, cfg) = four_seeds();
     for c in 0..2 {
-        write_run(&dir.fetched(c, 0), Schema::FETCHED, Vec::new());
-        mark(&dir, c, Stage::Fetch, 0);
-        for q in 0..M {
-            write_run(&dir.split_run(c, 0, q), Schema::SPLIT, Vec::new());
-            mark(&dir, c, Stage::Split, q);
-        }
+        nothing_fetched_or_routed(&dir, c);
     }
     merge_partition(&dir, &cfg, 0, 0).unwrap();
     for kind in ["seen", "urldb"] {
