@@ -289,7 +289,9 @@ fn write_sample(dir: &Path, compression: Compression, rotate: u64, count: usize)
             date: t(1_800_000_000 + i as u64),
             ip: Some(ip),
             request: with_request.then_some(&req[..]),
-            response: &resp,
+            // The block in two pieces, split anywhere (in the head, at its end, in the body).
+            response: &resp[..(i * 7) % (resp.len() + 1)],
+            response_rest: &resp[(i * 7) % (resp.len() + 1)..],
             kind: kind.clone(),
         };
         let loc = w.write_exchange(&ex).unwrap();
@@ -485,6 +487,7 @@ fn digests_are_warcios_sha1_base32() {
             ip: None,
             request: Some(b"GET / HTTP/1.1\r\nHost: example.test\r\n\r\n"),
             response: resp,
+            response_rest: &[],
             kind: ResponseKind::Response { truncated: None },
         })
         .unwrap();

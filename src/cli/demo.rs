@@ -133,11 +133,15 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
         bomb_bytes: 256 << 20,
         ..WebConfig::default()
     };
-    let (web, server) =
-        Server::start_web(web_cfg, ServerOptions::default()).map_err(|e| Error::External {
-            program: "websim".into(),
-            message: format!("cannot start websim on loopback: {e}"),
-        })?;
+    // The crawl fetches each URL about once: websim's answer cache would only hold memory.
+    let server_opts = ServerOptions {
+        cache_bytes: 0,
+        ..ServerOptions::default()
+    };
+    let (web, server) = Server::start_web(web_cfg, server_opts).map_err(|e| Error::External {
+        program: "websim".into(),
+        message: format!("cannot start websim on loopback: {e}"),
+    })?;
 
     let root = match &opts.dir {
         Some(d) => d.clone(),

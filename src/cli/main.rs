@@ -35,6 +35,7 @@ use dragnet::Error;
 use args::{Check, Cli, Command};
 
 fn main() -> ExitCode {
+    dragnet::util::tune_allocator();
     let cli = Cli::parse();
     let code = match execute(cli.command) {
         Ok(code) => code,

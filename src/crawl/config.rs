@@ -72,11 +72,16 @@ impl Default for CrawlSection {
     }
 }
 
+/// The smallest sort budget [`Config::share`] gives a stage.
+pub const MIN_SHARE: u64 = 4 << 20;
+
 /// `[sort]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SortSection {
-    /// Buffer memory one external sort may use before it spills to disk.
+    /// Buffer memory the sorts of one process may use before they spill to disk: a stage run
+    /// alone (`dragnet parse`, a Slurm task) has all of it; the local executor divides it among
+    /// the stages it runs at once ([`Config::share`]).
     pub memory_budget: ByteSize,
 }
 
@@ -89,6 +94,16 @@ impl Default for SortSection {
 }
 
 impl Config {
+    /// The configuration for one of `tasks` stages that run side by side in one process: each
+    /// gets an equal share of `[sort] memory_budget` (at least [`MIN_SHARE`]), so the process's
+    /// sort buffers stay within the budget whatever `[cycle] fetch_partitions` is.
+    pub fn share(&self, tasks: usize) -> Config {
+        let mut c = self.clone();
+        let tasks = u64::try_from(tasks.max(1)).unwrap_or(u64::MAX);
+        c.sort.memory_budget = ByteSize((self.sort.memory_budget.0 / tasks).max(MIN_SHARE));
+        c
+    }
+
     /// Reads and checks a configuration file.
     pub fn load(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path).ctx("read", path)?;
@@ -200,6 +215,16 @@ mod tests {
     }
 
     /// A sort budget past the machine's memory is a configuration error, not an abort.
+    #[test]
+    fn stages_run_side_by_side_share_the_sort_budget() {
+        let c = Config::default();
+        assert_eq!(c.share(1).sort.memory_budget, c.sort.memory_budget);
+        assert_eq!(c.share(8).sort.memory_budget, ByteSize(32 << 20));
+        assert_eq!(c.share(0).sort.memory_budget, c.sort.memory_budget);
+        assert_eq!(c.share(1000).sort.memory_budget, ByteSize(MIN_SHARE));
+        assert_eq!(c.share(8).fetch, c.fetch, "only the budget changes");
+    }
+
     #[test]
     fn a_memory_budget_past_the_machine_is_refused() {
         let e =

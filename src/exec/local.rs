@@ -251,6 +251,7 @@ fn run_cycle(
 
     // 1. fetch -> parse -> split per partition, a few partitions at a time.
     let workers = (cfg.cycle.fetch_partitions as usize).clamp(1, m as usize);
+    let task_cfg = cfg.share(workers);
     let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for _ in 0..workers {
@@ -263,7 +264,7 @@ fn run_cycle(
                 // Each stage only if the one before it succeeded for this partition.
                 let _ = [Stage::Fetch, Stage::Parse, Stage::Split]
                     .into_iter()
-                    .all(|st| one(crawl, cfg, st, cycle, p, display, &acc[&st]));
+                    .all(|st| one(crawl, &task_cfg, st, cycle, p, display, &acc[&st]));
             });
         }
     });
@@ -281,9 +282,10 @@ fn run_cycle(
 
     // 2 and 3. merge, then prioritize, every partition on the rayon pool.
     if !before_merge_failed {
+        let task_cfg = cfg.share(rayon::current_num_threads().min(m as usize));
         for stage in [Stage::Merge, Stage::Prioritize] {
             rayon_each(m, |p| {
-                one(crawl, cfg, stage, cycle, p, display, &acc[&stage]);
+                one(crawl, &task_cfg, stage, cycle, p, display, &acc[&stage]);
             });
             log_stage(display, cycle, stage, &acc);
             if failed(stage) {

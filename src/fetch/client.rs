@@ -539,7 +539,11 @@ impl Fetcher {
             } else {
                 max
             };
-            let (bytes, cut) = self.read_body(body.into_reader(), start, max);
+            // A body's announced length (at most the cap) sizes its buffer: no regrowth copies.
+            let hint = header("content-length")
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .map_or(0, |n| n.min(max));
+            let (bytes, cut) = self.read_body(body.into_reader(), start, max, hint);
             fetched.body = bytes;
             fetched.cut = cut;
         } else {
@@ -563,10 +567,16 @@ impl Fetcher {
     }
 
     /// Reads a body up to `max_body`, checking the rate and the total time after each read.
-    fn read_body(&self, mut r: impl Read, start: Instant, max: usize) -> (Vec<u8>, Option<Cut>) {
+    fn read_body(
+        &self,
+        mut r: impl Read,
+        start: Instant,
+        max: usize,
+        hint: usize,
+    ) -> (Vec<u8>, Option<Cut>) {
         let grace = secs(self.cfg.min_rate_grace_secs);
         let total = secs(self.cfg.total_timeout_secs);
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(hint);
         let mut buf = vec![0u8; 16 << 10];
         loop {
             let room = (max - body.len()).min(buf.len());

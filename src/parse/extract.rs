@@ -117,6 +117,9 @@ pub(super) struct Extractor {
     /// canonicalizing (two or more) was the largest cost per link; with this, a repeated link
     /// costs one lookup.
     joins: StrMap,
+    /// Entries of `urls` (and `interned`) before all caches are cleared: [`URL_CACHE`], less
+    /// when the stage's memory share is small ([`Extractor::new`]).
+    url_cache: usize,
     /// Absolute URLs met (as joined, or redirect targets as given) -> index in `urls`.
     interned: StrMap,
     urls: Vec<Interned>,
@@ -212,13 +215,23 @@ pub(super) fn base_prefix<'b>(base: &'b Url, target: &str) -> Option<&'b str> {
 }
 
 impl Extractor {
+    /// An extractor whose caches take at most a quarter of `cfg`'s sort budget (the links
+    /// sorter has half): [`URL_BYTES`] and [`JOIN_BYTES`] with the default 256 MiB, scaled down
+    /// (entries too) when the budget is a share of a process running many stages at once.
     pub(super) fn new(cfg: &Config) -> Extractor {
+        let full = URL_BYTES + JOIN_BYTES;
+        let room = usize::try_from(cfg.sort.memory_budget.0 / 4)
+            .unwrap_or(usize::MAX)
+            .min(full);
+        let scale = |n: usize| (n as u128 * room as u128 / full as u128) as usize;
+        let url_cache = scale(URL_CACHE).max(1024);
         Extractor {
+            url_cache,
             canon: Canonicalizer::new(&cfg.canon),
             max_decoded: cfg.fetch.max_decoded.0,
             counts: BTreeMap::new(),
-            joins: StrMap::new(JOIN_CACHE, JOIN_BYTES),
-            interned: StrMap::new(URL_CACHE, URL_BYTES),
+            joins: StrMap::new(scale(JOIN_CACHE).max(1024), scale(JOIN_BYTES).max(1 << 16)),
+            interned: StrMap::new(url_cache, scale(URL_BYTES).max(1 << 16)),
             urls: Vec::new(),
             canon_text: String::new(),
             slot: Vec::new(),
@@ -263,7 +276,7 @@ impl Extractor {
     /// Empties the caches once they are full (between pages: a page's links hold indexes into
     /// `urls`), so their memory is bounded.
     pub(super) fn trim_caches(&mut self) {
-        if self.urls.len() >= URL_CACHE || self.interned.full() {
+        if self.urls.len() >= self.url_cache || self.interned.full() {
             self.joins.clear();
             self.interned.clear();
             self.urls.clear();

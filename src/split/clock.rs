@@ -15,12 +15,18 @@
 //! so memory is 8 bytes (key) + 1 bit (mark) per slot plus 4 bytes per table cell, that is about
 //! 16 bytes per entry when the capacity is a power of two (see [`Clock::memory_bytes`]).
 //! Every operation is O(1) expected; the hand's sweep is amortized O(1) (each step clears a mark
-//! that a previous access set). Nothing is allocated after [`Clock::new`].
+//! that a previous access set). The index grows with the cache (doubled and rebuilt from the
+//! ring while it fills, amortized O(1) per insert), so a cache holds memory for the fingerprints
+//! it holds, not for its capacity: a partition's split in a small crawl touches kilobytes, not
+//! the 8 MiB table of a full default cache.
 //!
 //! The split stage keeps its cache between cycles: [`Clock::save`] writes the ring (keys, marks,
 //! hand) to a state file with a magic, a version and a checksum, and [`Clock::load`] reads it
 //! back, so a crawl's popular URLs stay cached from one cycle to the next. The sizing study that
 //! chose the default capacity is `docs/cachesim.md` (`tools/cachesim`).
+
+/// Fingerprints the index of a new cache has room for before it first grows.
+const INITIAL_INDEX: usize = 1024;
 
 /// Marker of an empty index cell.
 const EMPTY: u32 = u32::MAX;
@@ -118,6 +124,11 @@ impl SlotIndex {
         self.table[hole] = EMPTY;
     }
 
+    /// Cells in the table (a power of two; at most half of them used).
+    pub fn cells(&self) -> usize {
+        self.table.len()
+    }
+
     /// Empties the index.
     pub fn clear(&mut self) {
         self.table.fill(EMPTY);
@@ -166,7 +177,21 @@ impl Clock {
             marks: vec![0; capacity.div_ceil(64)],
             hand: 0,
             capacity,
-            index: SlotIndex::with_capacity(capacity),
+            index: SlotIndex::with_capacity(capacity.min(INITIAL_INDEX)),
+        }
+    }
+
+    /// Makes room in the index for one more fingerprint while the ring fills: doubles the table
+    /// (up to what `capacity` needs) and re-inserts the ring's keys.
+    #[inline]
+    fn reserve_one(&mut self) {
+        if (self.keys.len() + 1) * 2 <= self.index.cells() {
+            return;
+        }
+        let want = (self.keys.len() + 1).saturating_mul(2).min(self.capacity);
+        self.index = SlotIndex::with_capacity(want);
+        for (s, &k) in self.keys.iter().enumerate() {
+            self.index.insert(k, s as u32);
         }
     }
 
@@ -180,6 +205,7 @@ impl Clock {
             return true;
         }
         if self.keys.len() < self.capacity {
+            self.reserve_one();
             let s = self.keys.len();
             self.keys.push(fp);
             self.set_mark(s);
@@ -334,6 +360,7 @@ impl Clock {
                     "a fingerprint appears twice in the CLOCK cache",
                 ));
             }
+            c.reserve_one();
             c.keys.push(k);
             c.index.insert(k, s as u32);
         }
@@ -409,6 +436,29 @@ mod tests {
             std::fs::write(&p, &b).unwrap();
             assert!(Clock::load(&p, 100).is_err(), "byte {i}");
         }
+    }
+
+    #[test]
+    fn the_index_grows_with_the_entries_not_the_capacity() {
+        let mut c = Clock::new(1 << 20);
+        for k in 0..10u64 {
+            assert!(!c.check_insert(k * 7919));
+        }
+        // A few entries: the index is the initial one, not the 8 MiB of a full cache.
+        assert_eq!(c.index.cells(), 2 * INITIAL_INDEX);
+        for k in 10..100_000u64 {
+            assert!(!c.check_insert(k * 7919));
+        }
+        // Through every doubling, each key is still found, and the load stays at most 1/2.
+        assert!((0..100_000u64).all(|k| c.contains(k * 7919)));
+        assert!(c.index.cells() >= 2 * c.len() && c.index.cells() <= 8 * c.len());
+        // Saved and loaded, the same.
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("c.clock");
+        c.save(&path).unwrap();
+        let d = Clock::load(&path, 1 << 20).unwrap();
+        assert!((0..100_000u64).all(|k| d.contains(k * 7919)));
+        assert_eq!(d.len(), 100_000);
     }
 
     #[test]

@@ -235,18 +235,33 @@ impl HeadScan {
     }
 }
 
-/// The block and payload digests of a whole block held in memory (`http`: the block starts with
-/// an HTTP header block, see the module docs). The payload digest is `None` when `http` is set
-/// and the header block never ends.
-pub fn block_and_payload(block: &[u8], http: bool) -> (String, Option<String>) {
-    let block_digest = Sha1Digest::of(block);
+/// The block and payload digests of a whole block held in memory, in pieces that follow one
+/// another (`http`: the block starts with an HTTP header block, see the module docs). The
+/// payload digest is `None` when `http` is set and the header block never ends.
+pub fn block_and_payload(block: &[&[u8]], http: bool) -> (String, Option<String>) {
+    let mut whole = Sha1Digest::new();
+    for piece in block {
+        whole.update(piece);
+    }
+    let block_digest = whole.value();
     if !http {
         return (block_digest.clone(), Some(block_digest));
     }
-    let payload = HeadScan::new()
-        .feed(block)
-        .map(|i| Sha1Digest::of(&block[i..]));
-    (block_digest, payload)
+    let mut scan = HeadScan::new();
+    let mut payload: Option<Sha1Digest> = None;
+    for piece in block {
+        match &mut payload {
+            Some(p) => p.update(piece),
+            None => {
+                if let Some(i) = scan.feed(piece) {
+                    let mut p = Sha1Digest::new();
+                    p.update(&piece[i..]);
+                    payload = Some(p);
+                }
+            }
+        }
+    }
+    (block_digest, payload.map(|p| p.value()))
 }
 
 #[cfg(test)]

@@ -134,6 +134,10 @@ pub struct Exchange<'a> {
     /// The HTTP response as received: status line, headers, blank line, body (chunked and
     /// content-encoded as sent, possibly cut short: see `kind`).
     pub response: &'a [u8],
+    /// More of the response, written after `response`: a caller holding the head and the body
+    /// in separate buffers passes them as they are instead of copying them into one (empty
+    /// otherwise).
+    pub response_rest: &'a [u8],
     /// Response or not-modified revisit.
     pub kind: ResponseKind<'a>,
 }
@@ -172,7 +176,6 @@ pub struct WarcWriter {
     open: Option<OpenFile>,
     summary: WriterSummary,
     zstd: Option<zstd::bulk::Compressor<'static>>,
-    raw: Vec<u8>,
     packed: Vec<u8>,
 }
 
@@ -184,9 +187,20 @@ struct Rec<'a> {
     target: Option<&'a str>,
     extra: Vec<(&'static str, String)>,
     content_type: &'a str,
-    block: &'a [u8],
+    /// The block, in pieces written one after the other.
+    block: [&'a [u8]; 2],
     payload: Payload,
 }
+
+impl Rec<'_> {
+    fn block_len(&self) -> usize {
+        self.block.iter().map(|b| b.len()).sum()
+    }
+}
+
+/// A writer's compressed-record buffer is shrunk back to this after a bigger record, so one
+/// huge response does not pin its size for the rest of the stage.
+const KEEP_BUFFER: usize = 1 << 20;
 
 enum Payload {
     /// No payload digest.
@@ -245,7 +259,6 @@ impl WarcWriter {
             open: None,
             summary: WriterSummary::default(),
             zstd,
-            raw: Vec::new(),
             packed: Vec::new(),
             cfg,
         })
@@ -284,7 +297,7 @@ impl WarcWriter {
                     target: Some(ex.target_uri),
                     extra,
                     content_type: "application/http;msgtype=request",
-                    block,
+                    block: [block, &[]],
                     payload: Payload::Http,
                 })?)
             }
@@ -328,7 +341,7 @@ impl WarcWriter {
             target: Some(ex.target_uri),
             extra,
             content_type: "application/http;msgtype=response",
-            block: ex.response,
+            block: [ex.response, ex.response_rest],
             payload,
         })?;
         self.maybe_rotate()?;
@@ -357,7 +370,7 @@ impl WarcWriter {
                 .into_iter()
                 .collect(),
             content_type: "application/warc-fields",
-            block: &block,
+            block: [&block, &[]],
             payload: Payload::Block,
         })?;
         self.maybe_rotate()?;
@@ -406,7 +419,7 @@ impl WarcWriter {
             target: None,
             extra: vec![("WARC-Filename", name)],
             content_type: "application/warc-fields",
-            block: &block,
+            block: [&block, &[]],
             payload: Payload::None,
         })?;
         Ok(())
@@ -443,16 +456,15 @@ impl WarcWriter {
         if let Some(t) = rec.target {
             put("WARC-Target-URI", t.to_owned());
         }
+        let block_len = rec.block_len();
         for (n, v) in rec.extra {
             put(n, v);
         }
         if rec.kind != RecordType::Warcinfo {
             put("WARC-Warcinfo-ID", open.warcinfo_id.clone());
         }
-        let (block_digest, computed) = match rec.payload {
-            Payload::Http => digest::block_and_payload(rec.block, true),
-            _ => digest::block_and_payload(rec.block, false),
-        };
+        let (block_digest, computed) =
+            digest::block_and_payload(&rec.block, matches!(rec.payload, Payload::Http));
         let payload_digest = match rec.payload {
             Payload::None => None,
             Payload::Http | Payload::Block => computed,
@@ -463,53 +475,83 @@ impl WarcWriter {
         }
         put("WARC-Block-Digest", block_digest);
         put("Content-Type", rec.content_type.to_owned());
-        put("Content-Length", rec.block.len().to_string());
+        put("Content-Length", block_len.to_string());
         let head = h.to_bytes();
-
-        self.packed.clear();
+        let pieces = [&head[..], rec.block[0], rec.block[1], b"\r\n\r\n"];
+        let offset = open.file.written();
         match self.cfg.compression {
             Compression::None => {
-                self.packed.extend_from_slice(&head);
-                self.packed.extend_from_slice(rec.block);
-                self.packed.extend_from_slice(b"\r\n\r\n");
+                for piece in pieces {
+                    open.file.write_all_bytes(piece)?;
+                }
             }
             Compression::Gzip => {
+                self.packed.clear();
                 let level = flate2::Compression::new(self.cfg.level.unwrap_or(6) as u32);
                 let mut gz = flate2::GzBuilder::new().write(&mut self.packed, level);
-                let r = gz
-                    .write_all(&head)
-                    .and_then(|_| gz.write_all(rec.block))
-                    .and_then(|_| gz.write_all(b"\r\n\r\n"))
+                let r = pieces
+                    .iter()
+                    .try_for_each(|p| gz.write_all(p))
                     .and_then(|_| gz.finish().map(drop));
                 r.ctx("gzip a record for", open.file.path())?;
+                open.file.write_all_bytes(&self.packed)?;
             }
             Compression::Zstd => {
-                self.raw.clear();
-                self.raw.extend_from_slice(&head);
-                self.raw.extend_from_slice(rec.block);
-                self.raw.extend_from_slice(b"\r\n\r\n");
-                self.packed
-                    .reserve(zstd::zstd_safe::compress_bound(self.raw.len()));
                 let z = self
                     .zstd
                     .as_mut()
                     .expect("zstd compressor exists for zstd files");
-                z.compress_to_buffer(&self.raw[..], &mut self.packed)
+                zstd_frame(z, &pieces, &mut self.packed)
                     .ctx("zstd-compress a record for", open.file.path())?;
+                open.file.write_all_bytes(&self.packed)?;
             }
         }
-        let offset = open.file.written();
-        open.file.write_all_bytes(&self.packed)?;
+        if self.packed.capacity() > KEEP_BUFFER {
+            self.packed.clear();
+            self.packed.shrink_to(KEEP_BUFFER);
+        }
+        let length = open.file.written() - offset;
         self.summary.records += 1;
-        self.summary.bytes += self.packed.len() as u64;
+        self.summary.bytes += length;
         Ok(RecordLocation {
             file: open.name.clone(),
             offset,
-            length: self.packed.len() as u64,
+            length,
             record_id: rec.id,
             payload_digest,
         })
     }
+}
+
+/// Compresses `pieces`, one after the other, into one zstd frame in `out` (replacing what it
+/// held), with the content size in the frame header and a checksum, as `zstd` writes them: the
+/// pieces are streamed through the context, never copied into one buffer.
+fn zstd_frame(
+    z: &mut zstd::bulk::Compressor<'static>,
+    pieces: &[&[u8]],
+    out: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    use zstd::zstd_safe::{InBuffer, OutBuffer, ResetDirective};
+    let total: usize = pieces.iter().map(|p| p.len()).sum();
+    let err = |code: usize| std::io::Error::other(zstd::zstd_safe::get_error_name(code).to_owned());
+    out.clear();
+    out.reserve(zstd::zstd_safe::compress_bound(total));
+    let cctx = z.context_mut();
+    cctx.reset(ResetDirective::SessionOnly).map_err(err)?;
+    cctx.set_pledged_src_size(Some(total as u64)).map_err(err)?;
+    let mut o = OutBuffer::around(out);
+    for piece in pieces {
+        let mut i = InBuffer::around(piece);
+        while i.pos() < piece.len() {
+            cctx.compress_stream(&mut o, &mut i).map_err(err)?;
+        }
+    }
+    // The bound above leaves room for the whole frame, so one call ends it.
+    let left = cctx.end_stream(&mut o).map_err(err)?;
+    if left != 0 {
+        return Err(std::io::Error::other("zstd frame did not fit its bound"));
+    }
+    Ok(())
 }
 
 /// An `application/warc-fields` block.

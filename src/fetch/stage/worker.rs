@@ -300,7 +300,6 @@ impl Shared<'_> {
     }
 
     pub(super) fn write_warc(&self, uri: &str, got: &Fetched) -> Result<ExchangeLocations> {
-        let block = got.response_block();
         let kind = if got.status == 304 {
             ResponseKind::NotModified(Revisit::default())
         } else {
@@ -313,7 +312,8 @@ impl Shared<'_> {
             date: got.started,
             ip: Some(got.ip),
             request: Some(&got.raw_request),
-            response: &block,
+            response: &got.raw_response_head,
+            response_rest: &got.body,
             kind,
         })
     }
