@@ -15,10 +15,10 @@
 #   0 done; 1 finished with recorded per-item failures; 2 usage or configuration error;
 #   3 I/O failure or corrupt data (committed data intact); 4 a cycle finished with failed
 #   partitions (the others' work kept; the next run retries what is missing); 5 busy: another
-#   run holds the lock (here, on another host, or a Slurm chain still queued), nothing done;
-#   6 a stale lock left by a run that died.
-# A stale lock is never cleared here, since clearing locks automatically is how two cycles end
-# up running over each other; the log says so, with the command that clears it.
+#   run holds the lock (here, on another host, or a Slurm chain still queued), nothing done.
+# A run that died (kill -9, OOM, reboot) needs no one: its OS lock died with it, so the next
+# night's `dragnet cycle` takes its lock over (and says so, "took over the lock of ...") and
+# resumes from the last committed stage. The wrapper never clears locks itself.
 set -uo pipefail
 dir=${1:?usage: dragnet-cron.sh CRAWL_DIR [SUBCOMMAND ARGS...]}
 shift
@@ -38,7 +38,6 @@ case $rc in
   3) log "I/O failure or corrupt data (exit 3): committed data is intact; fix and re-run" ;;
   4) log "the cycle finished with failed partitions (exit 4): the others' work is kept; \`$bin status $dir\` lists the failures, and the next run retries them" ;;
   5) log "busy (exit 5): another run works on $dir (its lock, or its Slurm jobs still queued); this run did nothing" ;;
-  6) log "stale lock (exit 6): the run that held $dir is gone; if no other dragnet works on it, clear it with \`$bin unlock $dir\` and re-run" ;;
   *) log "failed with exit $rc" ;;
 esac
 exit "$rc"

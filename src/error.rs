@@ -16,9 +16,9 @@
 //! | 3 | I/O failure, corrupt data, an external program (sbatch) failed, or an internal error (a bug) | fix and re-run; committed data is intact |
 //! | 4 | a cycle finished with failed partitions (the others' work is kept) | re-run: only what is missing runs |
 //! | 5 | busy: another run holds the crawl's lock, or its Slurm jobs are queued | nothing was done; try later |
-//! | 6 | a stale lock: its holder is gone | `dragnet unlock DIR`, then re-run |
 //!
-//! 1 and 4 are decided by the caller from what it finished; the rest follow from the variant.
+//! (6, a stale lock, is no longer used: a dead run's lock is taken over by the next run, see
+//! `crawl::lock`.) 1 and 4 are decided by the caller from what it finished; the rest follow from the variant.
 
 use std::fmt;
 use std::io;
@@ -41,8 +41,6 @@ pub const EXIT_CYCLE_INCOMPLETE: i32 = 4;
 /// Exit code: busy. Another run holds the crawl's lock (alive, or on a host that cannot be
 /// checked), or the crawl's Slurm jobs are still queued. Nothing was done.
 pub const EXIT_BUSY: i32 = 5;
-/// Exit code: the crawl's lock was left by a run that is gone; `dragnet unlock` clears it.
-pub const EXIT_STALE_LOCK: i32 = 6;
 
 /// Who holds a crawl's lock, as an error tells it (see `crawl::lock`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,15 +53,6 @@ pub struct LockHolder {
     pub command: String,
     /// When, RFC 3339.
     pub since: String,
-}
-
-/// Whether a lock's holder still runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LockState {
-    /// It runs (or it is on another host, where it cannot be checked).
-    Held,
-    /// It is gone: the lock is stale.
-    Stale,
 }
 
 /// A 16-byte record key shown in hex, so `OutOfOrder` messages are readable.
@@ -171,13 +160,12 @@ pub enum Error {
     #[error("{0}")]
     NotReady(String),
 
-    /// The crawl is locked by another process (or a stale lock was left behind).
+    /// The crawl is locked by another process that runs (or runs on another host, where it
+    /// cannot be checked). A dead holder's lock is taken over, never reported.
     #[error("{message}")]
     Locked {
         /// The holder, if the lock file could be read.
         holder: Option<LockHolder>,
-        /// Whether it still runs.
-        state: LockState,
         /// What happened and what to do.
         message: String,
     },
@@ -265,10 +253,6 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Config { .. } | Error::Usage(_) | Error::NotReady(_) => EXIT_USAGE,
-            Error::Locked {
-                state: LockState::Stale,
-                ..
-            } => EXIT_STALE_LOCK,
             Error::Locked { .. } | Error::SlurmQueued { .. } => EXIT_BUSY,
             _ => EXIT_IO,
         }

@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoContext, Result};
 
-const TEMP_MARK: &str = ".tmp.";
+/// What marks a temporary file's name (after a leading dot): `.NAME.tmp.PID...`.
+pub const TEMP_MARK: &str = ".tmp.";
 
 /// A file being written that becomes visible under its final name only on [`AtomicFile::commit`].
 ///

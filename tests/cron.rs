@@ -1,8 +1,8 @@
 //! `pipeline/dragnet-cron.sh`, the cron wrapper: run with bash against the built binary.
 //!
 //! What cron relies on: the default command is one cycle; exit codes pass through; a second run
-//! while one holds the lock exits 2 with an "already running" line; a stale lock is reported with
-//! the command that clears it and is left in place.
+//! while one holds the lock exits 5 with an "already running" line; after a run is killed
+//! (kill -9), the next one takes over its lock and resumes the crawl, with no person involved.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -59,8 +59,8 @@ fn crawl() -> (tempfile::TempDir, PathBuf) {
     (t, dir)
 }
 
-/// Writes the crawl's lock as held by `pid` on this host.
-fn hold_lock(dir: &Path, pid: u32) {
+/// Writes the lock file a run that died on this host leaves: its record, no OS lock.
+fn dead_lock(dir: &Path, pid: u32) {
     let info = LockInfo {
         pid,
         host: dragnet::util::hostname(),
@@ -68,34 +68,6 @@ fn hold_lock(dir: &Path, pid: u32) {
         command: "cycle".into(),
     };
     std::fs::write(dir.join("lock"), serde_json::to_vec(&info).unwrap()).unwrap();
-}
-
-/// A subcommand that takes the crawl lock: the default (`cycle`) once the binary has it, else
-/// `init` (which takes the lock of a directory that holds nothing but a lock file).
-fn locking_run(t: &Path, dir: &Path) -> Vec<String> {
-    let has_cycle = Command::new(BIN)
-        .args(["cycle", "--help"])
-        .output()
-        .unwrap()
-        .status
-        .success();
-    if has_cycle {
-        return Vec::new();
-    }
-    // init needs an empty directory (a lock file is allowed: an interrupted init leaves one).
-    for e in std::fs::read_dir(dir).unwrap() {
-        let e = e.unwrap();
-        if e.file_name() != "lock" {
-            let p = e.path();
-            if p.is_dir() {
-                std::fs::remove_dir_all(p).unwrap();
-            } else {
-                std::fs::remove_file(p).unwrap();
-            }
-        }
-    }
-    let seeds = t.join("seeds.txt");
-    vec!["init".into(), "--seeds".into(), seeds.display().to_string()]
 }
 
 #[test]
@@ -129,11 +101,10 @@ fn success_passes_through_with_the_output() {
 
 #[test]
 fn a_run_while_another_holds_the_lock_says_already_running() {
-    let (t, dir) = crawl();
-    hold_lock(&dir, std::process::id()); // this test process: alive
-    let args = locking_run(t.path(), &dir);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = wrapper(&dir, &args);
+    let (_t, dir) = crawl();
+    // This test process holds the lock, as a running cycle does.
+    let held = dragnet::crawl::CrawlLock::acquire(&dir, "cycle").unwrap();
+    let out = wrapper(&dir, &[]);
     assert_eq!(out.status.code(), Some(5), "{}", text(&out));
     let lines = log_lines(&out);
     let last = lines.last().unwrap();
@@ -142,25 +113,62 @@ fn a_run_while_another_holds_the_lock_says_already_running() {
     assert!(last.contains(&dir.display().to_string()), "{last}");
     // dragnet's own message (who holds it) is in the log too, and the lock is untouched.
     assert!(text(&out).contains(&format!("pid {}", std::process::id())));
-    assert!(dir.join("lock").exists());
+    assert_eq!(
+        dragnet::crawl::read_lock(&dir).unwrap().as_ref(),
+        Some(held.info())
+    );
 }
 
 #[test]
-fn a_stale_lock_is_reported_with_the_unlock_command_and_kept() {
-    let (t, dir) = crawl();
-    hold_lock(&dir, 4_194_304 + 7); // above any pid_max: not running
-    let args = locking_run(t.path(), &dir);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = wrapper(&dir, &args);
-    assert_eq!(out.status.code(), Some(6), "{}", text(&out));
-    let lines = log_lines(&out);
-    let last = lines.last().unwrap();
-    assert!(last.contains("stale lock"), "{lines:?}");
-    let unlock = format!("dragnet unlock {}", dir.display());
-    assert!(last.contains(&unlock), "{last}");
-    assert!(dir.join("lock").exists(), "the wrapper never clears a lock");
-    // The command it names works.
-    let out = Command::new(BIN).arg("unlock").arg(&dir).output().unwrap();
+fn a_dead_runs_lock_is_reported_as_taken_over_by_the_next_run() {
+    let (_t, dir) = crawl();
+    // Whatever the dead run's pid is now: gone, or reused by a live process (this one).
+    for pid in [4_194_304 + 7, std::process::id()] {
+        dead_lock(&dir, pid);
+        let out = wrapper(&dir, &["status"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert!(text(&out).contains("takes it over"), "{}", text(&out));
+        assert!(dir.join("lock").exists(), "status only reports");
+        // The next run that needs the lock takes it over (the library call `cycle` makes).
+        let l = dragnet::crawl::CrawlLock::acquire(&dir, "cycle").unwrap();
+        assert!(l.took_over().unwrap().contains(&format!("pid {pid}")));
+    }
+}
+
+#[test]
+fn after_kill_9_the_cron_wrapper_resumes_the_crawl_by_itself() {
+    let (web, _server) = crate::common::small_web(31, 6, 20);
+    let cfg = crate::common::websim_config(3, 2);
+    let c = crate::common::websim_crawl(&web, &crate::common::websim_homes(&web), cfg);
+    let dir = c.dir.root().to_path_buf();
+    // Kill -9 cycles at growing moments until one is killed mid-run with its lock left behind.
+    let mut killed = 0;
+    for delay_ms in [150u64, 300, 600, 1200, 2400] {
+        let mut child = Command::new(BIN)
+            .args(["cycle", "--until-empty", "--progress", "quiet"])
+            .arg(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL: no destructor runs, the lock file stays
+            child.wait().unwrap();
+            if dir.join("lock").exists() {
+                killed += 1;
+                break;
+            }
+        }
+    }
+    assert_eq!(killed, 1, "no run was killed while holding the lock");
+    // The nightly job, as cron runs it: no unlock, no person. It takes the lock over and goes on.
+    let out = wrapper(&dir, &["cycle", "--until-empty", "--progress", "log"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("took over the lock"), "{}", text(&out));
     assert!(!dir.join("lock").exists());
+    // And the crawl is finished: nothing left to fetch.
+    let out = wrapper(&dir, &["cycle", "--until-empty"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("empty"), "{}", text(&out));
 }

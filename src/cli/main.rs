@@ -5,8 +5,8 @@
 //! lines, URLs that do not parse, deferred URLs, unreadable WARC files); 2 usage or configuration
 //! error, or a stage asked for before its input exists; 3 I/O failure or corrupt data; 4 a cycle
 //! finished with failed partitions (the others' work is kept; re-run to retry); 5 busy: another
-//! run holds the crawl's lock or its Slurm jobs are queued (nothing was done); 6 a stale lock
-//! (its holder is gone: `dragnet unlock`).
+//! run holds the crawl's lock or its Slurm jobs are queued (nothing was done). (6, a stale lock,
+//! is no longer used: the next run takes a dead run's lock over.)
 
 /// `println!` that ends the process quietly (exit 0) when stdout is closed early, as in
 /// `dragnet check run ... | head`, instead of panicking; another write error is exit 3.

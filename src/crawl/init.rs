@@ -101,7 +101,10 @@ pub fn init(
     })?;
     let crawl = CrawlDir::new(dir);
     prepare_dir(&crawl)?;
-    let _lock = CrawlLock::acquire(dir, "init")?;
+    let lock = CrawlLock::acquire(dir, "init")?;
+    if let Some(note) = lock.took_over() {
+        eprintln!("dragnet: {note}");
+    }
     storage::remove_temps(dir)?;
     for d in [
         crawl.state_root(),

@@ -1,20 +1,39 @@
-//! The crawl lock: one cycle (or init) at a time per crawl.
+//! The crawl lock: one cycle (or init) at a time per crawl, and no human needed after a crash.
 //!
-//! The lock is a file `DIR/lock` holding the holder's pid, host, start time and command. It is
-//! created atomically (written under a temporary name, then hard-linked to `lock`, which fails if
-//! the lock exists), so two processes can never both believe they hold it, even on NFS where
-//! `O_EXCL` used to be unreliable. It is removed when the holder finishes.
+//! The lock is a file `DIR/lock` holding the holder's pid, host, start time and command, *and* an
+//! OS lock (`flock(2)`, exclusive) that the holder keeps on that file while it runs. The kernel
+//! drops the OS lock when the holder dies, however it dies (kill -9, OOM killer, power loss), so
+//! the OS lock, not the pid, says whether the holder is alive:
 //!
-//! A lock whose holder is gone (same host, pid not running) is *stale*: it is reported with the
-//! command to clear it, never broken silently, since a cron job that clears locks by itself can
-//! run two cycles over each other when the pid check is wrong (other host, pid reuse).
+//! - **Taking it.** The holder's record is written to a temporary file, the OS lock is taken on
+//!   that file, and only then is it hard-linked to `lock` (which fails if `lock` exists): the
+//!   name never points at a file whose OS lock is free while its holder runs, and two processes
+//!   can never both believe they hold it, even on NFS where `O_EXCL` used to be unreliable.
+//! - **A lock left behind.** If `lock` exists, its OS lock is tried. Held: the holder runs (busy,
+//!   exit 5). Free, and the record names this host: its holder is dead, whatever its pid says now
+//!   (pids are reused), so the lock is *taken over*: the new record, already OS-locked, is renamed
+//!   over the old one (after checking that `lock` is still the file whose OS lock was taken, so
+//!   two processes taking over at once cannot both win), and a line says whose lock it was. The
+//!   nightly cron job therefore resumes a killed cycle by itself.
+//! - **Another host.** On a shared filesystem whose locks do not reach across hosts (some NFS and
+//!   Lustre setups), a free OS lock proves nothing about a holder on another host. Such a lock is
+//!   taken over only when its *lease* has expired: with `[cycle] lock_lease_secs` set, the holder
+//!   refreshes the lock file's modification time every quarter lease, and a lock not refreshed
+//!   for a whole lease is taken over (and logged). Without a lease (the default), it is reported
+//!   with the command that clears it: `dragnet unlock --force`.
+//!
+//! The lock is released (file removed, then the OS lock) when the holder finishes. `dragnet
+//! unlock` stays for the rare case a person must decide (a foreign host's lock without a lease).
+//! Every process that works on a crawl must use this protocol: a dragnet from before the OS lock
+//! would look dead to it.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
 use super::layout::CrawlDir;
-use crate::error::{Error, IoContext, LockHolder, LockState, Result};
+use crate::error::{Error, IoContext, LockHolder, Result};
 
 /// What the lock file says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,39 +60,26 @@ impl LockInfo {
     }
 
     /// A [`Error::Locked`] about this holder.
-    pub fn locked(&self, state: LockState, message: String) -> Error {
+    pub fn locked(&self, message: String) -> Error {
         Error::Locked {
             holder: Some(self.holder_of()),
-            state,
             message,
         }
     }
 }
 
-/// Whether a lock's holder still runs.
+/// Whether a lock's holder still runs ([`probe_lock`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Holder {
-    /// The holder runs on this host.
+    /// The holder runs: its OS lock is held.
     Alive,
-    /// The holder ran on this host and is gone: the lock is stale.
+    /// The holder ran on this host and is gone (its OS lock is free): the lock is stale, and
+    /// the next run takes it over.
     Gone,
-    /// The holder runs on another host; cannot tell from here.
+    /// The record names another host and its OS lock is free here, which proves nothing on a
+    /// filesystem whose locks do not reach across hosts.
     Unknown,
-}
-
-impl LockInfo {
-    /// Checks whether the holder still runs.
-    pub fn holder(&self) -> Holder {
-        if self.host != crate::util::hostname() {
-            return Holder::Unknown;
-        }
-        if crate::util::pid_alive(self.pid) {
-            Holder::Alive
-        } else {
-            Holder::Gone
-        }
-    }
 }
 
 /// A held crawl lock; released on drop.
@@ -81,34 +87,143 @@ impl LockInfo {
 pub struct CrawlLock {
     path: PathBuf,
     info: LockInfo,
+    /// The lock file, open, with its OS lock held until this is dropped.
+    _os: std::fs::File,
+    took_over: Option<String>,
+    /// Refreshes the lock file's time while a lease is configured: stop it by dropping the
+    /// sender.
+    heartbeat: Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
 }
 
 impl CrawlLock {
-    /// Takes the lock of the crawl at `root` for `command`, or explains who holds it.
+    /// Takes the lock of the crawl at `root` for `command`, taking over a lock whose holder is
+    /// dead on this host, or explains who holds it (see the module docs). No lease: a lock of
+    /// another host is never taken over.
     pub fn acquire(root: &Path, command: &str) -> Result<CrawlLock> {
-        let dir = CrawlDir::new(root);
-        let path = dir.lock_path();
+        CrawlLock::acquire_with_lease(root, command, None)
+    }
+
+    /// As [`CrawlLock::acquire`], with a lease (`[cycle] lock_lease_secs`): a lock of another
+    /// host not refreshed for `lease` is taken over, and this holder refreshes its own every
+    /// quarter lease.
+    pub fn acquire_with_lease(
+        root: &Path,
+        command: &str,
+        lease: Option<Duration>,
+    ) -> Result<CrawlLock> {
+        let path = CrawlDir::new(root).lock_path();
         let info = LockInfo {
             pid: std::process::id(),
             host: crate::util::hostname(),
             started: crate::util::rfc3339(crate::util::unix_now()),
             command: command.to_string(),
         };
-        let tmp = root.join(format!(".lock.tmp.{}", std::process::id()));
-        std::fs::write(
-            &tmp,
-            serde_json::to_vec_pretty(&info).expect("lock serializes"),
-        )
-        .ctx("write", &tmp)?;
-        let linked = std::fs::hard_link(&tmp, &path);
-        let _ = std::fs::remove_file(&tmp);
-        match linked {
-            Ok(()) => {
-                crate::storage::sync_dir(root)?;
-                Ok(CrawlLock { path, info })
+        // A few rounds: each lost race (another process took or replaced the lock meanwhile)
+        // starts over with what is there now.
+        for _ in 0..8 {
+            let (tmp, file) = locked_record(root, &info)?;
+            match std::fs::hard_link(&tmp, &path) {
+                Ok(()) => {
+                    let _ = std::fs::remove_file(&tmp);
+                    crate::storage::sync_dir(root)?;
+                    return Ok(CrawlLock::held(path, info, file, None, lease));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    let _ = std::fs::remove_file(&tmp);
+                    return Err(Error::io("create lock", &path, e));
+                }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(held_error(root, &path)),
-            Err(e) => Err(Error::io("create lock", &path, e)),
+            // `lock` exists: is its holder alive?
+            let old = match open_existing(&path)? {
+                Some(f) => f,
+                None => {
+                    let _ = std::fs::remove_file(&tmp);
+                    continue; // removed meanwhile: try again
+                }
+            };
+            if !try_flock(&old, &path)? {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(held_error(root, &path, Holder::Alive));
+            }
+            // We hold the old file's OS lock. Is `lock` still that file (not replaced since)?
+            if !same_file(&old, &path)? {
+                let _ = std::fs::remove_file(&tmp);
+                continue;
+            }
+            let Some(old_info) = read(&path)? else {
+                let _ = std::fs::remove_file(&tmp);
+                continue;
+            };
+            let why = if old_info.host == info.host {
+                format!("pid {} is no longer running", old_info.pid)
+            } else {
+                let age = old
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| SystemTime::now().duration_since(t).ok())
+                    .unwrap_or_default();
+                match lease {
+                    Some(l) if age >= l => format!(
+                        "its lease expired: not refreshed for {}s (lease {}s)",
+                        age.as_secs(),
+                        l.as_secs()
+                    ),
+                    _ => {
+                        let _ = std::fs::remove_file(&tmp);
+                        return Err(held_error(root, &path, Holder::Unknown));
+                    }
+                }
+            };
+            std::fs::rename(&tmp, &path).ctx("take over the lock", &path)?;
+            crate::storage::sync_dir(root)?;
+            let note = format!(
+                "took over the lock of {}: pid {} on {} since {} ({}); {why}",
+                root.display(),
+                old_info.pid,
+                old_info.host,
+                old_info.started,
+                old_info.command
+            );
+            drop(old);
+            return Ok(CrawlLock::held(path, info, file, Some(note), lease));
+        }
+        Err(Error::Locked {
+            holder: None,
+            message: format!(
+                "crawl {} is being locked and unlocked by other processes; try again",
+                root.display()
+            ),
+        })
+    }
+
+    fn held(
+        path: PathBuf,
+        info: LockInfo,
+        file: std::fs::File,
+        took_over: Option<String>,
+        lease: Option<Duration>,
+    ) -> CrawlLock {
+        let heartbeat = lease.filter(|l| !l.is_zero()).map(|l| {
+            let (stop, rx) = std::sync::mpsc::channel::<()>();
+            let f = file.try_clone().ok();
+            let every = (l / 4).max(Duration::from_secs(1));
+            let thread = std::thread::spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(every) {
+                    if let Some(f) = &f {
+                        let _ = f.set_modified(SystemTime::now());
+                    }
+                }
+            });
+            (stop, thread)
+        });
+        CrawlLock {
+            path,
+            info,
+            _os: file,
+            took_over,
+            heartbeat,
         }
     }
 
@@ -116,11 +231,22 @@ impl CrawlLock {
     pub fn info(&self) -> &LockInfo {
         &self.info
     }
+
+    /// If this lock was taken over from a dead holder (or an expired lease), a line saying
+    /// whose it was and why, for the log.
+    pub fn took_over(&self) -> Option<&str> {
+        self.took_over.as_deref()
+    }
 }
 
 impl Drop for CrawlLock {
     fn drop(&mut self) {
-        // Remove only our own lock (an operator may have cleared and re-taken it meanwhile).
+        if let Some((stop, thread)) = self.heartbeat.take() {
+            drop(stop);
+            let _ = thread.join();
+        }
+        // Remove only our own lock (an operator may have cleared and re-taken it meanwhile); the
+        // OS lock goes when the file is closed, after.
         if read(&self.path)
             .ok()
             .flatten()
@@ -129,6 +255,90 @@ impl Drop for CrawlLock {
             let _ = std::fs::remove_file(&self.path);
         }
     }
+}
+
+/// Writes `info` to a new temporary lock file in `root` and takes its OS lock.
+fn locked_record(root: &Path, info: &LockInfo) -> Result<(PathBuf, std::fs::File)> {
+    let tmp = root.join(format!(
+        ".lock{}{}",
+        crate::storage::TEMP_MARK,
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .ctx("create", &tmp)?;
+    use std::io::Write as _;
+    f.write_all(&serde_json::to_vec_pretty(info).expect("lock serializes"))
+        .and_then(|_| f.sync_all())
+        .ctx("write", &tmp)?;
+    if !try_flock(&f, &tmp)? {
+        return Err(Error::Internal(format!(
+            "{}: a new file is OS-locked by someone else",
+            tmp.display()
+        )));
+    }
+    Ok((tmp, f))
+}
+
+/// Opens an existing lock file (`None` if it is gone).
+fn open_existing(path: &Path) -> Result<Option<std::fs::File>> {
+    match std::fs::File::open(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io("open", path, e)),
+    }
+}
+
+/// Takes the exclusive OS lock of `f` without waiting: `false` if another open file holds it.
+fn try_flock(f: &std::fs::File, path: &Path) -> Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor we own; no memory is involved.
+    let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    if e.kind() == std::io::ErrorKind::WouldBlock {
+        return Ok(false);
+    }
+    Err(Error::io("lock (flock)", path, e))
+}
+
+/// Whether `path` names the file `f` has open.
+fn same_file(f: &std::fs::File, path: &Path) -> Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let a = f.metadata().ctx("stat", path)?;
+    match std::fs::metadata(path) {
+        Ok(b) => Ok(a.dev() == b.dev() && a.ino() == b.ino()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io("stat", path, e)),
+    }
+}
+
+/// Whether the holder of the crawl's lock file is alive, by its OS lock: [`Holder::Alive`] if
+/// the OS lock is held, [`Holder::Gone`] if it is free and the record names this host,
+/// [`Holder::Unknown`] for another host's record with a free OS lock. `None` without a lock.
+pub fn probe_lock(root: &Path) -> Result<Option<(LockInfo, Holder)>> {
+    let path = CrawlDir::new(root).lock_path();
+    let Some(f) = open_existing(&path)? else {
+        return Ok(None);
+    };
+    let Some(info) = read(&path)? else {
+        return Ok(None);
+    };
+    // Taking the OS lock of a file whose holder is dead is harmless: it is released on drop.
+    let holder = if !try_flock(&f, &path)? {
+        Holder::Alive
+    } else if info.host == crate::util::hostname() {
+        Holder::Gone
+    } else {
+        Holder::Unknown
+    };
+    Ok(Some((info, holder)))
 }
 
 /// Reads the lock of a crawl, if any.
@@ -150,13 +360,14 @@ fn read(path: &Path) -> Result<Option<LockInfo>> {
     }
 }
 
-fn held_error(root: &Path, path: &Path) -> Error {
+/// The error for a lock that is not ours to take: `holder` is [`Holder::Alive`] (its OS lock is
+/// held) or [`Holder::Unknown`] (another host's, no expired lease).
+fn held_error(root: &Path, path: &Path, holder: Holder) -> Error {
     let info = match read(path) {
         Ok(Some(i)) => i,
         Ok(None) => {
             return Error::Locked {
                 holder: None,
-                state: LockState::Held,
                 message: format!(
                     "crawl {} was locked a moment ago; try again",
                     root.display()
@@ -169,33 +380,18 @@ fn held_error(root: &Path, path: &Path) -> Error {
         "pid {} on {} since {} ({})",
         info.pid, info.host, info.started, info.command
     );
-    match info.holder() {
-        Holder::Alive => info.locked(
-            LockState::Held,
-            format!(
-                "crawl {} is already running: locked by {who}",
-                root.display()
-            ),
-        ),
-        Holder::Gone => info.locked(
-            LockState::Stale,
-            format!(
-                "crawl {} has a stale lock: {who} is no longer running. If no other dragnet works \
-                 on this crawl, clear it with `dragnet unlock {}` and re-run; committed stages \
-                 are kept",
-                root.display(),
-                root.display()
-            ),
-        ),
-        Holder::Unknown => info.locked(
-            LockState::Held,
-            format!(
-                "crawl {} is locked by {who}, on another host; if that process is gone, clear it \
-                 with `dragnet unlock --force {}`",
-                root.display(),
-                root.display()
-            ),
-        ),
+    match holder {
+        Holder::Unknown => info.locked(format!(
+            "crawl {} is locked by {who}, on another host; it is taken over only when its \
+                 lease expires (`[cycle] lock_lease_secs`, not set); if that process is gone, \
+                 clear it with `dragnet unlock --force {}`",
+            root.display(),
+            root.display()
+        )),
+        _ => info.locked(format!(
+            "crawl {} is already running: locked by {who}",
+            root.display()
+        )),
     }
 }
 
@@ -207,30 +403,24 @@ pub fn unlock(root: &Path, force: bool) -> Result<Option<LockInfo>> {
     if !crawl.config_path().is_file() && !path.exists() {
         return Err(crawl.not_a_crawl());
     }
-    let Some(info) = read(&path)? else {
+    let Some((info, holder)) = probe_lock(root)? else {
         return Ok(None);
     };
-    match info.holder() {
+    match holder {
         Holder::Gone => {}
         Holder::Alive if !force => {
-            return Err(info.locked(
-                LockState::Held,
-                format!(
-                    "pid {} on {} is still running `{}`; stop it first (or use --force if you are \
+            return Err(info.locked(format!(
+                "pid {} on {} is still running `{}`; stop it first (or use --force if you are \
                      sure)",
-                    info.pid, info.host, info.command
-                ),
-            ))
+                info.pid, info.host, info.command
+            )))
         }
         Holder::Unknown if !force => {
-            return Err(info.locked(
-                LockState::Held,
-                format!(
-                    "the lock belongs to pid {} on host {}, which cannot be checked from here; use \
+            return Err(info.locked(format!(
+                "the lock belongs to pid {} on host {}, which cannot be checked from here; use \
                      --force if it is gone",
-                    info.pid, info.host
-                ),
-            ))
+                info.pid, info.host
+            )))
         }
         _ => {}
     }
@@ -251,7 +441,7 @@ mod tests {
         assert!(err.to_string().contains("already running"), "{err}");
         assert_eq!(err.exit_code(), crate::error::EXIT_BUSY);
         assert!(
-            matches!(&err, Error::Locked { holder: Some(h), state: LockState::Held, .. } if h.pid == std::process::id()),
+            matches!(&err, Error::Locked { holder: Some(h), .. } if h.pid == std::process::id()),
             "{err:?}"
         );
         drop(l);
@@ -259,25 +449,96 @@ mod tests {
         CrawlLock::acquire(t.path(), "again").unwrap();
     }
 
-    #[test]
-    fn stale_lock_is_reported_with_the_fix() {
-        let t = tempfile::tempdir().unwrap();
-        // A pid that cannot be running: above the kernel's pid_max.
-        let info = LockInfo {
-            pid: 4_194_304 + 7,
-            host: crate::util::hostname(),
+    fn record(pid: u32, host: &str) -> LockInfo {
+        LockInfo {
+            pid,
+            host: host.into(),
             started: "then".into(),
             command: "cycle".into(),
-        };
-        std::fs::write(t.path().join("lock"), serde_json::to_vec(&info).unwrap()).unwrap();
-        assert_eq!(info.holder(), Holder::Gone);
+        }
+    }
+
+    #[test]
+    fn a_dead_holders_lock_on_this_host_is_taken_over() {
+        let t = tempfile::tempdir().unwrap();
+        // The lock file a killed run leaves: its record, no OS lock. Even a pid that runs (this
+        // process: pids are reused) does not keep it.
+        for pid in [4_194_304 + 7, std::process::id()] {
+            let old = record(pid, &crate::util::hostname());
+            std::fs::write(t.path().join("lock"), serde_json::to_vec(&old).unwrap()).unwrap();
+            assert_eq!(
+                probe_lock(t.path()).unwrap(),
+                Some((old.clone(), Holder::Gone))
+            );
+            let l = CrawlLock::acquire(t.path(), "cycle").unwrap();
+            let note = l.took_over().expect("a takeover is reported");
+            assert!(
+                note.contains(&format!("pid {pid}")) && note.contains("no longer running"),
+                "{note}"
+            );
+            assert_eq!(read_lock(t.path()).unwrap().as_ref(), Some(l.info()));
+            assert_eq!(probe_lock(t.path()).unwrap().unwrap().1, Holder::Alive);
+            // While it is held, nobody else gets it.
+            let err = CrawlLock::acquire(t.path(), "cycle").unwrap_err();
+            assert_eq!(err.exit_code(), crate::error::EXIT_BUSY, "{err}");
+            drop(l);
+            assert!(read_lock(t.path()).unwrap().is_none());
+        }
+    }
+
+    #[test]
+    fn another_hosts_lock_waits_for_its_lease() {
+        let t = tempfile::tempdir().unwrap();
+        let old = record(42, "some-other-host.example");
+        let path = t.path().join("lock");
+        std::fs::write(&path, serde_json::to_vec(&old).unwrap()).unwrap();
+        assert_eq!(probe_lock(t.path()).unwrap().unwrap().1, Holder::Unknown);
+        // No lease: never taken over; the message names the way out.
         let err = CrawlLock::acquire(t.path(), "cycle").unwrap_err();
-        let msg = err.to_string();
+        assert!(err.to_string().contains("unlock --force"), "{err}");
+        // A lease not yet expired: still held.
+        let lease = Some(Duration::from_secs(600));
+        let err = CrawlLock::acquire_with_lease(t.path(), "cycle", lease).unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::EXIT_BUSY, "{err}");
+        assert_eq!(read_lock(t.path()).unwrap(), Some(old.clone()));
+        // Not refreshed for longer than the lease: taken over, and said so.
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_modified(SystemTime::now() - Duration::from_secs(601))
+            .unwrap();
+        let l = CrawlLock::acquire_with_lease(t.path(), "cycle", lease).unwrap();
+        let note = l.took_over().unwrap();
         assert!(
-            msg.contains("stale") && msg.contains("dragnet unlock"),
-            "{msg}"
+            note.contains("lease expired") && note.contains("some-other-host"),
+            "{note}"
         );
-        assert_eq!(unlock(t.path(), false).unwrap(), Some(info));
-        CrawlLock::acquire(t.path(), "cycle").unwrap();
+        // `unlock --force` clears a foreign lock; plain `unlock` refuses it.
+        drop(l);
+        std::fs::write(&path, serde_json::to_vec(&old).unwrap()).unwrap();
+        assert!(unlock(t.path(), false).is_err());
+        assert_eq!(unlock(t.path(), true).unwrap(), Some(old));
+    }
+
+    #[test]
+    fn a_lease_holder_refreshes_its_lock() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("lock");
+        let l =
+            CrawlLock::acquire_with_lease(t.path(), "cycle", Some(Duration::from_secs(4))).unwrap();
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_modified(SystemTime::now() - Duration::from_secs(3600))
+            .unwrap();
+        // The heartbeat runs every second (a quarter of the lease): within a few, the time is
+        // fresh again.
+        let fresh = (0..50).any(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            let age = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|m| SystemTime::now().duration_since(m).ok());
+            age.is_some_and(|a| a < Duration::from_secs(60))
+        });
+        assert!(fresh, "the lock's time was not refreshed");
+        drop(l);
+        assert!(!path.exists());
     }
 }

@@ -24,7 +24,7 @@ pub use config::{Config, CrawlSection, SortSection, MAX_PARTITIONS};
 pub use done::{DoneMarker, FileDigest};
 pub use init::{init, BadSeed, InitOptions, InitReport};
 pub use layout::{CrawlDir, Stage};
-pub use lock::{read_lock, unlock, CrawlLock, Holder, LockInfo};
+pub use lock::{probe_lock, read_lock, unlock, CrawlLock, Holder, LockInfo};
 pub use report::{gate, StageReport};
 pub use status::{
     status, status_with, CacheSummary, CycleState, CycleStatus, FetchSummary, HostCount,

@@ -18,6 +18,11 @@ pub struct CycleSection {
     /// State versions kept: enough to re-run the last this many cycles (0 keeps every version).
     /// Older ones are removed after each complete cycle ([`crate::crawl::prune`]).
     pub keep_cycles: u32,
+    /// Seconds after which the crawl lock of a `dragnet cycle` on *another host* is taken over
+    /// if its holder has not refreshed it (it does every quarter of this); 0: never, such a lock
+    /// waits for `dragnet unlock --force`. A dead holder on this host is always detected by its
+    /// OS lock, lease or not ([`crate::crawl::lock`]).
+    pub lock_lease_secs: u64,
 }
 
 impl Default for CycleSection {
@@ -25,11 +30,17 @@ impl Default for CycleSection {
         CycleSection {
             fetch_partitions: 4,
             keep_cycles: 2,
+            lock_lease_secs: 0,
         }
     }
 }
 
 impl CycleSection {
+    /// The lock lease, if one is set.
+    pub fn lock_lease(&self) -> Option<std::time::Duration> {
+        (self.lock_lease_secs > 0).then(|| std::time::Duration::from_secs(self.lock_lease_secs))
+    }
+
     /// Checks values.
     pub fn validate(&self, path: &Path) -> Result<()> {
         if self.fetch_partitions == 0 || self.fetch_partitions > 1024 {
@@ -38,6 +49,16 @@ impl CycleSection {
                 format!(
                     "cycle.fetch_partitions: {} must be between 1 and 1024 (default 4)",
                     self.fetch_partitions
+                ),
+            ));
+        }
+        if self.lock_lease_secs != 0 && self.lock_lease_secs < 60 {
+            return Err(Error::config(
+                path,
+                format!(
+                    "cycle.lock_lease_secs = {}: must be 0 (never take over another host's lock) \
+                     or at least 60, well above the clock skew between hosts",
+                    self.lock_lease_secs
                 ),
             ));
         }

@@ -130,7 +130,10 @@ impl CycleReport {
 /// Runs cycles as `opts` says, holding the crawl lock.
 pub fn run_cycles(crawl: &CrawlDir, cfg: &Config, opts: &CycleOptions) -> Result<CycleReport> {
     super::slurm::check_no_jobs_queued(crawl, cfg)?;
-    let _lock = CrawlLock::acquire(crawl.root(), "cycle")?;
+    let lock = CrawlLock::acquire_with_lease(crawl.root(), "cycle", cfg.cycle.lock_lease())?;
+    if let Some(note) = lock.took_over() {
+        eprintln!("dragnet: {note}");
+    }
     let display = CycleDisplay::new(opts.progress, opts.log);
     let r = run_cycles_shown(crawl, cfg, opts, &display);
     display.finish();

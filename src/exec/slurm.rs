@@ -33,7 +33,7 @@ use super::config::SlurmSection;
 use super::{after_cycle, fetch_list_size, next_cycle, run_stage};
 use crate::crawl::submissions::{log_root, record_submission};
 use crate::crawl::{Config, CrawlDir, Stage, StageReport};
-use crate::error::{Error, IoContext, LockState, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::fetch::{FetchOptions, ProgressMode};
 
 /// What happens after the submitted cycle's `finish` job.
@@ -107,23 +107,26 @@ pub struct Submission {
 /// Submits the next cycle of the crawl (the first whose prioritize is not done everywhere) as
 /// job arrays, only the (stage, partition) pairs without `.done`; see the module docs.
 pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Submission> {
-    if let Some(lock) = crate::crawl::read_lock(crawl.root())? {
-        let state = match lock.holder() {
-            crate::crawl::Holder::Gone => LockState::Stale,
-            _ => LockState::Held,
-        };
-        return Err(lock.locked(
-            state,
-            format!(
+    match crate::crawl::probe_lock(crawl.root())? {
+        // A dead local run's lock: taken over and released (logged), as the next cycle would.
+        Some((_, crate::crawl::Holder::Gone)) => {
+            let lock = crate::crawl::CrawlLock::acquire(crawl.root(), "slurm submit")?;
+            if let Some(note) = lock.took_over() {
+                eprintln!("dragnet: {note}");
+            }
+        }
+        Some((lock, _)) => {
+            return Err(lock.locked(format!(
                 "{} is locked by `{}` (pid {} on {}, since {}): a local `dragnet cycle` runs the \
-                 crawl; submit to Slurm when it has finished (or, if it is gone, `dragnet unlock`)",
+                 crawl; submit to Slurm when it has finished",
                 crawl.root().display(),
                 lock.command,
                 lock.pid,
                 lock.host,
                 lock.started
-            ),
-        ));
+            )));
+        }
+        None => {}
     }
     let name = job_name_part(&cfg.crawl.name);
     if !opts.dry_run {

@@ -20,7 +20,7 @@ use serde::Serialize;
 use super::config::Config;
 use super::failed::FailedMarker;
 use super::layout::{CrawlDir, Stage};
-use super::lock::{read_lock, Holder, LockInfo};
+use super::lock::{Holder, LockInfo};
 use super::report::counter;
 use crate::error::Result;
 use crate::run::RunReader;
@@ -314,10 +314,7 @@ pub fn status_with(dir: &Path, opts: &StatusOptions) -> Result<Status> {
 pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions) -> Result<Status> {
     let dir = crawl.root();
     let m = config.crawl.partitions;
-    let lock = read_lock(dir)?.map(|l| {
-        let h = l.holder();
-        (l, h)
-    });
+    let lock = crate::crawl::probe_lock(dir)?;
     let live = matches!(lock, Some((_, Holder::Alive)));
     let mut seen = 0;
     let mut urldb = 0;

@@ -80,7 +80,8 @@ impl std::fmt::Display for Status {
                 let state = match h {
                     Holder::Alive => "running".to_owned(),
                     Holder::Gone => format!(
-                        "STALE: holder is gone, clear with `dragnet unlock {}`",
+                        "STALE: holder is gone; the next `dragnet cycle` takes it over (or clear \
+                         it with `dragnet unlock {}`)",
                         self.dir.display()
                     ),
                     Holder::Unknown => "held from another host".to_owned(),

@@ -122,7 +122,8 @@ pub(crate) fn fixture() -> (tempfile::TempDir, CrawlDir) {
     (t, crawl)
 }
 
-fn own_lock(crawl: &CrawlDir, pid: u32) {
+/// The lock file a run that died leaves: its record, without the OS lock a live holder keeps.
+fn dead_lock(crawl: &CrawlDir, pid: u32) {
     let info = LockInfo {
         pid,
         host: crate::util::hostname(),
@@ -223,7 +224,7 @@ fn status_reports_states_sizes_pages_cache_and_hosts() {
 #[test]
 fn a_live_lock_makes_the_first_unfinished_stage_running() {
     let (_t, crawl) = fixture();
-    own_lock(&crawl, std::process::id());
+    let _held = crate::crawl::CrawlLock::acquire(crawl.root(), "cycle").unwrap();
     let s = status(crawl.root()).unwrap();
     let c1 = &s.cycles[1];
     // Partition 1 failed: failed, not running.
@@ -245,14 +246,20 @@ fn a_live_lock_makes_the_first_unfinished_stage_running() {
 }
 
 #[test]
-fn a_stale_lock_names_the_unlock_command() {
+fn a_stale_lock_says_the_next_cycle_takes_it_over() {
     let (_t, crawl) = fixture();
-    own_lock(&crawl, 4_194_304 + 7); // above any pid_max
-    let s = status(crawl.root()).unwrap();
-    assert_eq!(s.cycles[1].stages[0].running, 0);
-    let text = s.to_string();
-    let want = format!("dragnet unlock {}", crawl.root().display());
-    assert!(text.contains("STALE") && text.contains(&want), "{text}");
+    // A dead holder, whatever its pid: a pid still in use (this process) does not keep it.
+    for pid in [4_194_304 + 7, std::process::id()] {
+        dead_lock(&crawl, pid);
+        let s = status(crawl.root()).unwrap();
+        assert_eq!(s.cycles[1].stages[0].running, 0);
+        let text = s.to_string();
+        let want = format!("dragnet unlock {}", crawl.root().display());
+        assert!(
+            text.contains("STALE") && text.contains("takes it over") && text.contains(&want),
+            "{text}"
+        );
+    }
 }
 
 #[test]

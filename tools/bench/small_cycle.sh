@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The fixed cost of a cycle that has little to do (issue 19: "a cycle with under 100 URLs over 16
+# partitions costs under 0.15 s and 0.1 CPU-s of fixed work"): a crawl of 16 partitions over a
+# tiny websim web (HOSTS hosts x PAGES pages, no hostile hosts, no delays), run one cycle per
+# `dragnet cycle --max-cycles 1` call until the frontier is empty, each call timed with
+# /usr/bin/time (wall, user + system CPU). The fetch itself (requests to a loopback server) is in
+# the numbers; with a few dozen URLs per cycle it is a few milliseconds of CPU.
+#
+#   tools/bench/small_cycle.sh [HOSTS] [PAGES]     # defaults: 40 hosts x 3 pages
+#
+# Settings (environment): PARTITIONS (16), PORT (8497), KEEP=1 keeps the scratch directory.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+HOSTS=${1:-40}
+PAGES=${2:-3}
+PORT=${PORT:-8497}
+M=${PARTITIONS:-16}
+source tools/bench/lib.sh
+bench_build
+bench_workdir small-cycle
+websim_serve --seed 11 --hosts "$HOSTS" --pages "$PAGES" --port "$PORT" \
+    --hostile-every 0 --max-crawl-delay-ms 0
+awk -v port="$PORT" '/^[0-9]/ {print "http://" $2 ":" port "/"}' "$work/hosts" >"$work/seeds.txt"
+cat >"$work/crawl.toml" <<TOML
+[crawl]
+name = "small-cycle"
+partitions = $M
+[resolve]
+hosts_files = ["$work/hosts"]
+[fetch]
+allow_private_addresses = true
+default_delay_secs = 0.0
+delay_factor = 0.0
+max_crawl_delay_secs = 0.0
+per_ip_connections = 16
+[scope]
+allowed_domains = ["websim.test"]
+TOML
+"$DRAGNET" init --seeds "$work/seeds.txt" --config "$work/crawl.toml" "$work/crawl" >/dev/null 2>&1
+echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; $(date -u +%F); commit $(git rev-parse --short HEAD)."
+echo "Command: \`PARTITIONS=$M tools/bench/small_cycle.sh $HOSTS $PAGES\`."
+echo
+echo "| cycle | URLs in its fetch lists | wall s | CPU s (user + sys) |"
+echo "|--:|--:|--:|--:|"
+for c in $(seq 0 50); do
+    out=$(/usr/bin/time -f "%e %U %S" -o "$work/time" "$DRAGNET" cycle --max-cycles 1 --progress log "$work/crawl" 2>&1 || true)
+    read -r wall user sys <"$work/time"
+    urls=$(echo "$out" | grep -o "cycle $c: [0-9]* URLs\? to fetch" | grep -o '[0-9]* URL' | grep -o '[0-9]*' || true)
+    [ -n "$urls" ] || break
+    echo "| $c | $urls | $wall | $(echo "$user + $sys" | bc) |"
+done
