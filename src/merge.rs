@@ -9,7 +9,8 @@
 //! 3. `cycles/N/split/to-pNNNN/from-*.run`: what every partition's split routed here.
 //!
 //! For each fingerprint the group of its records decides, with no lookup and nothing held but the
-//! group: a fingerprint in no seen set but with a routed URL is **new** (a URL record is created);
+//! group: a fingerprint in no seen set but with a routed URL, or with a fetch result of a URL the
+//! fetch followed within its run, is **new** (a URL record is created);
 //! a known one takes the fetch result (status, time, validators, digest and change count; its
 //! OPIC cash is spent, so its score restarts at 0) and the cash its in-links bring. Outputs:
 //!
@@ -363,13 +364,22 @@ impl Out<'_> {
         if known {
             self.bump("known_before");
         }
-        let (mut rec, new) = match g.record {
-            Some(r) => (r, false),
-            None if !g.url.is_empty() => (
+        let (mut rec, new) = match (g.record, &g.fetched) {
+            (Some(r), _) => (r, false),
+            (None, _) if !g.url.is_empty() => (
                 UrlRecord::discovered(g.url.clone(), g.depth, 0.0, self.cycle),
                 true,
             ),
-            None => {
+            // Followed within the fetch run (a same-origin link of a page it fetched): the
+            // result carries the URL and its depth; no link routed it (yet).
+            (None, Some(f)) if !f.url.is_empty() => {
+                self.bump("followed_unrouted");
+                (
+                    UrlRecord::discovered(f.url.clone(), f.depth, 0.0, self.cycle),
+                    true,
+                )
+            }
+            (None, _) => {
                 // Only cash credits (or a fetch result) for a URL this partition never knew:
                 // nothing to attach them to.
                 if g.fetched.is_some() {
@@ -405,7 +415,8 @@ impl Out<'_> {
             rec.recrawl_queued = self.cycle + 1;
             self.bump("recrawls_due");
         }
-        if new || requeue || recrawl || (waiting && g.cash > 0.0) {
+        // A new URL already fetched (followed within the fetch run) is not queued.
+        if (new && waiting) || requeue || recrawl || (waiting && g.cash > 0.0) {
             self.bump("updates");
             let u = FrontierUpdate {
                 url: rec.url.clone(),

@@ -11,6 +11,7 @@ mod cron;
 mod cycle;
 mod fetch_client;
 mod fetch_stage;
+mod follow;
 mod golden;
 mod html_links;
 mod merge_stage;

@@ -170,7 +170,9 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
     f.delay_factor = 0.0;
     f.connect_timeout_secs = 2.0;
     f.read_timeout_secs = 2.0;
-    f.total_timeout_secs = 4.0;
+    // Pages render in milliseconds on loopback; what takes longer is a hostile host (slow drip,
+    // stall), and each of its failures costs the timeout plus as long again in back-off.
+    f.total_timeout_secs = 3.0;
     cfg.scope.max_depth = opts.max_depth;
     // The web's own hosts: its links to hosts outside it are never resolved or fetched.
     cfg.scope.allowed_domains = vec!["websim.test".into()];

@@ -59,6 +59,8 @@ pub mod counter {
     pub const URLS: &str = "urls";
     /// fetch: HTTP requests made (pages and robots.txt).
     pub const REQUESTS: &str = "requests";
+    /// Fetch: URLs followed within the run (results beyond the fetch list's).
+    pub const FOLLOWED: &str = "followed";
     /// fetch: robots.txt requests among them.
     pub const ROBOTS_REQUESTS: &str = "robots_requests";
     /// fetch: body bytes received; parse: bytes of pages read.

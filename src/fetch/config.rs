@@ -54,6 +54,12 @@ pub struct FetchSection {
     pub max_header_bytes: ByteSize,
     /// Redirect hops followed for robots.txt (page redirects are recorded, not followed).
     pub max_redirects: u32,
+    /// Same-origin links of the pages a run fetches that the crawl has never seen, followed
+    /// within the same run, at most this many per host and run (0: none; every link waits for
+    /// the next cycle). A chain of "next" links then costs one run, not one cycle per link.
+    /// Scope, depth, robots.txt, delays and the host's lifetime budget apply as to any URL; the
+    /// merge still records and deduplicates every link.
+    pub follow_per_host: u32,
     /// Media types whose bodies are kept (prefixes such as `text/` allowed); others are recorded
     /// with their headers only. Empty keeps everything.
     pub content_types: Vec<String>,
@@ -100,6 +106,7 @@ impl Default for FetchSection {
             max_decoded: ByteSize(50 << 20),
             max_header_bytes: ByteSize(64 << 10),
             max_redirects: 5,
+            follow_per_host: 1000,
             content_types: Vec::new(),
             allow_private_addresses: false,
             deadline_secs: 3600.0,

@@ -246,6 +246,15 @@ impl<T> Scheduler<T> {
         self.queued_items += 1;
     }
 
+    /// Adds `item` at the back of a leased host's queue (a URL found while fetching the host,
+    /// fetched in the same run). Call it before [`Scheduler::complete`].
+    pub fn push_back(&mut self, host_slot: usize, item: T) {
+        let host = self.hosts[host_slot].as_mut().expect("leased host is live");
+        assert!(host.in_flight, "push_back() without a lease");
+        host.urls.push_back(item);
+        self.queued_items += 1;
+    }
+
     /// Ends the schedule: every URL not handed out, by host name, in fetch order (the stage
     /// records them as deferred). Leases in flight stay valid and can still be completed.
     pub fn defer_all(&mut self) -> Vec<(String, Vec<T>)> {

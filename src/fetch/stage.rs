@@ -57,6 +57,7 @@
 //! The feeder lives in `stage/feed.rs`, the workers in `stage/worker.rs`.
 
 mod feed;
+mod follow;
 mod worker;
 
 use std::collections::{BTreeMap, HashMap};
@@ -153,6 +154,8 @@ struct HostState {
     pending: usize,
     /// The host's keep-alive connection, closed when the host leaves the table.
     client: Arc<HostClient>,
+    /// URLs this run may still follow on the host ([`follow`]).
+    follow_left: u64,
 }
 
 struct Sched {
@@ -182,6 +185,10 @@ struct Shared<'a> {
     deadline: Instant,
     run_ms: u64,
     robots_requests: AtomicU64,
+    /// In-run following, if on.
+    follow: Option<follow::Follow>,
+    /// URLs followed in this run (each has a result besides the fetch list's).
+    followed: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -248,6 +255,16 @@ pub fn fetch_partition(
     let total = fetchlist.len();
     let old_hosts_path = crawl.latest_state(p, "hosts", cycle).map(|(_, path)| path);
     let new_hosts_path = crawl.state_file(p, "hosts", cycle + 1);
+    let follow = follow::Follow::load(crawl, cfg, cycle, p)?;
+    // What prioritize has listed of each host over the crawl (its lifetime budget), for the
+    // room in-run following has left.
+    let budget_path = (follow.is_some() && cfg.prioritize.max_urls_per_host_total > 0)
+        .then(|| {
+            crawl
+                .latest_state(p, "host_budget", cycle)
+                .map(|(_, path)| path)
+        })
+        .flatten();
 
     let mut wcfg = WriterConfig::new(&warc_dir, &prefix, compression);
     wcfg.rotate_bytes = cfg.fetch.warc_rotate.0;
@@ -293,6 +310,8 @@ pub fn fetch_partition(
         deadline: t0 + secs(f.deadline_secs),
         run_ms: unix_ms(started),
         robots_requests: AtomicU64::new(0),
+        follow,
+        followed: AtomicU64::new(0),
     };
     let reporter = Reporter::start(
         opts.progress,
@@ -304,6 +323,10 @@ pub fn fetch_partition(
 
     let mut old_hosts = match &old_hosts_path {
         Some(path) => Some(RunReader::open_expect(path, Schema::HOSTS)?),
+        None => None,
+    };
+    let mut budget = match &budget_path {
+        Some(path) => Some(RunReader::open_expect(path, Schema::HOST_BUDGET)?),
         None => None,
     };
     let fed = std::thread::scope(|s| {
@@ -318,8 +341,14 @@ pub fn fetch_partition(
                 break;
             }
         }
-        let fed =
-            spawned.and_then(|()| shared.feed(&mut fetchlist, old_hosts.as_mut(), &fetchlist_path));
+        let fed = spawned.and_then(|()| {
+            shared.feed(
+                &mut fetchlist,
+                old_hosts.as_mut(),
+                budget.as_mut(),
+                &fetchlist_path,
+            )
+        });
         let mut st = lock(&shared.sched);
         st.feeding = false;
         if fed.is_err() {
@@ -347,8 +376,11 @@ pub fn fetch_partition(
         host_out,
         tally,
         robots_requests,
+        follow,
+        followed,
         ..
     } = shared;
+    let followed = followed.into_inner();
     let summary = warc
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
@@ -379,12 +411,17 @@ pub fn fetch_partition(
     counts.insert(counter::WARC_FILES.into(), summary.files.len() as u64);
     counts.insert("warc_records".into(), summary.records);
     counts.insert("warc_bytes".into(), summary.bytes);
-    if fetched_summary.records != total {
+    if let Some(f) = &follow {
+        counts.insert(counter::FOLLOWED.into(), followed);
+        counts.insert("follow_filter_bytes".into(), f.filter_bytes() as u64);
+    }
+    if fetched_summary.records != total + followed {
         return Err(Error::corrupt(
             &fetchlist_path,
             0,
             format!(
-                "{} URLs in the fetch list but {} results: the fetch list repeats a fingerprint",
+                "{} URLs in the fetch list and {followed} followed but {} results: the fetch list \
+                 repeats a fingerprint",
                 total, fetched_summary.records
             ),
         ));
@@ -393,6 +430,12 @@ pub fn fetch_partition(
     let mut m = DoneMarker::new(Stage::Fetch, cycle, p, started);
     m.inputs.push(FileDigest::of_run(crawl, &fetchlist_path)?);
     if let Some(path) = &old_hosts_path {
+        m.inputs.push(FileDigest::of_run(crawl, path)?);
+    }
+    if let Some(f) = &follow {
+        m.inputs.push(FileDigest::of_run(crawl, &f.seen_path)?);
+    }
+    if let Some(path) = &budget_path {
         m.inputs.push(FileDigest::of_run(crawl, path)?);
     }
     m.outputs.push(FileDigest::of_run(crawl, &fetched_path)?);

@@ -354,6 +354,41 @@ fn host_budget(
             None => None,
         };
         let mut old_next = next_budget(&mut old_reader, old.as_ref().map(|o| o.1.as_path()))?;
+        // URLs the fetch followed within its runs count against the budget too: the host table
+        // this cycle's fetch wrote carries them per host (sorted by host key as well).
+        let hosts_path = crawl.state_file(p, "hosts", cycle + 1);
+        let mut hosts = if cfg.fetch.follow_per_host > 0 && hosts_path.exists() {
+            let mut r = RunReader::open_expect(&hosts_path, Schema::HOSTS)?;
+            let valid = r.advance()?;
+            Some((r, valid))
+        } else {
+            None
+        };
+        let mut followed_of = |host: u64| -> Result<u64> {
+            let Some((r, valid)) = hosts.as_mut() else {
+                return Ok(0);
+            };
+            while *valid {
+                let k = run::key_u64(r.key());
+                if k > host {
+                    break;
+                }
+                let n = if k == host {
+                    crate::records::HostRecord::decode(r.payload())
+                        .map_err(|e| {
+                            Error::corrupt(r.path(), 0, format!("host record {k:016x}: {e}"))
+                        })?
+                        .followed
+                } else {
+                    0
+                };
+                *valid = r.advance()?;
+                if k == host {
+                    return Ok(n);
+                }
+            }
+            Ok(0)
+        };
         let mut w = RunWriter::create(&new_path, Schema::HOST_BUDGET)?;
         let mut kept = Vec::with_capacity(items.len());
         let mut dropped = 0u64;
@@ -372,7 +407,7 @@ fn host_budget(
                 }
                 _ => 0,
             };
-            let mut left = total.saturating_sub(spent);
+            let mut left = total.saturating_sub(spent.saturating_add(followed_of(host)?));
             let mut taken = 0u64;
             for item in
                 std::iter::once(first).chain(std::iter::from_fn(|| it.next_if(|x| x.0 == host)))

@@ -81,13 +81,17 @@ pub struct HostRecord {
     /// connection, ...). The next fetch run does not lease the host before it, so a run that
     /// starts right after the previous one is as polite as one run would have been.
     pub next_allowed_ms: u64,
+    /// URLs of the host followed within fetch runs (same-host links of fetched pages, not in a
+    /// fetch list) over the whole crawl; they count against the host's lifetime budget
+    /// (`max_urls_per_host_total`) like the URLs prioritize lists.
+    pub followed: u64,
 }
 
 impl HostRecord {
-    /// Version 1: up to `last_request_ms`. Version 2 adds `next_allowed_ms`; a record with it
-    /// zero is still written as version 1, so host tables stay byte-identical to what earlier
-    /// builds wrote.
-    const VERSION: u8 = 2;
+    /// Version 1: up to `last_request_ms`. Version 2 adds `next_allowed_ms`, version 3
+    /// `followed`; a record is written with the lowest version that holds its values (zero
+    /// fields left out), so host tables stay byte-identical to what earlier builds wrote.
+    const VERSION: u8 = 3;
 
     /// The run files it is the payload of.
     pub const SCHEMA: Schema = Schema::HOSTS;
@@ -115,11 +119,15 @@ impl HostRecord {
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
-        let v2 = self.next_allowed_ms != 0;
+        let v = if self.followed != 0 {
+            3
+        } else if self.next_allowed_ms != 0 {
+            2
+        } else {
+            1
+        };
         let mut e = Enc::default();
-        e.u8(if v2 { 2 } else { 1 })
-            .str(&self.host)
-            .u64(self.robots.len() as u64);
+        e.u8(v).str(&self.host).u64(self.robots.len() as u64);
         for r in &self.robots {
             e.str(&r.origin)
                 .u64(r.fetched_at_ms)
@@ -130,13 +138,16 @@ impl HostRecord {
             .u64(self.failures)
             .u64(u64::from(self.consecutive_failures))
             .u64(self.last_request_ms);
-        if v2 {
+        if v >= 2 {
             e.u64(self.next_allowed_ms);
+        }
+        if v >= 3 {
+            e.u64(self.followed);
         }
         e.0
     }
 
-    /// Decodes a payload (version 1 or 2).
+    /// Decodes a payload (version 1, 2 or 3).
     pub fn decode(b: &[u8]) -> Result<HostRecord, DecodeError> {
         let mut d = Dec(b);
         let v = d.u8("record version")?;
@@ -167,9 +178,13 @@ impl HostRecord {
                 .map_err(|_| DecodeError("consecutive_failures out of range".into()))?,
             last_request_ms: d.u64("last_request_ms")?,
             next_allowed_ms: 0,
+            followed: 0,
         };
         if v >= 2 {
             r.next_allowed_ms = d.u64("next_allowed_ms")?;
+        }
+        if v >= 3 {
+            r.followed = d.u64("followed")?;
         }
         d.end()?;
         Ok(r)
@@ -257,6 +272,17 @@ mod tests {
     }
 
     #[test]
+    fn version_3_carries_followed() {
+        let mut r = HostRecord::new("a.example");
+        r.followed = 17;
+        let b = r.encode();
+        assert_eq!(b[0], 3);
+        assert_eq!(HostRecord::decode(&b).unwrap(), r);
+        r.next_allowed_ms = 5;
+        assert_eq!(HostRecord::decode(&r.encode()).unwrap(), r);
+    }
+
+    #[test]
     fn version_2_carries_next_allowed_and_version_1_is_still_written_and_read() {
         // Without a next-allowed time: version 1, byte for byte what earlier builds wrote.
         let v1 = sample();
@@ -277,7 +303,7 @@ mod tests {
         let mut long = b.clone();
         long.push(0);
         assert!(HostRecord::decode(&long).is_err());
-        for v in [0, 3] {
+        for v in [0, 4] {
             let mut other = b2.clone();
             other[0] = v;
             let e = HostRecord::decode(&other).unwrap_err();

@@ -22,6 +22,7 @@ impl Shared<'_> {
         &self,
         fetchlist: &mut RunReader,
         mut old_hosts: Option<&mut RunReader>,
+        mut budget: Option<&mut RunReader>,
         path: &Path,
     ) -> Result<()> {
         // One host per worker waits for a back queue: enough that a worker never waits for the
@@ -29,6 +30,10 @@ impl Shared<'_> {
         let max_waiting = self.cfg.fetch.threads as usize;
         let mut jobs: Vec<Job> = Vec::new();
         let mut old_valid = match old_hosts.as_deref_mut() {
+            Some(r) => r.advance()?,
+            None => false,
+        };
+        let mut budget_valid = match budget.as_deref_mut() {
             Some(r) => r.advance()?,
             None => false,
         };
@@ -65,7 +70,22 @@ impl Shared<'_> {
                 }
                 old_valid = r.advance()?;
             }
-            self.add_host(hk, std::mem::take(&mut jobs), record, max_waiting)?;
+            // The host's lifetime budget spent on listed URLs (sorted by host key too).
+            let mut listed = 0;
+            while let Some(r) = budget.as_deref_mut().filter(|_| budget_valid) {
+                let k = run::key_u64(r.key());
+                if k > hk {
+                    break;
+                }
+                if k == hk {
+                    let b: [u8; 8] = r.payload().try_into().map_err(|_| {
+                        Error::corrupt(r.path(), 0, "host budget count is not 8 bytes")
+                    })?;
+                    listed = u64::from_le_bytes(b);
+                }
+                budget_valid = r.advance()?;
+            }
+            self.add_host(hk, std::mem::take(&mut jobs), record, listed, max_waiting)?;
         }
         while let Some(r) = old_hosts.as_deref_mut().filter(|_| old_valid) {
             lock(&self.host_out).push(r.key(), r.payload())?;
@@ -91,6 +111,7 @@ impl Shared<'_> {
         hk: u64,
         jobs: Vec<Job>,
         record: Option<HostRecord>,
+        listed: u64,
         max_waiting: usize,
     ) -> Result<()> {
         let first = Url::parse(&jobs[0].item.url).ok();
@@ -135,6 +156,12 @@ impl Shared<'_> {
             max_delay(&self.cfg.fetch),
         );
         let not_before = now.checked_add(wait).unwrap_or(now);
+        let follow_left = self.follow_room(&record, listed);
+        if let Some(f) = &self.follow {
+            // Never followed again in this run: the list's own URLs (normally in the seen set
+            // already, but a fetch list made by hand need not be).
+            f.queue(jobs.iter().map(|j| j.fp));
+        }
         lock(&self.hosts).insert(
             hk,
             HostState {
@@ -142,6 +169,7 @@ impl Shared<'_> {
                 policies: HashMap::new(),
                 pending: jobs.len(),
                 client: Arc::new(self.fetcher.client()),
+                follow_left,
             },
         );
         st.sched
@@ -150,6 +178,22 @@ impl Shared<'_> {
         drop(st);
         self.wake.notify_one();
         Ok(())
+    }
+
+    /// URLs this run may follow on a host: `[fetch] follow_per_host`, at most the new URLs a
+    /// host may bring in a cycle (`[scope] max_new_urls_per_host`), and no more than is left of
+    /// its lifetime budget after the `listed` URLs prioritize gave it and those followed in
+    /// earlier runs.
+    fn follow_room(&self, record: &HostRecord, listed: u64) -> u64 {
+        if self.follow.is_none() {
+            return 0;
+        }
+        let per_run =
+            u64::from(self.cfg.fetch.follow_per_host).min(self.cfg.scope.max_new_urls_per_host);
+        match self.cfg.prioritize.max_urls_per_host_total {
+            0 => per_run,
+            total => per_run.min(total.saturating_sub(listed.saturating_add(record.followed))),
+        }
     }
 
     pub(super) fn publish_hosts(&self, st: &Sched) {

@@ -13,7 +13,7 @@ use crate::crawl::report::counter;
 use crate::error::Result;
 use crate::fetch::client::{Cut, Fetched, HostClient, Validators};
 use crate::fetch::schedule::{politeness_delay, Lease, Next};
-use crate::records::FetchResult;
+use crate::records::{FetchItem, FetchResult};
 use crate::records::{OriginRobots, Policy};
 use crate::run;
 use crate::warc::writer::{Exchange, ExchangeLocations, ResponseKind, Revisit};
@@ -52,11 +52,11 @@ impl Shared<'_> {
                         .0;
                 }
             };
-            let (delay, requeue) = match self.process(&lease) {
+            let (delay, requeue, follows) = match self.process(&lease) {
                 Ok(x) => x,
                 Err(e) => {
                     self.fail(e);
-                    (Duration::ZERO, None)
+                    (Duration::ZERO, None, Vec::new())
                 }
             };
             let mut st = lock(&self.sched);
@@ -67,6 +67,16 @@ impl Shared<'_> {
                     }
                 } else {
                     st.sched.push_front(lease.host, job);
+                }
+            }
+            // Links followed in the run join the back of the host's queue.
+            for job in follows {
+                if st.deferred {
+                    if let Err(e) = self.finish_job(&job, error_result(&job, "deferred")) {
+                        self.fail(e);
+                    }
+                } else {
+                    st.sched.push_back(lease.host, job);
                 }
             }
             // With the margin, as `note_request` recorded it for the next run.
@@ -81,15 +91,15 @@ impl Shared<'_> {
         }
     }
 
-    /// Handles one lease: returns the host's delay and, if robots.txt was fetched instead, the
-    /// URL to put back.
-    pub(super) fn process(&self, lease: &Lease<Job>) -> Result<(Duration, Option<Job>)> {
+    /// Handles one lease: returns the host's delay, the URL to put back if robots.txt was
+    /// fetched instead, and the URLs of the host to follow in this run.
+    pub(super) fn process(&self, lease: &Lease<Job>) -> Result<(Duration, Option<Job>, Vec<Job>)> {
         let job = &lease.item;
         let url = match Url::parse(&job.item.url) {
             Ok(u) => u,
             Err(_) => {
                 self.finish_job(job, error_result(job, "url"))?;
-                return Ok((Duration::ZERO, None));
+                return Ok((Duration::ZERO, None, Vec::new()));
             }
         };
         let origin = url.origin().ascii_serialization();
@@ -102,7 +112,7 @@ impl Shared<'_> {
         };
         if failing {
             self.finish_job(job, error_result(job, "host_failing"))?;
-            return Ok((Duration::ZERO, None));
+            return Ok((Duration::ZERO, None, Vec::new()));
         }
         let Some(policy) = policy else {
             let delay = self.fetch_robots(&client, job.host_key, &url, &origin)?;
@@ -111,11 +121,11 @@ impl Shared<'_> {
                 fp: job.fp,
                 item: job.item.clone(),
             };
-            return Ok((delay, Some(again)));
+            return Ok((delay, Some(again), Vec::new()));
         };
         if let Some(kind) = policy.refusal(url.as_str()) {
             self.finish_job(job, error_result(job, kind))?;
-            return Ok((Duration::ZERO, None));
+            return Ok((Duration::ZERO, None, Vec::new()));
         }
         let validators = Validators {
             etag: Some(job.item.etag.as_str()).filter(|s| !s.is_empty()),
@@ -132,10 +142,13 @@ impl Shared<'_> {
         // A connection dropped mid-response (body cut, read failed) may still be busy at the
         // server until it notices: back off before the next request to the host.
         let mut abandoned = true;
+        let mut follows = Vec::new();
         let result = match outcome {
             Ok(fetched) => {
                 abandoned = fetched.cut.is_some();
-                self.store(job, &url, &fetched)?
+                let r = self.store(job, &url, &fetched)?;
+                follows = self.follows(job, &url, &fetched, &policy);
+                r
             }
             Err(e) => {
                 let mut r = error_result(job, e.kind());
@@ -153,7 +166,48 @@ impl Shared<'_> {
         // Before the result: the host's last result sends its record to the new table.
         self.note_request(job.host_key, answered, delay);
         self.finish_job(job, result)?;
-        Ok((delay, None))
+        Ok((delay, None, follows))
+    }
+
+    /// The URLs of `got`'s page to fetch in this run ([`super::follow`]), counted as pending
+    /// results of the host (before the page's own result, so the host stays in the table).
+    fn follows(&self, job: &Job, url: &Url, got: &Fetched, policy: &Policy) -> Vec<Job> {
+        let Some(follow) = &self.follow else {
+            return Vec::new();
+        };
+        let room = lock(&self.hosts)
+            .get(&job.host_key)
+            .map_or(0, |h| h.follow_left);
+        let found = follow.candidates(self.cfg, url, got, job.item.depth, policy, room);
+        if found.is_empty() {
+            return Vec::new();
+        }
+        let mut hosts = lock(&self.hosts);
+        let Some(h) = hosts.get_mut(&job.host_key) else {
+            return Vec::new();
+        };
+        let n = found
+            .len()
+            .min(usize::try_from(h.follow_left).unwrap_or(usize::MAX));
+        h.follow_left -= n as u64;
+        h.pending += n;
+        h.record.followed += n as u64;
+        drop(hosts);
+        self.followed.fetch_add(n as u64, Relaxed);
+        found
+            .into_iter()
+            .take(n)
+            .map(|c| Job {
+                host_key: job.host_key,
+                fp: c.fp,
+                item: FetchItem {
+                    url: c.url,
+                    depth: c.depth,
+                    priority: job.item.priority,
+                    ..FetchItem::default()
+                },
+            })
+            .collect()
     }
 
     pub(super) fn delay(&self, crawl_delay: Option<Duration>, took: Duration) -> Duration {
@@ -408,7 +462,7 @@ pub(super) fn error_result(job: &Job, kind: &str) -> FetchResult {
 }
 
 /// The body with its Content-Encoding undone, at most `cap` bytes; `true` if the cap cut it.
-fn decode_body(got: &Fetched, cap: u64) -> (Vec<u8>, bool) {
+pub(super) fn decode_body(got: &Fetched, cap: u64) -> (Vec<u8>, bool) {
     let mut out = Vec::new();
     let capped = decode_into(got, cap, &mut |b| out.extend_from_slice(b));
     (out, capped)

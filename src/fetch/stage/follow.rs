@@ -1,0 +1,239 @@
+//! In-run following: same-origin links of the pages a run fetches, new to the crawl, fetched in
+//! the same run (docs/design.md §7), so a chain of "next" links costs one run, not one cycle
+//! per link, and a host whose site is deep is not held back by the cycle barrier.
+//!
+//! - **New to the crawl** is checked against a Bloom filter of the partition's seen set as the
+//!   cycle starts (`state/pNNNN/seen.N.run`, exactly the version the cycle's merge reads; a
+//!   filter, not the set: about 10 bits per URL, capped by the stage's share of `[sort]
+//!   memory_budget`), and against the fingerprints this run has already queued. A false positive
+//!   only leaves a URL for the next cycle; the merge still deduplicates every link exactly.
+//! - **The same links the parse stage finds**: [`PageLinker`] is the parse stage's extraction
+//!   (tokenizer, `<base>`, canonicalization, meta robots, `rel=nofollow`), so a followed URL has
+//!   the canonical form and fingerprint the parse of its page gives it, and the parse of the
+//!   WARC later emits the same links, which the merge meets with the followed URL's result.
+//! - **Limits**: same origin as the page (its robots.txt is known and applies), followed links
+//!   only (not nofollow), the crawl's scope and depth, at most `[fetch] follow_per_host` per host
+//!   and run and what is left of the host's lifetime budget (`max_urls_per_host_total`, which
+//!   counts followed URLs too: the host record carries them, prioritize adds them in).
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use url::Url;
+
+use super::lock;
+use crate::crawl::{Config, CrawlDir};
+use crate::error::Result;
+use crate::fetch::client::Fetched;
+use crate::parse::PageLinker;
+use crate::records::{LinkRecord, Policy};
+use crate::run::{self, Cursor, RunReader, Schema};
+
+/// Bits of the Bloom filter per fingerprint of the seen set: with [`PROBES`] probes, about 1%
+/// false positives.
+const BITS_PER_KEY: u64 = 10;
+/// Probes per fingerprint.
+const PROBES: u32 = 7;
+/// The smallest filter, in bits.
+const MIN_BITS: u64 = 1 << 16;
+
+/// A Bloom filter of 64-bit fingerprints (already uniform hashes: the probes are double
+/// hashing of the fingerprint itself).
+pub(super) struct Bloom {
+    words: Vec<u64>,
+    mask: u64,
+}
+
+impl Bloom {
+    /// A filter for `keys` fingerprints at [`BITS_PER_KEY`] bits each, but at most `max_bytes`
+    /// (a power of two of bits, at least [`MIN_BITS`]).
+    pub(super) fn new(keys: u64, max_bytes: u64) -> Bloom {
+        let want = keys.saturating_mul(BITS_PER_KEY).max(MIN_BITS);
+        let cap = max_bytes.saturating_mul(8).max(MIN_BITS);
+        let bits = want.min(cap).next_power_of_two();
+        let bits = if bits > cap { bits / 2 } else { bits }.max(MIN_BITS);
+        Bloom {
+            words: vec![0; (bits / 64) as usize],
+            mask: bits - 1,
+        }
+    }
+
+    fn probes(fp: u64) -> impl Iterator<Item = u64> {
+        let step = fp.rotate_left(32) | 1;
+        (0..PROBES).map(move |i| fp.wrapping_add(step.wrapping_mul(u64::from(i))))
+    }
+
+    pub(super) fn insert(&mut self, fp: u64) {
+        for h in Bloom::probes(fp) {
+            let i = h & self.mask;
+            self.words[(i >> 6) as usize] |= 1 << (i & 63);
+        }
+    }
+
+    pub(super) fn contains(&self, fp: u64) -> bool {
+        Bloom::probes(fp).all(|h| {
+            let i = h & self.mask;
+            self.words[(i >> 6) as usize] & (1 << (i & 63)) != 0
+        })
+    }
+
+    /// Bytes of bits.
+    pub(super) fn bytes(&self) -> usize {
+        self.words.len() * 8
+    }
+}
+
+/// A link worth fetching in this run.
+pub(super) struct Candidate {
+    pub(super) fp: u64,
+    pub(super) url: String,
+    pub(super) depth: u32,
+}
+
+/// The fetch stage's in-run following (see the module docs).
+pub(super) struct Follow {
+    seen: Bloom,
+    /// Fingerprints queued in this run.
+    queued: Mutex<HashSet<u64>>,
+    linker: Mutex<PageLinker>,
+    /// The seen set the filter was built from (an input of the stage).
+    pub(super) seen_path: PathBuf,
+}
+
+impl Follow {
+    /// The partition's follower for `cycle`, or `None` when following is off or the cycle's seen
+    /// set is missing (a crawl made by hand: nothing is followed).
+    pub(super) fn load(
+        crawl: &CrawlDir,
+        cfg: &Config,
+        cycle: u32,
+        p: u32,
+    ) -> Result<Option<Follow>> {
+        if cfg.fetch.follow_per_host == 0 {
+            return Ok(None);
+        }
+        let seen_path = crawl.state_file(p, "seen", cycle);
+        if !seen_path.exists() {
+            return Ok(None);
+        }
+        let mut r = RunReader::open_expect(&seen_path, Schema::SEEN)?;
+        let mut seen = Bloom::new(r.len(), cfg.sort.memory_budget.0 / 8);
+        while r.advance()? {
+            seen.insert(run::key_u64(r.key()));
+        }
+        Ok(Some(Follow {
+            seen,
+            queued: Mutex::new(HashSet::new()),
+            linker: Mutex::new(PageLinker::new(cfg)),
+            seen_path,
+        }))
+    }
+
+    /// Marks fingerprints as queued in this run (the fetch list's), so they are never followed.
+    pub(super) fn queue(&self, fps: impl Iterator<Item = u64>) {
+        lock(&self.queued).extend(fps);
+    }
+
+    /// Bytes the filter holds.
+    pub(super) fn filter_bytes(&self) -> usize {
+        self.seen.bytes()
+    }
+
+    /// The links of the page `got` answered for `url` (at `depth`) to fetch in this run, at most
+    /// `room`, each marked queued: same origin, followed, in scope, allowed by `policy`, and new
+    /// to the crawl.
+    pub(super) fn candidates(
+        &self,
+        cfg: &Config,
+        url: &Url,
+        got: &Fetched,
+        depth: u32,
+        policy: &Policy,
+        room: u64,
+    ) -> Vec<Candidate> {
+        if room == 0 || !(200..300).contains(&got.status) || got.cut.is_some() {
+            return Vec::new();
+        }
+        let ct = got.content_type.to_ascii_lowercase();
+        if !(ct.starts_with("text/html") || ct.starts_with("application/xhtml+xml")) {
+            return Vec::new();
+        }
+        let Ok(head) = crate::warc::http::read_head(&mut &got.raw_response_head[..], 1 << 20)
+        else {
+            return Vec::new();
+        };
+        let (body, _) = super::worker::decode_body(got, cfg.fetch.max_decoded.0);
+        let origin = url.origin().ascii_serialization();
+        let host_key = crate::keys::host_key(url.host_str().unwrap_or(""));
+        let mut found: Vec<(u64, LinkRecord)> = Vec::new();
+        {
+            let mut linker = lock(&self.linker);
+            let mut each = |k: &[u8], v: &[u8]| {
+                if k.len() != 16 || run::key_u64(&k[..8]) != host_key {
+                    return;
+                }
+                if let Ok(l) = LinkRecord::decode(v) {
+                    found.push((run::key_u64(&k[8..]), l));
+                }
+            };
+            if linker
+                .each(url.as_str(), got.status, &head, &body, depth, &mut each)
+                .is_err()
+            {
+                return Vec::new();
+            }
+        }
+        let mut out = Vec::new();
+        let mut queued = lock(&self.queued);
+        for (fp, l) in found {
+            if out.len() as u64 >= room {
+                break;
+            }
+            let same_origin = l
+                .url
+                .strip_prefix(origin.as_str())
+                .is_some_and(|rest| rest.starts_with('/'));
+            if l.nofollow || !same_origin || self.seen.contains(fp) || queued.contains(&fp) {
+                continue;
+            }
+            let host = crate::keys::host_of(&l.url);
+            if cfg.scope.refusal(&l.url, host, l.depth).is_some()
+                || policy.refusal(&l.url).is_some()
+            {
+                continue;
+            }
+            queued.insert(fp);
+            out.push(Candidate {
+                fp,
+                url: l.url,
+                depth: l.depth,
+            });
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filter_has_no_false_negatives_and_few_false_positives() {
+        let mut b = Bloom::new(10_000, 1 << 20);
+        let fp = |i: u64| xxhash_rust::xxh3::xxh3_64(&i.to_le_bytes());
+        for i in 0..10_000 {
+            b.insert(fp(i));
+        }
+        assert!((0..10_000).all(|i| b.contains(fp(i))));
+        let false_pos = (10_000..110_000).filter(|&i| b.contains(fp(i))).count();
+        assert!(false_pos < 2_000, "{false_pos} false positives in 100,000");
+        // Capped: smaller, still no false negatives.
+        let mut small = Bloom::new(1_000_000, 64 << 10);
+        assert!(small.bytes() <= 64 << 10);
+        for i in 0..10_000 {
+            small.insert(fp(i));
+        }
+        assert!((0..10_000).all(|i| small.contains(fp(i))));
+    }
+}
