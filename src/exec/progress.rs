@@ -148,7 +148,7 @@ impl CycleDisplay {
                     .name("cycle-progress".into())
                     .spawn(move || {
                         while !stop.load(Relaxed) {
-                            std::thread::sleep(Duration::from_millis(200));
+                            std::thread::park_timeout(Duration::from_millis(200));
                             let started = *live.started.lock().unwrap_or_else(|e| e.into_inner());
                             let Some(started) = started else { continue };
                             let secs = started.elapsed().as_secs_f64();

@@ -54,10 +54,13 @@ pub(crate) struct Ticker {
 }
 
 impl Ticker {
-    /// Stops and joins the thread, and clears the bar.
+    /// Stops and joins the thread (waking it: it waits with `park_timeout`, so a stage's end is
+    /// not held up to a tick, 200 ms per fetch of a partition with nothing to do), and clears
+    /// the bar.
     pub(crate) fn finish(&mut self) {
         self.stop.store(true, Relaxed);
         if let Some(t) = self.thread.take() {
+            t.thread().unpark();
             let _ = t.join();
         }
         if let Some(b) = self.bar.take() {
@@ -135,7 +138,7 @@ impl Reporter {
                 .spawn(move || {
                     let start = Instant::now();
                     while !stop.load(Relaxed) {
-                        std::thread::sleep(tick);
+                        std::thread::park_timeout(tick);
                         let c = &counters;
                         let secs = start.elapsed().as_secs_f64();
                         let done = c.done.load(Relaxed);

@@ -255,7 +255,12 @@ pub fn fetch_partition(
     let total = fetchlist.len();
     let old_hosts_path = crawl.latest_state(p, "hosts", cycle).map(|(_, path)| path);
     let new_hosts_path = crawl.state_file(p, "hosts", cycle + 1);
-    let follow = follow::Follow::load(crawl, cfg, cycle, p)?;
+    // Nothing to fetch, nothing to follow: no filter to build from the seen set.
+    let follow = if total > 0 {
+        follow::Follow::load(crawl, cfg, cycle, p)?
+    } else {
+        None
+    };
     // What prioritize has listed of each host over the crawl (its lifetime budget), for the
     // room in-run following has left.
     let budget_path = (follow.is_some() && cfg.prioritize.max_urls_per_host_total > 0)

@@ -60,7 +60,10 @@ pub struct Sorter {
     schema: Schema,
     key_len: usize,
     buf: Buffer,
+    /// The spill directory, made at the first spill: a sort that fits its budget touches no
+    /// directory (a cycle with little to do ran hundreds of mkdir/rmdir pairs for nothing).
     dir: PathBuf,
+    dir_made: bool,
     spills: Vec<PathBuf>,
     stats: SortStats,
     fanout: usize,
@@ -68,7 +71,8 @@ pub struct Sorter {
 
 impl Sorter {
     /// A sorter for `schema`'s records using at most about `budget` bytes of buffer, spilling into a
-    /// private temporary directory under `tmp_parent` (removed when the sorter is dropped).
+    /// private temporary directory under `tmp_parent` (made at the first spill, removed when the
+    /// sorter is dropped).
     pub fn new(schema: Schema, budget: usize, tmp_parent: &Path) -> Result<Sorter> {
         let key_len = usize::from(schema.key_len);
         let budget = budget.max(64);
@@ -89,12 +93,12 @@ impl Sorter {
             ".sort.tmp.{}.{n}",
             crate::storage::temp_writer_tag()
         ));
-        fs::create_dir_all(&dir).ctx("create directory", &dir)?;
         Ok(Sorter {
             schema,
             key_len,
             buf,
             dir,
+            dir_made: false,
             spills: Vec::new(),
             stats: SortStats::default(),
             fanout: 64,
@@ -198,15 +202,19 @@ impl Sorter {
         }
     }
 
-    fn new_spill_path(&mut self) -> PathBuf {
+    fn new_spill_path(&mut self) -> Result<PathBuf> {
+        if !self.dir_made {
+            fs::create_dir_all(&self.dir).ctx("create directory", &self.dir)?;
+            self.dir_made = true;
+        }
         let p = self.dir.join(format!("spill-{:06}.run", self.stats.spills));
         self.stats.spills += 1;
-        p
+        Ok(p)
     }
 
     fn spill(&mut self) -> Result<()> {
         self.sort_buffer();
-        let path = self.new_spill_path();
+        let path = self.new_spill_path()?;
         let mut w = RunWriter::with_options(&path, self.spill_schema(), self.spill_opts())?;
         let mut mem = MemCursor::new(&self.buf, self.key_len);
         while mem.advance()? {
@@ -241,7 +249,7 @@ impl Sorter {
                     .iter()
                     .map(|p| RunReader::open(p))
                     .collect::<Result<Vec<_>>>()?;
-                let path = self.new_spill_path();
+                let path = self.new_spill_path()?;
                 let mut w = RunWriter::with_options(&path, self.spill_schema(), self.spill_opts())?;
                 merge(inputs, &mut KeepAll, &mut w)?;
                 self.stats.spill_bytes += w.finish()?.bytes;
@@ -264,7 +272,9 @@ impl Sorter {
 
 impl Drop for Sorter {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.dir);
+        if self.dir_made {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
     }
 }
 

@@ -155,8 +155,9 @@ impl Follow {
         if room == 0 || !(200..300).contains(&got.status) || got.cut.is_some() {
             return Vec::new();
         }
-        let ct = got.content_type.to_ascii_lowercase();
-        if !(ct.starts_with("text/html") || ct.starts_with("application/xhtml+xml")) {
+        let ct = got.content_type.as_bytes();
+        let is = |t: &str| ct.len() >= t.len() && ct[..t.len()].eq_ignore_ascii_case(t.as_bytes());
+        if !(is("text/html") || is("application/xhtml+xml")) {
             return Vec::new();
         }
         let Ok(head) = crate::warc::http::read_head(&mut &got.raw_response_head[..], 1 << 20)
@@ -166,6 +167,8 @@ impl Follow {
         let (body, _) = super::worker::decode_body(got, cfg.fetch.max_decoded.0);
         let origin = url.origin().ascii_serialization();
         let host_key = crate::keys::host_key(url.host_str().unwrap_or(""));
+        // Most of a page's links are known (menus, the site's other pages): the filter is asked
+        // first, from the key, and only the rest are decoded.
         let mut found: Vec<(u64, LinkRecord)> = Vec::new();
         {
             let mut linker = lock(&self.linker);
@@ -173,8 +176,12 @@ impl Follow {
                 if k.len() != 16 || run::key_u64(&k[..8]) != host_key {
                     return;
                 }
+                let fp = run::key_u64(&k[8..]);
+                if self.seen.contains(fp) {
+                    return;
+                }
                 if let Ok(l) = LinkRecord::decode(v) {
-                    found.push((run::key_u64(&k[8..]), l));
+                    found.push((fp, l));
                 }
             };
             if linker
@@ -194,7 +201,7 @@ impl Follow {
                 .url
                 .strip_prefix(origin.as_str())
                 .is_some_and(|rest| rest.starts_with('/'));
-            if l.nofollow || !same_origin || self.seen.contains(fp) || queued.contains(&fp) {
+            if l.nofollow || !same_origin || queued.contains(&fp) {
                 continue;
             }
             let host = crate::keys::host_of(&l.url);
