@@ -417,6 +417,49 @@ fn delays_earned_in_one_run_hold_in_the_next() {
 }
 
 #[test]
+fn a_killed_fetchs_requests_hold_the_delays_of_its_rerun() {
+    // Every host wants 300 ms between requests (websim's default delay, which the crawl knows
+    // as its own default). The first attempt fetches each host's robots.txt and home page, then
+    // "dies" before committing: its WARC file stays (as a temporary, like a killed writer's) and
+    // its host table is never written. The re-run, at once, must not ask those hosts again
+    // within their delay of the dead attempt's last request: it knows them from the WARC.
+    let (web, server) = start(WebConfig {
+        seed: 33,
+        hosts: 5,
+        pages: 3,
+        hostile_every: 0,
+        default_delay: Duration::from_millis(300),
+        max_crawl_delay: Duration::ZERO,
+        ..WebConfig::default()
+    });
+    let mut cfg = patient(test_config());
+    cfg.crawl.partitions = 1;
+    cfg.fetch.default_delay_secs = 0.3;
+    cfg.fetch.follow_per_host = 0;
+    let homes: Vec<String> = common::websim_homes(&web);
+    let c = crawl_of(&web, &homes, cfg);
+    fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet()).unwrap();
+    // Undo the commit as a kill before it would have: no marker, no results, no host table;
+    // the WARC file renamed to a writer's temporary name.
+    std::fs::remove_file(c.dir.done_path(0, Stage::Fetch, 0)).unwrap();
+    std::fs::remove_file(c.dir.fetched(0, 0)).unwrap();
+    std::fs::remove_file(c.dir.state_file(0, "hosts", 1)).unwrap();
+    for f in warc_files(&c, 0) {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        std::fs::rename(&f, f.with_file_name(format!(".{name}.tmp.999999"))).unwrap();
+    }
+    let r = fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet()).unwrap();
+    assert_eq!(r.count("results"), homes.len() as u64);
+    // The dead attempt's file is gone, the new one is complete.
+    assert!(warc_files(&c, 0).iter().all(|f| !f
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with('.')));
+    assert_polite(server);
+}
+
+#[test]
 fn private_addresses_are_refused_by_default() {
     let (web, server) = start(WebConfig {
         hosts: 4,

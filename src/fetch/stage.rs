@@ -50,8 +50,10 @@
 //! # Crash safety
 //!
 //! Outputs are published atomically and the `.done` marker last. A fetch killed half-way leaves
-//! no marker; re-running it first removes the partition's WARC files of that cycle (rotated files
-//! may have been published) and then fetches again from the fetch list. What a server answers
+//! no marker; re-running it first reads the request records of the WARC files the dead attempt
+//! left (published or half-written) for when it last asked each host, so the re-run keeps the
+//! host's delay (plus the back-off after the connection the kill abandoned) from that request,
+//! then removes those files and fetches again from the fetch list. What a server answers
 //! the second time may differ, so a re-run gives the same *set* of results, not the same bytes.
 //!
 //! The feeder lives in `stage/feed.rs`, the workers in `stage/worker.rs`.
@@ -189,6 +191,9 @@ struct Shared<'a> {
     follow: Option<follow::Follow>,
     /// URLs followed in this run (each has a result besides the fetch list's).
     followed: AtomicU64,
+    /// Host name -> when an unfinished (killed) attempt of this fetch last sent it a request,
+    /// Unix milliseconds ([`unfinished_requests`]).
+    restarted: HashMap<String, u64>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -235,9 +240,12 @@ pub fn fetch_partition(
         )
     })?;
 
-    // Outputs of an earlier attempt that never committed are redone from scratch.
+    // Outputs of an earlier attempt that never committed are redone from scratch; the requests
+    // its WARC files record still count for politeness (a killed run asked its hosts moments
+    // ago, and its host table was never written).
     let warc_dir = crawl.warc_dir(cycle);
     let prefix = CrawlDir::partition_name(p);
+    let restarted = unfinished_requests(&warc_dir, &prefix);
     remove_partition_warcs(&warc_dir, &prefix)?;
     let fetched_path = crawl.fetched(cycle, p);
     let stage_dir = crawl.stage_dir(cycle, Stage::Fetch);
@@ -317,6 +325,7 @@ pub fn fetch_partition(
         robots_requests: AtomicU64::new(0),
         follow,
         followed: AtomicU64::new(0),
+        restarted,
     };
     let reporter = Reporter::start(
         opts.progress,
@@ -452,23 +461,69 @@ pub fn fetch_partition(
     Ok(StageReport::ran(m.commit(&done_path, started)?))
 }
 
-/// Removes `prefix-*.warc*` files (and their temporaries) an uncommitted attempt left.
-fn remove_partition_warcs(dir: &Path, prefix: &str) -> Result<()> {
+/// The WARC files of partition `prefix` an uncommitted attempt left (published ones, and with
+/// `temps` the temporaries of its writers too).
+fn partition_warcs(dir: &Path, prefix: &str, temps: bool) -> Result<Vec<std::path::PathBuf>> {
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(Error::io("list", dir, e)),
     };
     let mine = format!("{prefix}-");
+    let mut out = Vec::new();
     for entry in rd {
         let entry = entry.ctx("list", dir)?;
         let name = entry.file_name();
         let name = name.to_string_lossy();
         let bare = name.trim_start_matches('.');
-        if bare.starts_with(&mine) && Compression::from_name(bare).is_some() {
-            let path = entry.path();
-            std::fs::remove_file(&path).ctx("remove", &path)?;
+        let (base, temp) = match bare.split_once(crate::storage::TEMP_MARK) {
+            Some((base, _)) => (base, true),
+            None => (bare, false),
+        };
+        if base.starts_with(&mine) && Compression::from_name(base).is_some() && (temps || !temp) {
+            out.push(entry.path());
         }
+    }
+    Ok(out)
+}
+
+/// When an attempt of this fetch that never committed (killed) last sent each host a request,
+/// Unix milliseconds, from the request records of the WARC files it left (read up to the first
+/// damaged or cut-off record; unreadable files give nothing).
+fn unfinished_requests(dir: &Path, prefix: &str) -> HashMap<String, u64> {
+    use crate::warc::{reader::ReaderOptions, reader::WarcReader, RecordType};
+    let mut last: HashMap<String, u64> = HashMap::new();
+    for path in partition_warcs(dir, prefix, true).unwrap_or_default() {
+        let Ok(mut rd) = WarcReader::open(&path, ReaderOptions::default()) else {
+            continue;
+        };
+        while let Ok(Some(rec)) = rd.next_record() {
+            let h = rec.header();
+            if h.record_type() != RecordType::Request {
+                continue;
+            }
+            let host = h
+                .target_uri()
+                .and_then(|u| url::Url::parse(u).ok())
+                .and_then(|u| u.host_str().map(str::to_owned));
+            let at = h
+                .date()
+                .and_then(crate::warc::parse_warc_date)
+                .map(|(s, ns)| s * 1000 + u64::from(ns / 1_000_000));
+            if let (Some(host), Some(at)) = (host, at) {
+                let e = last.entry(host).or_default();
+                *e = (*e).max(at);
+            }
+        }
+    }
+    last
+}
+
+/// Removes the `prefix-*.warc*` files an uncommitted attempt published.
+fn remove_partition_warcs(dir: &Path, prefix: &str) -> Result<()> {
+    // A dead writer's temporary goes with `remove_temps`, which spares a live one's.
+    for path in partition_warcs(dir, prefix, false)? {
+        std::fs::remove_file(&path).ctx("remove", &path)?;
     }
     Ok(())
 }

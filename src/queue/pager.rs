@@ -130,6 +130,21 @@ impl Pager {
         };
         p.load_meta()?;
         p.recover()?;
+        // The file only grows within a transaction and is cut back to the committed length
+        // here: shorter than that, it lost committed pages (truncated by something else), and
+        // zero-filling it would silently empty the queue.
+        let on_disk = p.file.metadata().ctx("stat", path)?.len();
+        if on_disk < p.committed_len {
+            return Err(Error::corrupt(
+                path,
+                on_disk,
+                format!(
+                    "the queue file is {on_disk} bytes but its last commit (generation {}) left \
+                     {} bytes: it was truncated, and the queued URLs past this offset are lost",
+                    p.generation, p.committed_len
+                ),
+            ));
+        }
         p.file.set_len(p.committed_len).ctx("truncate", path)?;
         p.len = p.committed_len;
         p.remap()?;
@@ -187,17 +202,40 @@ impl Pager {
         let mut bytes = Vec::new();
         f.read_to_end(&mut bytes).ctx("read", &jp)?;
         let ps = self.opts.page_size;
+        let rec = 8 + ps + 8;
+        // The header is written and fsynced before any record (rule 2), so a journal holding
+        // record bytes behind a header that is not ours was damaged, not torn: undoing nothing
+        // would keep pages of the uncommitted transaction.
+        if bytes.len() > 24 && &bytes[..8] != JOURNAL_MAGIC {
+            return Err(Error::corrupt(
+                &jp,
+                0,
+                "the undo journal's header is damaged: the interrupted transaction cannot be \
+                 rolled back; the queue file may hold uncommitted pages",
+            ));
+        }
         if bytes.len() >= 24 && &bytes[..8] == JOURNAL_MAGIC {
             let base = u64::from_le_bytes(bytes[8..16].try_into().expect("8"));
             if base == self.generation {
                 let mut off = 24;
-                let rec = 8 + ps + 8;
                 let file_len = self.file.metadata().ctx("stat", &self.path)?.len();
                 while off + rec <= bytes.len() {
                     let r = &bytes[off..off + rec];
                     let sum = u64::from_le_bytes(r[8 + ps..].try_into().expect("8"));
                     if xxh3_64(&r[..8 + ps]) != sum {
-                        break; // a torn tail: its page was never overwritten (rule 2)
+                        // Records are appended one after the other, so only the last can be
+                        // torn (its page was never overwritten, rule 2); a bad one with whole
+                        // records behind it was damaged, and its page cannot be restored.
+                        if off + 2 * rec <= bytes.len() {
+                            return Err(Error::corrupt(
+                                &jp,
+                                off as u64,
+                                "an undo journal record is damaged (checksum mismatch) with \
+                                 records after it: the interrupted transaction cannot be rolled \
+                                 back",
+                            ));
+                        }
+                        break;
                     }
                     let page = u64::from_le_bytes(r[..8].try_into().expect("8"));
                     let at = page * ps as u64;
@@ -665,6 +703,91 @@ mod tests {
         std::fs::write(&mp, m).unwrap();
         let e = Pager::open(&path, opts(4)).err().unwrap().to_string();
         assert!(e.contains("q.dat.meta") && e.contains("checksum"), "{e}");
+    }
+
+    #[test]
+    fn a_truncated_queue_file_is_an_error_not_an_empty_queue() {
+        for keep in [0u64, 512 * 2 + 7] {
+            let (_dir, path, mut p) = grown(4, 512 * 4);
+            p.write(0, &[7; 512]).unwrap();
+            p.commit(b"m").unwrap();
+            drop(p);
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_len(keep)
+                .unwrap();
+            let e = Pager::open(&path, opts(4)).err().expect("refused");
+            assert_eq!(e.exit_code(), crate::error::EXIT_IO);
+            let msg = e.to_string();
+            assert!(
+                msg.contains("q.dat")
+                    && msg.contains("truncated")
+                    && msg.contains(&format!("{keep}")),
+                "{msg}"
+            );
+            // Nothing was zero-filled: the file is as the damage left it.
+            assert_eq!(std::fs::metadata(&path).unwrap().len(), keep);
+        }
+    }
+
+    /// A transaction that overwrote pages 0..4 and was cut off (never committed): its journal
+    /// holds 4 records.
+    fn interrupted() -> (tempfile::TempDir, PathBuf) {
+        let (dir, path, mut p) = grown(1, 512 * 4);
+        for i in 0..4u64 {
+            p.write(i * 512, &[i as u8 + 1; 512]).unwrap();
+        }
+        p.commit(b"one").unwrap();
+        for i in 0..4u64 {
+            p.write(i * 512, &[0xEE; 512]).unwrap();
+        }
+        p.flush().unwrap();
+        std::mem::forget(p);
+        (dir, path)
+    }
+
+    #[test]
+    fn a_damaged_journal_is_an_error_and_a_torn_last_record_is_not() {
+        let rec = 8 + 512 + 8;
+        // A record with records behind it, and the header: damage, refused, journal kept.
+        for at in [24 + 100, 3] {
+            let (_dir, path) = interrupted();
+            let jp = sibling(&path, "journal");
+            let mut j = std::fs::read(&jp).unwrap();
+            assert_eq!(j.len(), 24 + 4 * rec);
+            j[at] ^= 0x40;
+            std::fs::write(&jp, &j).unwrap();
+            let e = Pager::open(&path, opts(1)).err().expect("refused");
+            let msg = e.to_string();
+            assert!(
+                msg.contains("q.dat.journal") && msg.contains("damaged"),
+                "{msg}"
+            );
+            assert!(jp.exists(), "the journal is kept for a person or a repair");
+        }
+        // The last record torn (cut short, or whole but with a bad checksum): a crash while
+        // appending it, whose page was never overwritten; the rest is rolled back.
+        for damage in [0, 1] {
+            let (_dir, path) = interrupted();
+            let jp = sibling(&path, "journal");
+            let mut j = std::fs::read(&jp).unwrap();
+            if damage == 0 {
+                j.truncate(24 + 3 * rec + 40);
+            } else {
+                let n = j.len();
+                j[n - 3] ^= 1;
+            }
+            std::fs::write(&jp, &j).unwrap();
+            let mut p = Pager::open(&path, opts(1)).unwrap();
+            assert_eq!(p.meta(), b"one");
+            let mut b = [0u8; 512];
+            for i in 0..3u64 {
+                p.read(i * 512, &mut b).unwrap();
+                assert_eq!(b, [i as u8 + 1; 512], "page {i}");
+            }
+        }
     }
 
     #[test]

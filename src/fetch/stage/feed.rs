@@ -10,7 +10,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use url::Url;
 
-use super::{error_result, lock, max_delay, HostState, Job, Sched, Shared};
+use super::{
+    error_result, lock, max_delay, secs, HostState, Job, Sched, Shared, ABANDON_BACKOFF,
+    CLOCK_MARGIN,
+};
 use crate::error::{Error, Result};
 use crate::records::FetchItem;
 use crate::records::HostRecord;
@@ -154,7 +157,8 @@ impl Shared<'_> {
             record.next_allowed_ms,
             SystemTime::now(),
             max_delay(&self.cfg.fetch),
-        );
+        )
+        .max(self.restart_wait(&name, &record));
         let not_before = now.checked_add(wait).unwrap_or(now);
         let follow_left = self.follow_room(&record, listed);
         if let Some(f) = &self.follow {
@@ -194,6 +198,27 @@ impl Shared<'_> {
             0 => per_run,
             total => per_run.min(total.saturating_sub(listed.saturating_add(record.followed))),
         }
+    }
+
+    /// How long a host asked by a killed attempt of this fetch must still wait: from that
+    /// request, the host's delay (the default, or its robots.txt crawl-delay as far as the host
+    /// table knows it, capped) plus the back-off after an abandoned connection (the kill
+    /// abandoned it) and the clock margin.
+    fn restart_wait(&self, name: &str, record: &HostRecord) -> Duration {
+        let Some(&at_ms) = self.restarted.get(name) else {
+            return Duration::ZERO;
+        };
+        let f = &self.cfg.fetch;
+        let crawl_delay = record
+            .robots
+            .iter()
+            .filter_map(|r| crate::records::Policy::new(&r.status(), &self.agent).crawl_delay())
+            .max()
+            .unwrap_or_default()
+            .min(secs(f.max_crawl_delay_secs));
+        let gap = secs(f.default_delay_secs).max(crawl_delay) + ABANDON_BACKOFF + CLOCK_MARGIN;
+        let until_ms = at_ms.saturating_add(gap.as_millis() as u64);
+        carried_wait(until_ms, SystemTime::now(), max_delay(f))
     }
 
     pub(super) fn publish_hosts(&self, st: &Sched) {
