@@ -177,6 +177,23 @@ fn frontier_out_of_step(crawl: &CrawlDir, p: u32, cycle: u32, tag: u64) -> Error
             dir.display(),
             tag - 1
         ))
+    } else if crawl
+        .done_path(tag.min(u64::from(u32::MAX)) as u32, Stage::Prioritize, p)
+        .exists()
+    {
+        // The prioritize that would bring it forward ran already: the frontier went back in
+        // time (restored from an old copy, or made anew), and re-running cannot help.
+        Error::corrupt(
+            &dir,
+            0,
+            format!(
+                "the frontier of partition {p} has applied cycles before {tag} only, but cycle \
+                 {tag}'s prioritize already ran (its .done marker exists): the frontier was \
+                 reset or restored from an older copy. Restore the frontier directory from the \
+                 copy that matches cycle {cycle}, or remove it to start it over from nothing \
+                 (the URLs it held stay in the URL db but are not queued again)"
+            ),
+        )
     } else {
         Error::Usage(format!(
             "{}: the frontier of partition {p} has applied cycles before {tag} only, but this is \

@@ -128,7 +128,26 @@ impl Pager {
             journal_unsynced: false,
             stats: IoStats::default(),
         };
-        p.load_meta()?;
+        let had_meta = p.load_meta()?;
+        // A new file gets its meta (generation 0, empty) before anything is written to it, so a
+        // file that holds pages without a meta was damaged, not cut off before its first
+        // commit: starting it afresh (cut to 0 bytes) would silently empty the queue.
+        let on_disk = p.file.metadata().ctx("stat", path)?.len();
+        if !had_meta && on_disk == 0 {
+            p.publish_meta(0, 0, &[])?;
+        } else if !had_meta {
+            return Err(Error::corrupt(
+                &p.meta_path(),
+                0,
+                format!(
+                    "missing, but {} holds {on_disk} bytes of queue pages: without the meta (its \
+                     length, generation and the queue's state) they cannot be read; restore the \
+                     meta file, or remove the queue's directory to start the frontier over \
+                     (its URLs are still in the URL db)",
+                    path.display()
+                ),
+            ));
+        }
         p.recover()?;
         // The file only grows within a transaction and is cut back to the committed length
         // here: shorter than that, it lost committed pages (truncated by something else), and
@@ -159,11 +178,12 @@ impl Pager {
         sibling(&self.path, "journal")
     }
 
-    fn load_meta(&mut self) -> Result<()> {
+    /// Reads the meta file; `false` if there is none (a new file).
+    fn load_meta(&mut self) -> Result<bool> {
         let mp = self.meta_path();
         let bytes = match std::fs::read(&mp) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
             Err(e) => return Err(Error::io("read", &mp, e)),
         };
         let bad = |off: usize, why: &str| Error::corrupt(&mp, off as u64, why.to_string());
@@ -188,7 +208,7 @@ impl Pager {
             )));
         }
         self.meta = body[28..].to_vec();
-        Ok(())
+        Ok(true)
     }
 
     /// Undoes an interrupted transaction (module docs, rule 4).
@@ -493,6 +513,20 @@ impl Pager {
         Ok(())
     }
 
+    /// Writes the meta file atomically: `generation`, the file's committed `len`, the page size
+    /// and the queue's blob, checksummed.
+    fn publish_meta(&self, generation: u64, len: u64, meta: &[u8]) -> Result<()> {
+        let mut body = Vec::with_capacity(36 + meta.len());
+        body.extend_from_slice(META_MAGIC);
+        body.extend_from_slice(&generation.to_le_bytes());
+        body.extend_from_slice(&len.to_le_bytes());
+        body.extend_from_slice(&(self.opts.page_size as u32).to_le_bytes());
+        body.extend_from_slice(meta);
+        let sum = xxh3_64(&body);
+        body.extend_from_slice(&sum.to_le_bytes());
+        crate::storage::write_atomic(&self.meta_path(), &body)
+    }
+
     /// Makes the file durable and publishes `meta` with it (module docs, rule 3).
     pub fn commit(&mut self, meta: &[u8]) -> Result<()> {
         self.flush()?;
@@ -501,15 +535,7 @@ impl Pager {
         }
         self.file.sync_all().ctx("fsync", &self.path)?;
         let generation = self.generation + 1;
-        let mut body = Vec::with_capacity(36 + meta.len());
-        body.extend_from_slice(META_MAGIC);
-        body.extend_from_slice(&generation.to_le_bytes());
-        body.extend_from_slice(&self.len.to_le_bytes());
-        body.extend_from_slice(&(self.opts.page_size as u32).to_le_bytes());
-        body.extend_from_slice(meta);
-        let sum = xxh3_64(&body);
-        body.extend_from_slice(&sum.to_le_bytes());
-        crate::storage::write_atomic(&self.meta_path(), &body)?;
+        self.publish_meta(generation, self.len, meta)?;
         self.generation = generation;
         self.committed_len = self.len;
         self.meta = meta.to_vec();
@@ -730,6 +756,32 @@ mod tests {
             // Nothing was zero-filled: the file is as the damage left it.
             assert_eq!(std::fs::metadata(&path).unwrap().len(), keep);
         }
+    }
+
+    #[test]
+    fn a_missing_meta_with_pages_is_an_error_not_a_new_queue() {
+        let (_dir, path, mut p) = grown(4, 512 * 4);
+        p.write(0, &[7; 512]).unwrap();
+        p.commit(b"m").unwrap();
+        drop(p);
+        std::fs::remove_file(sibling(&path, "meta")).unwrap();
+        let e = Pager::open(&path, opts(4)).err().expect("refused");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("q.dat.meta") && msg.contains("missing"),
+            "{msg}"
+        );
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 512 * 4, "not cut");
+        // A new queue cut off before its first commit is not damage: its meta came first.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.dat");
+        let mut p = Pager::open(&path, opts(4)).unwrap();
+        p.grow(512 * 2).unwrap();
+        p.write(0, &[1; 512]).unwrap();
+        p.flush().unwrap();
+        std::mem::forget(p);
+        let p = Pager::open(&path, opts(4)).unwrap();
+        assert_eq!((p.len(), p.generation()), (0, 0));
     }
 
     /// A transaction that overwrote pages 0..4 and was cut off (never committed): its journal
