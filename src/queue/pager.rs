@@ -137,7 +137,7 @@ impl Pager {
             p.publish_meta(0, 0, &[])?;
         } else if !had_meta {
             return Err(Error::corrupt(
-                &p.meta_path(),
+                p.meta_path(),
                 0,
                 format!(
                     "missing, but {} holds {on_disk} bytes of queue pages: without the meta (its \
