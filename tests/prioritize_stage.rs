@@ -250,19 +250,6 @@ fn the_lifetime_host_budget_holds_across_cycles() {
     assert_eq!(server.stop().counts.total(), 0);
 }
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_frontier_restored_from_an_older_copy_is_named_not_sent_to_a_prioritize_that_ran() {
     let (c, server) = crawl(QueueKind::Quickheap, |cfg| cfg.fetch.follow_per_host = 0);
@@ -274,7 +261,7 @@ fn a_frontier_restored_from_an_older_copy_is_named_not_sent_to_a_prioritize_that
             prioritize_partition(&c.dir, &c.cfg, cycle, p).unwrap();
         }
         if cycle == 0 {
-            copy_dir(&frontier, &old);
+            common::copy_dir(&frontier, &old);
         }
     }
     common::stages_until_merge(&c.dir, &c.cfg, 2);
@@ -282,7 +269,7 @@ fn a_frontier_restored_from_an_older_copy_is_named_not_sent_to_a_prioritize_that
     // Partition 0's frontier put back as it was after cycle 0: it has applied cycle 0 only,
     // and cycle 1's prioritize, which would bring it forward, ran already.
     std::fs::remove_dir_all(&frontier).unwrap();
-    copy_dir(&old, &frontier);
+    common::copy_dir(&old, &frontier);
     let e = prioritize_partition(&c.dir, &c.cfg, 2, 0).unwrap_err();
     let msg = e.to_string();
     assert_eq!(e.exit_code(), dragnet::error::EXIT_IO, "{msg}");

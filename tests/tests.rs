@@ -5,6 +5,7 @@
 
 mod common;
 
+mod check_crawl;
 mod cli;
 mod crash;
 mod cron;

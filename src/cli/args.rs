@@ -257,6 +257,19 @@ pub(crate) enum Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Check every file of a crawl directory
+    ///
+    /// Run files, WARC files (with their digests), stage markers, the manifest, CLOCK caches,
+    /// the frontier's queue files, crawl.toml and the lock, each checked as the stage that reads
+    /// it does, nothing changed. Lists the damaged files with the error (file and offset) and
+    /// the temporaries dead writers left; exit 3 if anything is damaged.
+    Crawl {
+        /// Print the result as one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
     /// Validate WARC files and list their records
     ///
     /// Reads .warc, .warc.gz and .warc.zst (WARC 1.0 and 1.1) and lists each record: offset,

@@ -12,6 +12,54 @@ use dragnet::{run, warc, Error};
 
 use super::report;
 
+pub(crate) fn check_crawl(json: bool, dir: &std::path::Path) -> Result<i32, Error> {
+    let crawl = dragnet::crawl::CrawlDir::new(dir);
+    if !crawl.config_path().is_file() {
+        return Err(crawl.not_a_crawl());
+    }
+    // The configuration is checked like any file; a damaged one only loses the cache capacity.
+    let cfg = Config::load(&crawl.config_path()).ok();
+    let r = dragnet::crawl::check::check_crawl(&crawl, cfg.as_ref())?;
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&r).expect("check report serializes")
+        );
+    } else {
+        let total: u64 = r.files.values().sum();
+        let kinds: Vec<String> = r.files.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        outln!(
+            "{}: {total} files checked ({})",
+            dir.display(),
+            kinds.join(", ")
+        );
+        for (path, why) in &r.damaged {
+            outln!("DAMAGED {}: {why}", path.display());
+        }
+        for path in &r.temporaries {
+            outln!(
+                "temporary {} (left by a writer that died; the next stage there sweeps it)",
+                path.display()
+            );
+        }
+        for path in &r.unknown {
+            outln!(
+                "unknown {} (not a file dragnet writes; not checked)",
+                path.display()
+            );
+        }
+        if r.ok() {
+            outln!("no damaged file");
+        } else {
+            outln!(
+                "{} damaged",
+                dragnet::util::plural(r.damaged.len() as u64, "file", "files")
+            );
+        }
+    }
+    Ok(if r.ok() { EXIT_OK } else { EXIT_IO })
+}
+
 pub(crate) fn check_links(url: &str, file: &std::path::Path) -> Result<i32, Error> {
     use std::io::Read;
     let doc_url = url::Url::parse(url)

@@ -105,6 +105,7 @@ fn execute(cmd: Command) -> Result<i32, Error> {
         Command::Check(Check::Robots) => check::check_robots(),
         Command::Check(Check::Links { url, file }) => check::check_links(&url, &file),
         Command::Check(Check::Warc { json, files }) => check::check_warc(json, &files),
+        Command::Check(Check::Crawl { json, dir }) => check::check_crawl(json, &dir),
         Command::Websim { args } => {
             let argv = std::iter::once(std::ffi::OsString::from("dragnet websim")).chain(args);
             // websim's exit codes follow the same convention (0 / 2 usage / 3 I/O).

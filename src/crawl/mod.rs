@@ -6,6 +6,7 @@
 //! crawl from seeds; [`status()`] reports what a crawl holds.
 
 pub mod bytesize;
+pub mod check;
 mod config;
 mod done;
 pub mod failed;

@@ -552,6 +552,48 @@ impl Pager {
     }
 }
 
+/// Checks a queue data file against its meta without opening (or changing) it, as
+/// `dragnet check crawl` does: the meta's magic and checksum, and a data file at least as long
+/// as the last commit left it; pages without a meta are damage. (The pages themselves carry no
+/// checksum.)
+pub fn check_files(path: &Path) -> Result<()> {
+    let mp = sibling(path, "meta");
+    let len = std::fs::metadata(path).ctx("stat", path)?.len();
+    let bytes = match std::fs::read(&mp) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && len == 0 => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::corrupt(
+                &mp,
+                0,
+                format!(
+                    "missing, but {} holds {len} bytes of queue pages",
+                    path.display()
+                ),
+            ))
+        }
+        Err(e) => return Err(Error::io("read", &mp, e)),
+    };
+    if bytes.len() < 8 + 8 + 8 + 4 + 8 || &bytes[..8] != META_MAGIC {
+        return Err(Error::corrupt(&mp, 0, "not a dragnet queue meta file"));
+    }
+    let (body, sum) = bytes.split_at(bytes.len() - 8);
+    if xxh3_64(body).to_le_bytes() != sum {
+        return Err(Error::corrupt(&mp, body.len() as u64, "checksum mismatch"));
+    }
+    let committed = u64::from_le_bytes(body[16..24].try_into().expect("8"));
+    if len < committed {
+        return Err(Error::corrupt(
+            path,
+            len,
+            format!(
+                "the queue file is {len} bytes but its last commit left {committed}: truncated"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn sibling(path: &Path, ext: &str) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".");
@@ -671,18 +713,24 @@ mod tests {
         assert_eq!(u64::from_le_bytes(b), 7);
     }
 
-    #[test]
-    fn an_uncommitted_transaction_is_rolled_back_on_open() {
-        let (_dir, path, mut p) = grown(1, 512 * 4);
+    /// Pages 0..4 committed as 1, 2, 3, 4 (`b"one"`), then all overwritten with 0xEE through a
+    /// one-frame cache (so pages reach the file), not committed.
+    fn overwritten() -> (tempfile::TempDir, PathBuf, Pager) {
+        let (dir, path, mut p) = grown(1, 512 * 4);
         for i in 0..4u64 {
             p.write(i * 512, &[i as u8 + 1; 512]).unwrap();
         }
         p.commit(b"one").unwrap();
-        // Overwrite everything through a one-frame cache (so pages reach the file), grow, and
-        // "crash" without committing.
         for i in 0..4u64 {
             p.write(i * 512, &[0xEE; 512]).unwrap();
         }
+        (dir, path, p)
+    }
+
+    #[test]
+    fn an_uncommitted_transaction_is_rolled_back_on_open() {
+        // Overwritten, grown, and "crashed" without committing.
+        let (_dir, path, mut p) = overwritten();
         p.grow(512 * 16).unwrap();
         p.write(10 * 512, &[0xAB; 16]).unwrap();
         p.flush().unwrap();
@@ -787,14 +835,7 @@ mod tests {
     /// A transaction that overwrote pages 0..4 and was cut off (never committed): its journal
     /// holds 4 records.
     fn interrupted() -> (tempfile::TempDir, PathBuf) {
-        let (dir, path, mut p) = grown(1, 512 * 4);
-        for i in 0..4u64 {
-            p.write(i * 512, &[i as u8 + 1; 512]).unwrap();
-        }
-        p.commit(b"one").unwrap();
-        for i in 0..4u64 {
-            p.write(i * 512, &[0xEE; 512]).unwrap();
-        }
+        let (dir, path, mut p) = overwritten();
         p.flush().unwrap();
         std::mem::forget(p);
         (dir, path)

@@ -205,3 +205,18 @@ pub fn flip_middle_byte(path: &std::path::Path) -> Vec<u8> {
     std::fs::write(path, &bad).unwrap();
     good
 }
+
+/// Copies the directory tree at `from` to `to` (a crawl directory, to damage the copy).
+#[allow(dead_code)]
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! `dragnet check crawl DIR`: every file of a crawl directory, by kind, checked the way the stage
+//! that reads it checks it, without changing anything (issue 20's corruption campaign).
+//!
+//! Each file is classified by its name ([`kind_of`]) and checked: run files end to end (every
+//! block's checksum, the footer and the trailer), WARC files record by record with their digests,
+//! stage markers and the manifest against their checksums, CLOCK caches against theirs, the
+//! frontier's queue files against their meta (magic, checksum, length), `crawl.toml` by loading
+//! it, the lock by parsing it. What is damaged is listed with the error the stage would give
+//! (the file and, where known, the offset); temporaries of writers that died are listed apart
+//! (the next stage that writes there sweeps them). A file of a kind this module does not know is
+//! reported as such, so a new kind of file cannot go unchecked unnoticed (the test that damages
+//! every kind of file of a real crawl fails on it).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::done::read_marker;
+use super::failed::FailedMarker;
+use super::manifest::Manifest;
+use super::{Config, CrawlDir, DoneMarker};
+use crate::error::{IoContext, Result};
+
+/// The kinds of files a crawl directory holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileKind {
+    /// `crawl.toml`.
+    Config,
+    /// `manifest.json`.
+    Manifest,
+    /// `lock`.
+    Lock,
+    /// `metrics.prom` (rewritten after every cycle; not checked).
+    Metrics,
+    /// A stage's `.done` marker.
+    DoneMarker,
+    /// A stage's `.failed` marker.
+    FailedMarker,
+    /// A run file (`*.run`).
+    Run,
+    /// A WARC file (`.warc`, `.warc.gz`, `.warc.zst`).
+    Warc,
+    /// A split stage's CLOCK cache (`*.clock`).
+    ClockCache,
+    /// A frontier queue's data file (`*.dat`), checked with its meta.
+    QueueData,
+    /// A frontier queue's meta (`*.dat.meta`; checked with its data file).
+    QueueMeta,
+    /// A frontier queue's undo journal (an interrupted transaction; the next open rolls it back).
+    QueueJournal,
+    /// The frontier's `kind` file.
+    QueueKind,
+    /// A temporary a writer left (swept by the next writer in its directory).
+    Temporary,
+    /// Slurm job logs and submissions (`logs/`, `slurm/`): not crawl data.
+    Log,
+    /// Anything else.
+    Unknown,
+}
+
+/// What [`check_crawl`] found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CrawlCheck {
+    /// Files checked, by kind.
+    pub files: BTreeMap<String, u64>,
+    /// Damaged files: path (relative to the crawl) and the error.
+    pub damaged: Vec<(PathBuf, String)>,
+    /// Temporaries writers left behind.
+    pub temporaries: Vec<PathBuf>,
+    /// Files of no known kind.
+    pub unknown: Vec<PathBuf>,
+}
+
+impl CrawlCheck {
+    /// Whether nothing is damaged.
+    pub fn ok(&self) -> bool {
+        self.damaged.is_empty()
+    }
+}
+
+/// The kind of the file at `rel` (a path relative to the crawl directory).
+pub fn kind_of(rel: &Path) -> FileKind {
+    let name = rel
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let top = rel
+        .components()
+        .next()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if crate::storage::is_temp_name(&name) {
+        return FileKind::Temporary;
+    }
+    match name.as_str() {
+        "crawl.toml" if rel.parent() == Some(Path::new("")) => return FileKind::Config,
+        "manifest.json" => return FileKind::Manifest,
+        "lock" => return FileKind::Lock,
+        "metrics.prom" => return FileKind::Metrics,
+        "kind" if rel.parent().and_then(Path::file_name) == Some("frontier".as_ref()) => {
+            return FileKind::QueueKind
+        }
+        _ => {}
+    }
+    if top == "logs" || top == "slurm" {
+        return FileKind::Log;
+    }
+    if name.ends_with(".done") {
+        FileKind::DoneMarker
+    } else if name.ends_with(".failed") {
+        FileKind::FailedMarker
+    } else if name.ends_with(".run") {
+        FileKind::Run
+    } else if crate::warc::Compression::from_name(&name).is_some() {
+        FileKind::Warc
+    } else if name.ends_with(".clock") {
+        FileKind::ClockCache
+    } else if name.ends_with(".dat") {
+        FileKind::QueueData
+    } else if name.ends_with(".dat.meta") {
+        FileKind::QueueMeta
+    } else if name.ends_with(".dat.journal") {
+        FileKind::QueueJournal
+    } else {
+        FileKind::Unknown
+    }
+}
+
+/// Every file under `root`, relative to it, sorted.
+fn files_under(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut dirs = vec![PathBuf::new()];
+    while let Some(rel) = dirs.pop() {
+        let dir = root.join(&rel);
+        for e in std::fs::read_dir(&dir).ctx("list", &dir)? {
+            let e = e.ctx("list", &dir)?;
+            let r = rel.join(e.file_name());
+            if e.file_type().ctx("stat", &e.path())?.is_dir() {
+                dirs.push(r);
+            } else {
+                out.push(r);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Checks every file of the crawl at `crawl` (see the module docs). `cfg` is its configuration,
+/// if it loads (the CLOCK caches are checked against its capacity).
+pub fn check_crawl(crawl: &CrawlDir, cfg: Option<&Config>) -> Result<CrawlCheck> {
+    let root = crawl.root();
+    let mut out = CrawlCheck::default();
+    for rel in files_under(root)? {
+        let path = root.join(&rel);
+        let kind = kind_of(&rel);
+        let name = serde_json::to_value(kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        *out.files.entry(name).or_default() += 1;
+        let checked = match kind {
+            FileKind::Temporary => {
+                out.temporaries.push(rel);
+                continue;
+            }
+            FileKind::Unknown => {
+                out.unknown.push(rel);
+                continue;
+            }
+            FileKind::Metrics | FileKind::Log | FileKind::QueueMeta | FileKind::QueueKind => Ok(()),
+            FileKind::Config => Config::load(&path).map(drop),
+            FileKind::Manifest => read_marker::<Manifest>(&path).map(drop),
+            FileKind::Lock => super::lock::read_lock(root).map(drop),
+            FileKind::DoneMarker => DoneMarker::read(&path).map(drop),
+            FileKind::FailedMarker => read_marker::<FailedMarker>(&path).map(drop),
+            FileKind::Run => crate::run::verify(&path).map(drop),
+            FileKind::Warc => check_warc(&path),
+            FileKind::ClockCache => {
+                let cap = cfg.map_or(1 << 20, |c| c.split.cache_entries as usize);
+                crate::split::clock::Clock::load(&path, cap.max(1)).map(drop)
+            }
+            FileKind::QueueData => crate::queue::pager::check_files(&path),
+            FileKind::QueueJournal => Ok(()),
+        };
+        if let Err(e) = checked {
+            out.damaged.push((rel, e.with_causes(": ")));
+        }
+    }
+    Ok(out)
+}
+
+fn check_warc(path: &Path) -> Result<()> {
+    let rep = crate::warc::check::check_file(path, &mut |_| {})?;
+    if rep.bad_digests > 0 {
+        return Err(crate::Error::corrupt(
+            path,
+            0,
+            format!(
+                "{} of its records have digests that do not match their content",
+                rep.bad_digests
+            ),
+        ));
+    }
+    Ok(())
+}
