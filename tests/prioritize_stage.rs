@@ -242,6 +242,16 @@ fn the_lifetime_host_budget_holds_across_cycles() {
             .unwrap()
             .unwrap();
             spent += done.counts.get("host_budget_spent").copied().unwrap_or(0);
+            // The marker names every state file the budget was computed from.
+            let read: Vec<&str> = done.inputs.iter().map(|i| i.path.as_str()).collect();
+            assert!(
+                read.iter().any(|p| p.contains("hosts.")),
+                "cycle {}: {read:?}",
+                cycle - 1
+            );
+            if cycle > 1 {
+                assert!(read.iter().any(|p| p.contains("host_budget.")), "{read:?}");
+            }
         }
     }
     // Cycle 0's fetch list (the seeds) counts for nobody: init wrote it.

@@ -131,6 +131,8 @@ pub fn prioritize_partition(
     let mut queue = open_frontier(crawl, cfg, p)?;
     let applied = u64::from(cycle) + 1;
     let mut counts = BTreeMap::new();
+    // State files read besides the updates and the URL db (the host budget, the host table).
+    let mut read: Vec<PathBuf> = Vec::new();
     if queue.tag() == applied && out_path.exists() {
         // Killed between the queue's commit and the marker: the work is done and committed.
         counts.insert("resumed".into(), 1);
@@ -149,7 +151,7 @@ pub fn prioritize_partition(
         st.insert_updates(&updates_path)?;
         let items = st.select(&urldb_path)?;
         counts = st.counts;
-        let items = host_budget(crawl, cfg, cycle, p, items, &mut counts)?;
+        let items = host_budget(crawl, cfg, cycle, p, items, &mut counts, &mut read)?;
         write_fetchlist(&out_path, items)?;
         queue.commit(applied)?;
     }
@@ -160,7 +162,7 @@ pub fn prioritize_partition(
     counts.insert("queue_comparisons".into(), io.comparisons);
 
     let mut marker = DoneMarker::new(Stage::Prioritize, cycle, p, started);
-    for path in [&updates_path, &urldb_path] {
+    for path in [&updates_path, &urldb_path].into_iter().chain(&read) {
         marker.inputs.push(FileDigest::of_run(crawl, path)?);
     }
     marker.outputs.push(FileDigest::of_run(crawl, &out_path)?);
@@ -355,6 +357,7 @@ fn host_budget(
     p: u32,
     mut items: Vec<(u64, u64, FetchItem)>,
     counts: &mut BTreeMap<String, u64>,
+    read: &mut Vec<PathBuf>,
 ) -> Result<Vec<(u64, u64, FetchItem)>> {
     let total = cfg.prioritize.max_urls_per_host_total;
     // By host, highest priority first within a host (the ones kept if the budget cuts).
@@ -374,7 +377,9 @@ fn host_budget(
         // URLs the fetch followed within its runs count against the budget too: the host table
         // this cycle's fetch wrote carries them per host (sorted by host key as well).
         let hosts_path = crawl.state_file(p, "hosts", cycle + 1);
+        read.extend(old.iter().map(|(_, path)| path.clone()));
         let mut hosts = if cfg.fetch.follow_per_host > 0 && hosts_path.exists() {
+            read.push(hosts_path.clone());
             let mut r = RunReader::open_expect(&hosts_path, Schema::HOSTS)?;
             let valid = r.advance()?;
             Some((r, valid))
