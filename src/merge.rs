@@ -38,6 +38,37 @@ use crate::records::SplitRecord;
 use crate::records::{DecodeError, FetchResult, UrlRecord, UrlState};
 use crate::run::{self, Merger, RunReader, RunWriter, Schema, U64Blocks};
 
+/// The split runs routed to partition `p` in `cycle` that exist: a split writes no run for an
+/// owner it routed nothing to, and says so by not listing it in its `.done` marker; a run the
+/// marker lists but the directory lacks is lost, an error.
+fn split_runs(crawl: &CrawlDir, cycle: u32, p: u32, m: u32) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::with_capacity(m as usize);
+    for q in 0..m {
+        let path = crawl.split_run(cycle, p, q);
+        if path.exists() {
+            out.push(path);
+            continue;
+        }
+        let marker_path = crawl.done_path(cycle, Stage::Split, q);
+        let listed = DoneMarker::read(&marker_path)?.is_some_and(|mk| {
+            let rel = crawl.relative(&path);
+            mk.outputs.iter().any(|o| o.path == rel)
+        });
+        if listed {
+            return Err(Error::corrupt(
+                &path,
+                0,
+                format!(
+                    "missing: the split of partition {q} wrote it ({} lists it); re-run that \
+                     split (remove its .done marker) or restore the file",
+                    marker_path.display()
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// The records of one fingerprint, as the merge collects them.
 #[derive(Default)]
 struct Group {
@@ -87,7 +118,7 @@ pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     let seen_path = need("seen")?;
     let urldb_path = need("urldb")?;
     let fetched_path = crawl.fetched(cycle, p);
-    let splits: Vec<PathBuf> = (0..m).map(|q| crawl.split_run(cycle, p, q)).collect();
+    let splits = split_runs(crawl, cycle, p, m)?;
     // The seen set and the URL db are the inputs that grow with the crawl, each read once:
     // around the page cache (`crate::direct`), as their successors are written.
     let mut inputs = vec![

@@ -256,3 +256,40 @@ fn a_missing_state_version_is_an_error_not_a_fallback_to_an_older_one() {
     );
     assert!(!dir.done_path(1, Stage::Merge, 0).exists());
 }
+
+#[test]
+fn a_split_run_its_marker_lists_but_the_directory_lacks_is_an_error_and_unlisted_ones_are_empty() {
+    let (web, server) = crate::common::small_web(61, 2, 8);
+    let cfg = crate::common::websim_config(4, 2);
+    let c = crate::common::websim_crawl(&web, &crate::common::websim_homes(&web), cfg);
+    let quiet = dragnet::fetch::FetchOptions {
+        progress: dragnet::fetch::ProgressMode::Quiet,
+        ..dragnet::fetch::FetchOptions::default()
+    };
+    for p in 0..4 {
+        dragnet::fetch::fetch_partition(&c.dir, &c.cfg, 0, p, &quiet).unwrap();
+        dragnet::parse::parse_partition(&c.dir, &c.cfg, 0, p).unwrap();
+        dragnet::split::split_partition(&c.dir, &c.cfg, 0, p).unwrap();
+    }
+    server.stop();
+    // Splits write no run for an owner they routed nothing to: 2 hosts own at most 2 of the 4
+    // partitions.
+    let written: Vec<(u32, u32)> = (0..4)
+        .flat_map(|p| (0..4).map(move |q| (p, q)))
+        .filter(|&(p, q)| c.dir.split_run(0, p, q).exists())
+        .collect();
+    assert!(!written.is_empty() && written.len() < 16, "{written:?}");
+    // A listed run lost: the merge that reads it names it.
+    let (p, q) = written[0];
+    std::fs::remove_file(c.dir.split_run(0, p, q)).unwrap();
+    let e = dragnet::merge::merge_partition(&c.dir, &c.cfg, 0, p).unwrap_err();
+    assert_eq!(e.exit_code(), dragnet::error::EXIT_IO, "{e}");
+    assert!(
+        e.to_string().contains("missing") && e.to_string().contains("lists it"),
+        "{e}"
+    );
+    // The other partitions merge, taking their unlisted runs as empty.
+    for other in (0..4).filter(|&o| o != p) {
+        dragnet::merge::merge_partition(&c.dir, &c.cfg, 0, other).unwrap();
+    }
+}

@@ -77,7 +77,13 @@ fn routed(dir: &CrawlDir, cycle: u32, p: u32) -> BTreeMap<u32, Vec<(u64, SplitRe
     let mut out = BTreeMap::new();
     let m = Config::load(&dir.config_path()).unwrap().crawl.partitions;
     for q in 0..m {
-        let mut r = RunReader::open_expect(&dir.split_run(cycle, q, p), Schema::SPLIT).unwrap();
+        // No run for an owner nothing was routed to.
+        let path = dir.split_run(cycle, q, p);
+        if !path.exists() {
+            out.insert(q, Vec::new());
+            continue;
+        }
+        let mut r = RunReader::open_expect(&path, Schema::SPLIT).unwrap();
         let mut v = Vec::new();
         while r.advance().unwrap() {
             v.push((

@@ -105,6 +105,16 @@ impl Sorter {
         })
     }
 
+    /// Records pushed so far.
+    pub fn len(&self) -> u64 {
+        self.stats.records
+    }
+
+    /// Whether nothing was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.stats.records == 0
+    }
+
     /// The most spill files merged at once (default 64; at least 2).
     pub fn fanout(mut self, fanout: usize) -> Sorter {
         self.fanout = fanout.max(2);

@@ -100,7 +100,7 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
             if let Some(t) = cur.take() {
                 let q = partition_of(run::key_u64(&t.key[..8]), m);
                 while out_q < q {
-                    outputs.push(finish(crawl, cycle, out_q, p, sorter)?);
+                    outputs.extend(finish(crawl, cycle, out_q, p, sorter)?);
                     sorter = Sorter::new(Schema::SPLIT, budget, &stage_dir)?;
                     out_q += 1;
                 }
@@ -131,7 +131,7 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
         }
     }
     while out_q < m {
-        outputs.push(finish(crawl, cycle, out_q, p, sorter)?);
+        outputs.extend(finish(crawl, cycle, out_q, p, sorter)?);
         sorter = Sorter::new(Schema::SPLIT, budget, &stage_dir)?;
         out_q += 1;
     }
@@ -162,14 +162,19 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     Ok(StageReport::ran(marker.commit(&done_path, started)?))
 }
 
-/// Sorts one owner's records by fingerprint into `split/to-q/from-p.run`.
-fn finish(crawl: &CrawlDir, cycle: u32, q: u32, p: u32, sorter: Sorter) -> Result<PathBuf> {
+/// Sorts one owner's records by fingerprint into `split/to-q/from-p.run`; nothing (and `None`)
+/// when there are none: the merge takes a run this stage's marker does not list as empty, so a
+/// cycle with little to do writes M runs fewer per partition, not M empty ones.
+fn finish(crawl: &CrawlDir, cycle: u32, q: u32, p: u32, sorter: Sorter) -> Result<Option<PathBuf>> {
+    if sorter.is_empty() {
+        return Ok(None);
+    }
     let path = crawl.split_run(cycle, q, p);
     crate::storage::create_dir_all(path.parent().expect("has a parent"))?;
     let mut w = RunWriter::create(&path, Schema::SPLIT)?;
     sorter.finish(&mut KeepFirst, &mut w)?;
     w.finish()?;
-    Ok(path)
+    Ok(Some(path))
 }
 
 struct Split<'a> {
