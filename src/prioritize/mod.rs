@@ -373,7 +373,7 @@ fn host_budget(
             Some((_, path)) => Some(RunReader::open_expect(path, Schema::HOST_BUDGET)?),
             None => None,
         };
-        let mut old_next = next_budget(&mut old_reader, old.as_ref().map(|o| o.1.as_path()))?;
+        let mut old_next = next_budget(old_reader.as_mut())?;
         // URLs the fetch followed within its runs count against the budget too: the host table
         // this cycle's fetch wrote carries them per host (sorted by host key as well).
         let hosts_path = crawl.state_file(p, "hosts", cycle + 1);
@@ -420,11 +420,11 @@ fn host_budget(
             // Hosts before this one keep their counts.
             while let Some((h, n)) = old_next.filter(|&(h, _)| h < host) {
                 w.push(&run::fp_key(h), &n.to_le_bytes())?;
-                old_next = next_budget(&mut old_reader, old.as_ref().map(|o| o.1.as_path()))?;
+                old_next = next_budget(old_reader.as_mut())?;
             }
             let spent = match old_next {
                 Some((h, n)) if h == host => {
-                    old_next = next_budget(&mut old_reader, old.as_ref().map(|o| o.1.as_path()))?;
+                    old_next = next_budget(old_reader.as_mut())?;
                     n
                 }
                 _ => 0,
@@ -446,7 +446,7 @@ fn host_budget(
         }
         while let Some((h, n)) = old_next {
             w.push(&run::fp_key(h), &n.to_le_bytes())?;
-            old_next = next_budget(&mut old_reader, old.as_ref().map(|o| o.1.as_path()))?;
+            old_next = next_budget(old_reader.as_mut())?;
         }
         w.finish()?;
         items = kept;
@@ -459,18 +459,18 @@ fn host_budget(
     Ok(items)
 }
 
-fn next_budget(r: &mut Option<RunReader>, path: Option<&Path>) -> Result<Option<(u64, u64)>> {
+/// The next (host key, count) of a host budget run (`state/pNNNN/host_budget.C.run`, schema
+/// 11), or `None` at its end or without one. The fetch stage reads it too, for the room its
+/// in-run following has left.
+pub(crate) fn next_budget(r: Option<&mut RunReader>) -> Result<Option<(u64, u64)>> {
     let Some(r) = r else { return Ok(None) };
     if !r.advance()? {
         return Ok(None);
     }
-    let n: [u8; 8] = r.payload().try_into().map_err(|_| {
-        Error::corrupt(
-            path.unwrap_or(Path::new("?")),
-            0,
-            "host budget count is not 8 bytes",
-        )
-    })?;
+    let n: [u8; 8] = r
+        .payload()
+        .try_into()
+        .map_err(|_| Error::corrupt(r.path(), 0, "host budget count is not 8 bytes"))?;
     Ok(Some((run::key_u64(r.key()), u64::from_le_bytes(n))))
 }
 

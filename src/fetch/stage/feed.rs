@@ -15,6 +15,7 @@ use super::{
     CLOCK_MARGIN,
 };
 use crate::error::{Error, Result};
+use crate::prioritize::next_budget;
 use crate::records::FetchItem;
 use crate::records::HostRecord;
 use crate::run::{self, Cursor, RunReader};
@@ -36,10 +37,7 @@ impl Shared<'_> {
             Some(r) => r.advance()?,
             None => false,
         };
-        let mut budget_valid = match budget.as_deref_mut() {
-            Some(r) => r.advance()?,
-            None => false,
-        };
+        let mut budget_next = next_budget(budget.as_deref_mut())?;
         let mut more = fetchlist.advance()?;
         while more || !jobs.is_empty() {
             let key = more.then(|| run::key_u64(&fetchlist.key()[..8]));
@@ -75,18 +73,11 @@ impl Shared<'_> {
             }
             // The host's lifetime budget spent on listed URLs (sorted by host key too).
             let mut listed = 0;
-            while let Some(r) = budget.as_deref_mut().filter(|_| budget_valid) {
-                let k = run::key_u64(r.key());
-                if k > hk {
-                    break;
-                }
+            while let Some((k, n)) = budget_next.filter(|&(k, _)| k <= hk) {
                 if k == hk {
-                    let b: [u8; 8] = r.payload().try_into().map_err(|_| {
-                        Error::corrupt(r.path(), 0, "host budget count is not 8 bytes")
-                    })?;
-                    listed = u64::from_le_bytes(b);
+                    listed = n;
                 }
-                budget_valid = r.advance()?;
+                budget_next = next_budget(budget.as_deref_mut())?;
             }
             self.add_host(hk, std::mem::take(&mut jobs), record, listed, max_waiting)?;
         }
