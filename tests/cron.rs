@@ -141,9 +141,11 @@ fn after_kill_9_the_cron_wrapper_resumes_the_crawl_by_itself() {
     let cfg = crate::common::websim_config(3, 2);
     let c = crate::common::websim_crawl(&web, &crate::common::websim_homes(&web), cfg);
     let dir = c.dir.root().to_path_buf();
-    // Kill -9 cycles at growing moments until one is killed mid-run with its lock left behind.
+    // Kill -9 a cycle as soon as it holds the lock (the lock file appears only complete and
+    // locked: it is hard-linked into place), so the kill always lands mid-run however fast the
+    // machine crawls this web.
     let mut killed = 0;
-    for delay_ms in [150u64, 300, 600, 1200, 2400] {
+    for _attempt in 0..3 {
         let mut child = Command::new(BIN)
             .args(["cycle", "--until-empty", "--progress", "quiet"])
             .arg(&dir)
@@ -151,7 +153,13 @@ fn after_kill_9_the_cron_wrapper_resumes_the_crawl_by_itself() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !dir.join("lock").exists()
+            && child.try_wait().unwrap().is_none()
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         if child.try_wait().unwrap().is_none() {
             child.kill().unwrap(); // SIGKILL: no destructor runs, the lock file stays
             child.wait().unwrap();
