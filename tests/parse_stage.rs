@@ -1,4 +1,5 @@
-//! `dragnet parse` over a websim crawl: the links found equal websim's model of every fetched
+//! `dragnet parse` over a websim crawl: the parse the fetch runs as pages arrive writes what
+//! `dragnet parse` writes from the WARC, the links found equal websim's model of every fetched
 //! page, OPIC cash is conserved, redirects and robots.txt sitemaps become links, and
 //! `dragnet reparse` over the same WARCs (and over third-party WARCs) finds the same links.
 
@@ -30,6 +31,16 @@ fn links_of(path: &std::path::Path) -> Vec<LinkRecord> {
         }
         last = Some(r.key().to_vec());
         v.push(l);
+    }
+    v
+}
+
+/// Every (key, payload) of a run, in its order.
+fn records(path: &std::path::Path) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut r = RunReader::open(path).unwrap();
+    let mut v = Vec::new();
+    while r.advance().unwrap() {
+        v.push((r.key().to_vec(), r.payload().to_vec()));
     }
     v
 }
@@ -87,9 +98,30 @@ fn parse_finds_the_model_links_and_conserves_cash() {
             "parse needs the fetch"
         );
         fetch_partition(dir, cfg, 0, p, &quiet).unwrap();
+        // The fetch parsed the pages as they came (`[fetch] parse`): the parse stage is done...
+        let inline = parse_partition(dir, cfg, 0, p).unwrap();
+        assert!(inline.skipped);
+        assert_eq!(inline.count("inline"), 1);
+        let (inline_links, inline_pages) = (records(&dir.links(0, p)), records(&dir.pages(0, p)));
+        // ...with what `dragnet parse` writes from the WARC: the same pages in the same order,
+        // the same links (those to one target in any order), the same counts.
+        std::fs::remove_file(dir.done_path(0, Stage::Parse, p)).unwrap();
         let r = parse_partition(dir, cfg, 0, p).unwrap();
         assert!(!r.skipped);
         assert!(parse_partition(dir, cfg, 0, p).unwrap().skipped);
+        assert_eq!(records(&dir.pages(0, p)), inline_pages, "pages of p{p}");
+        let sorted = |mut v: Vec<(Vec<u8>, Vec<u8>)>| {
+            v.sort();
+            v
+        };
+        assert_eq!(
+            sorted(records(&dir.links(0, p))),
+            sorted(inline_links),
+            "links of p{p}"
+        );
+        let mut counts = inline.counts.clone();
+        counts.remove("inline");
+        assert_eq!(counts, r.counts, "counts of p{p}");
         links.extend(links_of(&dir.links(0, p)));
         pages.extend(pages_of(&dir.pages(0, p)));
     }
@@ -258,6 +290,8 @@ fn a_truncated_warc_is_named_with_the_offset_of_the_missing_record() {
     let (web, server) = common::small_web(31, 3, 6);
     let mut cfg = common::websim_config(1, 2);
     cfg.fetch.warc_compression = "zstd".into();
+    // The parse reads the WARC (it does not run inside the fetch).
+    cfg.fetch.parse = false;
     let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
     let quiet = FetchOptions {
         progress: ProgressMode::Quiet,

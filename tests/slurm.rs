@@ -132,9 +132,11 @@ fn a_crawl_through_simulated_slurm_fetches_exactly_the_ground_truth() {
     assert!(last >= 3, "a crawl of a few cycles, got {last}");
     assert_eq!(dragnet::exec::fetch_list_size(&c.dir, last, M).unwrap(), 0);
     let calls = std::fs::read_to_string(state.join("calls")).unwrap();
-    // Per cycle: five arrays and a finish job; every job but the fetch waits for the one before
-    // it (a cycle is submitted by the finish job of the one before, once that is complete).
-    assert_eq!(calls.lines().count() as u32, 6 * last, "{calls}");
+    // Per cycle: four arrays (the fetch parses as pages arrive: no parse array) and a finish
+    // job; every job but the fetch waits for the one before it (a cycle is submitted by the
+    // finish job of the one before, once that is complete).
+    assert_eq!(calls.lines().count() as u32, 5 * last, "{calls}");
+    assert!(!calls.contains("--stage parse"), "{calls}");
     for line in calls.lines() {
         assert_eq!(
             line.contains("--dependency=afterok:"),
@@ -196,9 +198,15 @@ fn a_failed_task_cancels_what_depends_on_it_and_a_resubmit_runs_only_what_is_mis
         );
     }
     for p in 0..M {
+        // The fetches that ran parsed their pages as they came; the split waits for them all.
+        assert_eq!(
+            c.dir.done_path(0, Stage::Parse, p).exists(),
+            p != 1,
+            "parse of p{p}"
+        );
         assert!(
-            !c.dir.done_path(0, Stage::Parse, p).exists(),
-            "parse waits for the whole fetch array"
+            !c.dir.done_path(0, Stage::Split, p).exists(),
+            "split waits for the whole fetch array"
         );
     }
     assert_eq!(next_cycle(&c.dir, M), 0);
@@ -218,9 +226,11 @@ fn a_failed_task_cancels_what_depends_on_it_and_a_resubmit_runs_only_what_is_mis
     let jobs = sub["jobs"].as_array().unwrap();
     assert_eq!(jobs[0]["what"], "fetch");
     assert_eq!(jobs[0]["partitions"], "1");
+    // No parse array: the fetch of partition 1 parses its pages as they come.
+    assert_eq!(jobs[1]["what"], "split");
     assert_eq!(jobs[1]["partitions"], "0-2");
     let calls = std::fs::read_to_string(state.join("calls")).unwrap();
-    assert_eq!(calls.lines().count() - before, 6);
+    assert_eq!(calls.lines().count() - before, 5);
     assert_eq!(next_cycle(&c.dir, M), 1, "{}", logs(c.dir.root()));
     assert!(
         dragnet::crawl::failed::read_failed(&c.dir, Stage::Fetch, 0, 1)
@@ -241,7 +251,8 @@ fn a_large_crawl_is_cut_into_arrays_slurm_accepts() {
     std::fs::write(
         &config,
         "[crawl]\nname = \"big crawl\"\npartitions = 2500\n[slurm]\nmax_array = 1000\n\
-         parallel = 8\nargs = [\"--partition=crawl\"]\nfetch_args = [\"--cpus-per-task=4\"]\n",
+         parallel = 8\nargs = [\"--partition=crawl\"]\nfetch_args = [\"--cpus-per-task=4\"]\n\
+         [fetch]\nparse = false\n",
     )
     .unwrap();
     let root = tmp.path().join("crawl");
@@ -253,6 +264,7 @@ fn a_large_crawl_is_cut_into_arrays_slurm_accepts() {
         .arg(&root)
         .output()
         .unwrap());
+    // The parse runs as its own array (`[fetch] parse = false`): five arrays per cycle.
     let out = ok(Command::new(env!("CARGO_BIN_EXE_dragnet"))
         .args(["slurm", "submit", "--dry-run", "--json", "--cycles", "3"])
         .args(["--binary", "/opt/dragnet/bin/dragnet"])

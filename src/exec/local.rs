@@ -333,8 +333,13 @@ fn log_stage(
     acc: &BTreeMap<Stage, Mutex<StageRun>>,
 ) {
     let a = acc[&stage].lock().expect("not poisoned");
+    // Parses committed by their fetch (`[fetch] parse`) are found done, and say so.
+    let by_fetch = match a.counts.get(crate::crawl::report::counter::INLINE) {
+        Some(&n) if n > 0 => format!(" ({n} parsed by their fetch as pages arrived)"),
+        _ => String::new(),
+    };
     let mut line = format!(
-        "cycle {cycle}: {}: {} run, {} already done, {:.1}s summed over partitions",
+        "cycle {cycle}: {}: {} run, {} already done{by_fetch}, {:.1}s summed over partitions",
         stage.name(),
         plural(a.ran.into(), "partition", "partitions"),
         a.skipped,

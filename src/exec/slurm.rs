@@ -153,8 +153,16 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
     }
     let mut after: Vec<String> = Vec::new();
     for stage in Stage::CYCLE {
+        // A fetch that parses as pages arrive (`[fetch] parse`) commits the partition's parse
+        // too: no parse task for a partition whose fetch is still to run. (One killed between
+        // the two markers leaves the parse to a resubmit, which lists it here.)
         let pending: Vec<u32> = (0..m)
             .filter(|&p| !crawl.done_path(cycle, stage, p).exists())
+            .filter(|&p| {
+                stage != Stage::Parse
+                    || !cfg.fetch.parse
+                    || crawl.done_path(cycle, Stage::Fetch, p).exists()
+            })
             .collect();
         let mut ids = Vec::new();
         for chunk in pending.chunks(s.max_array as usize) {

@@ -60,6 +60,11 @@ pub struct FetchSection {
     /// Scope, depth, robots.txt, delays and the host's lifetime budget apply as to any URL; the
     /// merge still records and deduplicates every link.
     pub follow_per_host: u32,
+    /// Parse each page as it arrives and commit the partition's parse stage with the fetch: one
+    /// decode and one link extraction per page (shared with the following), and no reading the
+    /// WARC back. `false` leaves the parse to `dragnet parse`, which reads the WARC; both write
+    /// the same links and pages.
+    pub parse: bool,
     /// Media types whose bodies are kept (prefixes such as `text/` allowed); others are recorded
     /// with their headers only. Empty keeps everything.
     pub content_types: Vec<String>,
@@ -107,6 +112,7 @@ impl Default for FetchSection {
             max_header_bytes: ByteSize(64 << 10),
             max_redirects: 5,
             follow_per_host: 1000,
+            parse: true,
             content_types: Vec::new(),
             allow_private_addresses: false,
             deadline_secs: 3600.0,

@@ -74,6 +74,7 @@ use super::schedule::Scheduler;
 use crate::crawl::report::counter;
 use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, IoContext, Result};
+use crate::parse::inline::InlineParse;
 use crate::records::FetchItem;
 use crate::records::{HostRecord, Policy};
 use crate::resolve::Resolver;
@@ -189,6 +190,11 @@ struct Shared<'a> {
     robots_requests: AtomicU64,
     /// In-run following, if on.
     follow: Option<follow::Follow>,
+    /// The parse, run as pages arrive: writing the parse stage's outputs (`[fetch] parse`), or
+    /// only extracting links for the following; `None` if neither is on.
+    parse: Option<Mutex<InlineParse>>,
+    /// `parse` writes the parse stage's outputs.
+    parse_writes: bool,
     /// URLs followed in this run (each has a result besides the fetch list's).
     followed: AtomicU64,
     /// Host name -> when an unfinished (killed) attempt of this fetch last sent it a request,
@@ -300,6 +306,10 @@ pub fn fetch_partition(
         .unwrap_or(usize::MAX)
         .clamp(1 << 20, 16 << 20);
     let f = &cfg.fetch;
+    let parse = (f.parse || follow.is_some())
+        .then(|| InlineParse::new(cfg, &stage_dir, f.parse))
+        .transpose()?;
+    let parse_writes = parse.as_ref().is_some_and(InlineParse::writes);
     let max_active = (f.threads as usize) * (f.queues_per_thread as usize);
     let counters = opts.counters.clone().unwrap_or_default();
     let shared = Shared {
@@ -324,6 +334,8 @@ pub fn fetch_partition(
         run_ms: unix_ms(started),
         robots_requests: AtomicU64::new(0),
         follow,
+        parse: parse.map(Mutex::new),
+        parse_writes,
         followed: AtomicU64::new(0),
         restarted,
     };
@@ -392,6 +404,7 @@ pub fn fetch_partition(
         robots_requests,
         follow,
         followed,
+        parse,
         ..
     } = shared;
     let followed = followed.into_inner();
@@ -458,7 +471,17 @@ pub fn fetch_partition(
         m.outputs.push(FileDigest::of_file(crawl, file)?);
     }
     m.counts = counts;
-    Ok(StageReport::ran(m.commit(&done_path, started)?))
+    let fetched = m.commit(&done_path, started)?;
+    // The parse the fetch ran commits after the fetch (killed in between, the parse stage runs
+    // from the WARC).
+    if let Some(parse) = parse {
+        let parse = parse.into_inner().unwrap_or_else(|e| e.into_inner());
+        let parse_started = SystemTime::now();
+        if let Some(m) = parse.finish(crawl, cycle, p, &fetched_path, parse_started)? {
+            m.commit(&crawl.done_path(cycle, Stage::Parse, p), parse_started)?;
+        }
+    }
+    Ok(StageReport::ran(fetched))
 }
 
 /// The WARC files of partition `prefix` an uncommitted attempt left (published ones, and with

@@ -754,15 +754,30 @@ impl Extractor {
         let Ok(head) = http::read_head(&mut block, http::DEFAULT_MAX_HEAD) else {
             return Ok(None);
         };
-        if head.codings().is_empty() {
-            // What the capped payload reader would copy out.
-            let rest = block.rest();
-            let cap = usize::try_from(self.max_decoded).unwrap_or(usize::MAX);
-            return Ok(Some((head, Some(&rest[..rest.len().min(cap)]))));
-        }
-        if let Ok(mut r) = http::payload_reader(&head, block, self.max_decoded) {
-            let _ = r.read_to_end(body);
-        }
-        Ok(Some((head, None)))
+        let rest = block.rest();
+        let payload = payload(self.max_decoded, &head, rest, block, body);
+        Ok(Some((head, payload)))
     }
+}
+
+/// The decoded payload of a response with HTTP head `head`, of which `rest` are the bytes
+/// after the head (and `reader` reads them), at most `max_decoded` bytes: a slice of `rest`
+/// when it has no content or transfer coding, else `None` and the decoded bytes in `body` (as
+/// much as decodes: a truncated gzip member or a cut body still yields what it has).
+pub(super) fn payload<'p>(
+    max_decoded: u64,
+    head: &HttpHead,
+    rest: &'p [u8],
+    reader: impl std::io::BufRead + 'p,
+    body: &mut Vec<u8>,
+) -> Option<&'p [u8]> {
+    if head.codings().is_empty() {
+        // What the capped payload reader would copy out.
+        let cap = usize::try_from(max_decoded).unwrap_or(usize::MAX);
+        return Some(&rest[..rest.len().min(cap)]);
+    }
+    if let Ok(mut r) = http::payload_reader(head, reader, max_decoded) {
+        let _ = r.read_to_end(body);
+    }
+    None
 }

@@ -40,10 +40,11 @@ use super::extract::{is_parsed, media_type, Emit, Extractor, LinkMeta};
 use crate::crawl::report::counter;
 use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, IoContext, Result};
-use crate::records::FetchResult;
 use crate::records::LinkKind;
+use crate::records::{FetchResult, PageRecord};
 use crate::records::{HostRecord, OriginRobots};
 use crate::run::{self, Cursor, KeepAll, KeepFirst, RunReader, RunWriter, Schema, Sorter};
+use crate::warc::http::HttpHead;
 use crate::warc::reader::{ReaderOptions, WarcReader};
 use crate::warc::{Compression, RecordType};
 
@@ -184,27 +185,11 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     while results.advance()? {
         let fr = FetchResult::decode(results.payload())
             .map_err(|e| Error::corrupt(&fetched_path, 0, format!("fetch result: {e}")))?;
-        if !fr.redirect.is_empty() {
-            let meta = LinkMeta {
-                source: &fr.url,
-                kind: LinkKind::Redirect,
-                nofollow: false,
-                cash: fr.priority,
-                depth: fr.depth.saturating_add(1),
-            };
-            if ex.link(&fr.redirect, None, meta, &mut emit)? {
-                ex.bump("redirects", 1);
-            }
-        }
-        if fr.status == 0 {
-            continue;
-        }
         let mut head = None;
         let mut decoded = std::mem::take(&mut ex.body);
         decoded.clear();
         let mut body: &[u8] = &[];
-        let parsable = (200..300).contains(&fr.status) && is_parsed(&fr.content_type, &fr.url);
-        if parsable && !fr.warc_file.is_empty() {
+        if fr.status != 0 && reads_body(&fr) && !fr.warc_file.is_empty() {
             let plain = files.read(&fr.warc_file, fr.warc_offset, fr.warc_length)?;
             ex.bump("records", 1);
             let path = || crawl.warc_dir(cycle).join(&fr.warc_file);
@@ -213,20 +198,11 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
                 body = b.unwrap_or(&decoded);
             }
         }
-        let mut page = ex.page(
-            &fr.url,
-            fr.status,
-            head.as_ref(),
-            body,
-            fr.depth,
-            fr.priority,
-            &mut emit,
-        )?;
+        let page = result_page(&mut ex, &fr, head.as_ref(), body, &mut emit);
         ex.body = decoded;
-        page.digest = fr.digest;
-        if head.is_none() {
-            page.content_type = fr.content_type.clone();
-        }
+        let Some(page) = page? else {
+            continue;
+        };
         pages.push(results.key(), &page.encode())?;
         ex.bump(counter::PAGES, 1);
     }
@@ -244,9 +220,50 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     Ok(StageReport::ran(m.commit(&done_path, started)?))
 }
 
+/// Whether the parse reads the body of the page a fetch result answered: a 2xx HTML page,
+/// sitemap or feed.
+pub(super) fn reads_body(fr: &FetchResult) -> bool {
+    (200..300).contains(&fr.status) && is_parsed(&fr.content_type, &fr.url)
+}
+
+/// The parse of one fetch result, wherever its response comes from (the WARC here, the fetch's
+/// own buffers in [`super::inline`]): the link of a redirect, then, for a result with an
+/// answer, its page record and links (`head` and the decoded `body` when [`reads_body`] and the
+/// response was read; its digest and media type from the result). `None` for a result without
+/// an answer.
+pub(super) fn result_page(
+    ex: &mut Extractor,
+    fr: &FetchResult,
+    head: Option<&HttpHead>,
+    body: &[u8],
+    emit: &mut Emit<'_>,
+) -> Result<Option<PageRecord>> {
+    if !fr.redirect.is_empty() {
+        let meta = LinkMeta {
+            source: &fr.url,
+            kind: LinkKind::Redirect,
+            nofollow: false,
+            cash: fr.priority,
+            depth: fr.depth.saturating_add(1),
+        };
+        if ex.link(&fr.redirect, None, meta, emit)? {
+            ex.bump("redirects", 1);
+        }
+    }
+    if fr.status == 0 {
+        return Ok(None);
+    }
+    let mut page = ex.page(&fr.url, fr.status, head, body, fr.depth, fr.priority, emit)?;
+    page.digest = fr.digest;
+    if head.is_none() {
+        page.content_type = fr.content_type.clone();
+    }
+    Ok(Some(page))
+}
+
 /// `Sitemap:` lines of the robots.txt files the fetch of `cycle` fetched (new or changed entries
 /// of the host table), as links.
-fn robots_sitemaps(
+pub(super) fn robots_sitemaps(
     crawl: &CrawlDir,
     cycle: u32,
     p: u32,

@@ -18,8 +18,8 @@
 //!    URL), or not at all if it carries no cash; only misses carry the URL the owner may not know.
 //!    The cache's hit rate is in `.done` and `dragnet status`.
 //! 4. **Route** to the owner q: `cycles/N/split/to-qqqq/from-pppp.run` ([`SplitRecord`], sorted
-//!    by fingerprint through an external sort, the order the dedup-merge of q reads). Every q
-//!    gets a file, empty or not, so the merge never guesses.
+//!    by fingerprint through an external sort, the order the dedup-merge of q reads). A q routed
+//!    nothing gets no file: the marker lists the runs written, so the merge never guesses.
 //!
 //! Re-running a split whose `.done` is missing reads the same links and the same cache version
 //! and writes the same bytes.
@@ -40,11 +40,37 @@ use crate::records::SplitRecord;
 use crate::run::{self, Cursor, KeepFirst, RunReader, RunWriter, Schema, Sorter};
 use clock::Clock;
 
+/// OPIC cash summed exactly, in fixed point (units of 2^-64), so the sum of a target's
+/// occurrences does not depend on the order they come in: links to one target are adjacent in the
+/// links run, but in the order their pages were parsed, which a fetch that parses pages as they
+/// arrive (`[fetch] parse`) does not fix. Floating-point addition would round differently in
+/// another order. A share of at least 2^-11 converts exactly; smaller ones lose bits below 2^-64.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Cash(i128);
+
+impl Cash {
+    /// 2^64: one unit of cash in fixed point.
+    const ONE: f64 = 18_446_744_073_709_551_616.0;
+
+    fn of(c: f64) -> Cash {
+        // `as` saturates (and maps NaN to 0).
+        Cash((c * Cash::ONE) as i128)
+    }
+
+    fn add(&mut self, c: f64) {
+        self.0 = self.0.saturating_add(Cash::of(c).0);
+    }
+
+    fn get(self) -> f64 {
+        self.0 as f64 / Cash::ONE
+    }
+}
+
 /// One target being collapsed.
 struct Target {
     key: [u8; 16],
     url: String,
-    cash: f64,
+    cash: Cash,
     depth: u32,
     inlinks: u32,
     followed: bool,
@@ -114,7 +140,7 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
                 t.inlinks = t.inlinks.saturating_add(1);
                 t.depth = t.depth.min(l.depth);
                 if follow {
-                    t.cash += l.cash;
+                    t.cash.add(l.cash);
                     t.followed = true;
                 }
             }
@@ -122,7 +148,7 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
                 cur = Some(Target {
                     key,
                     url: l.url,
-                    cash: if follow { l.cash } else { 0.0 },
+                    cash: Cash::of(if follow { l.cash } else { 0.0 }),
                     depth: l.depth,
                     inlinks: 1,
                     followed: follow,
@@ -208,11 +234,11 @@ impl Split<'_> {
         if self.cache.contains(fp) {
             self.cache.check_insert(fp); // marks it
             self.bump(counter::CACHE_HITS, 1);
-            if t.cash > 0.0 {
+            if t.cash.get() > 0.0 {
                 self.bump("credits", 1);
                 let r = SplitRecord {
                     url: String::new(),
-                    cash: t.cash,
+                    cash: t.cash.get(),
                     depth: t.depth,
                     inlinks: t.inlinks,
                 };
@@ -234,7 +260,7 @@ impl Split<'_> {
         self.bump("routed", 1);
         let r = SplitRecord {
             url: t.url,
-            cash: t.cash,
+            cash: t.cash.get(),
             depth: t.depth,
             inlinks: t.inlinks,
         };
@@ -291,5 +317,40 @@ mod tests {
         for n in 0..b.len() {
             assert!(SplitRecord::decode(&b[..n]).is_err());
         }
+    }
+
+    #[test]
+    fn cash_sums_the_same_bits_in_any_order() {
+        // Shares as pages give them: cash / outlinks, over a spread of magnitudes.
+        let mut shares: Vec<f64> = (1..200u32)
+            .map(|i| f64::from(i % 17 + 1) / f64::from(i * 7 + 3))
+            .chain([1.0, 1e-3, 0.1, 1.0 / 3.0, 123.456])
+            .collect();
+        let sum = |v: &[f64]| {
+            let mut c = Cash::default();
+            for &x in v {
+                c.add(x);
+            }
+            c.get()
+        };
+        let want = sum(&shares);
+        let plain: f64 = shares.iter().sum();
+        assert!((want - plain).abs() < 1e-12 * plain, "{want} vs {plain}");
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..50 {
+            // Fisher-Yates with a xorshift: every order gives the same bits.
+            for i in (1..shares.len()).rev() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                shares.swap(i, (x % (i as u64 + 1)) as usize);
+            }
+            assert_eq!(sum(&shares).to_bits(), want.to_bits());
+        }
+        // One share is itself, exactly.
+        for c in [0.5, 1.0 / 3.0, 0.001, 42.0] {
+            assert_eq!(Cash::of(c).get(), c);
+        }
+        assert_eq!(Cash::of(f64::NAN).get(), 0.0);
     }
 }

@@ -7,10 +7,10 @@
 //!   filter, not the set: about 10 bits per URL, capped by the stage's share of `[sort]
 //!   memory_budget`), and against the fingerprints this run has already queued. A false positive
 //!   only leaves a URL for the next cycle; the merge still deduplicates every link exactly.
-//! - **The same links the parse stage finds**: [`PageLinker`] is the parse stage's extraction
-//!   (tokenizer, `<base>`, canonicalization, meta robots, `rel=nofollow`), so a followed URL has
-//!   the canonical form and fingerprint the parse of its page gives it, and the parse of the
-//!   WARC later emits the same links, which the merge meets with the followed URL's result.
+//! - **The same links the parse stage finds**: they are the links the parse of the page emits
+//!   (`crate::parse::inline`: the parse stage's extraction, run by the fetch as the page
+//!   arrives), so a followed URL has the canonical form and fingerprint the parse gives it, and
+//!   the merge meets the parse's link with the followed URL's result.
 //! - **Limits**: same origin as the page (its robots.txt is known and applies), followed links
 //!   only (not nofollow), the crawl's scope and depth, at most `[fetch] follow_per_host` per host
 //!   and run and what is left of the host's lifetime budget (`max_urls_per_host_total`, which
@@ -26,7 +26,6 @@ use super::lock;
 use crate::crawl::{Config, CrawlDir};
 use crate::error::Result;
 use crate::fetch::client::Fetched;
-use crate::parse::PageLinker;
 use crate::records::{LinkRecord, Policy};
 use crate::run::{self, Cursor, RunReader, Schema};
 
@@ -96,7 +95,6 @@ pub(super) struct Follow {
     seen: Bloom,
     /// Fingerprints queued in this run.
     queued: Mutex<HashSet<u64>>,
-    linker: Mutex<PageLinker>,
     /// The seen set the filter was built from (an input of the stage).
     pub(super) seen_path: PathBuf,
 }
@@ -125,7 +123,6 @@ impl Follow {
         Ok(Some(Follow {
             seen,
             queued: Mutex::new(HashSet::new()),
-            linker: Mutex::new(PageLinker::new(cfg)),
             seen_path,
         }))
     }
@@ -140,57 +137,52 @@ impl Follow {
         self.seen.bytes()
     }
 
-    /// The links of the page `got` answered for `url` (at `depth`) to fetch in this run, at most
-    /// `room`, each marked queued: same origin, followed, in scope, allowed by `policy`, and new
-    /// to the crawl.
-    pub(super) fn candidates(
-        &self,
-        cfg: &Config,
-        url: &Url,
-        got: &Fetched,
-        depth: u32,
-        policy: &Policy,
-        room: u64,
-    ) -> Vec<Candidate> {
+    /// Whether the page `got` answered is read for links to follow, with `room` URLs left to
+    /// follow on its host: an HTML page of a 2xx answer, whole.
+    pub(super) fn reads(&self, got: &Fetched, room: u64) -> bool {
         if room == 0 || !(200..300).contains(&got.status) || got.cut.is_some() {
-            return Vec::new();
+            return false;
         }
         let ct = got.content_type.as_bytes();
         let is = |t: &str| ct.len() >= t.len() && ct[..t.len()].eq_ignore_ascii_case(t.as_bytes());
-        if !(is("text/html") || is("application/xhtml+xml")) {
-            return Vec::new();
+        is("text/html") || is("application/xhtml+xml")
+    }
+
+    /// A link the page's parse found (its 16-byte key and encoded record): kept in `found` if
+    /// it is on the page's host (`host_key`) and not in the seen set's filter. Most of a page's
+    /// links are known (menus, the site's other pages): the filter is asked first, from the key,
+    /// and only the rest are decoded.
+    pub(super) fn consider(
+        &self,
+        host_key: u64,
+        k: &[u8],
+        v: &[u8],
+        found: &mut Vec<(u64, LinkRecord)>,
+    ) {
+        if k.len() != 16 || run::key_u64(&k[..8]) != host_key {
+            return;
         }
-        let Ok(head) = crate::warc::http::read_head(&mut &got.raw_response_head[..], 1 << 20)
-        else {
-            return Vec::new();
-        };
-        let (body, _) = super::worker::decode_body(got, cfg.fetch.max_decoded.0);
+        let fp = run::key_u64(&k[8..]);
+        if self.seen.contains(fp) {
+            return;
+        }
+        if let Ok(l) = LinkRecord::decode(v) {
+            found.push((fp, l));
+        }
+    }
+
+    /// The links of `found` ([`Follow::consider`]) of the page at `url` to fetch in this run, at
+    /// most `room`, each marked queued: same origin, followed, in scope, allowed by `policy`,
+    /// and not queued before.
+    pub(super) fn select(
+        &self,
+        cfg: &Config,
+        url: &Url,
+        found: Vec<(u64, LinkRecord)>,
+        policy: &Policy,
+        room: u64,
+    ) -> Vec<Candidate> {
         let origin = url.origin().ascii_serialization();
-        let host_key = crate::keys::host_key(url.host_str().unwrap_or(""));
-        // Most of a page's links are known (menus, the site's other pages): the filter is asked
-        // first, from the key, and only the rest are decoded.
-        let mut found: Vec<(u64, LinkRecord)> = Vec::new();
-        {
-            let mut linker = lock(&self.linker);
-            let mut each = |k: &[u8], v: &[u8]| {
-                if k.len() != 16 || run::key_u64(&k[..8]) != host_key {
-                    return;
-                }
-                let fp = run::key_u64(&k[8..]);
-                if self.seen.contains(fp) {
-                    return;
-                }
-                if let Ok(l) = LinkRecord::decode(v) {
-                    found.push((fp, l));
-                }
-            };
-            if linker
-                .each(url.as_str(), got.status, &head, &body, depth, &mut each)
-                .is_err()
-            {
-                return Vec::new();
-            }
-        }
         let mut out = Vec::new();
         let mut queued = lock(&self.queued);
         for (fp, l) in found {

@@ -147,7 +147,7 @@ impl Shared<'_> {
             Ok(fetched) => {
                 abandoned = fetched.cut.is_some();
                 let r = self.store(job, &url, &fetched)?;
-                follows = self.follows(job, &url, &fetched, &policy);
+                follows = self.parse_and_follow(job, &url, &fetched, &r, &policy)?;
                 r
             }
             Err(e) => {
@@ -169,22 +169,56 @@ impl Shared<'_> {
         Ok((delay, None, follows))
     }
 
-    /// The URLs of `got`'s page to fetch in this run ([`super::follow`]), counted as pending
-    /// results of the host (before the page's own result, so the host stays in the table).
-    fn follows(&self, job: &Job, url: &Url, got: &Fetched, policy: &Policy) -> Vec<Job> {
-        let Some(follow) = &self.follow else {
-            return Vec::new();
+    /// Parses the page `got` answered (its result `r`) when the fetch runs the parse
+    /// ([`crate::parse::inline`]), and returns the URLs of it to fetch in this run
+    /// ([`super::follow`]), counted as pending results of the host (before the page's own
+    /// result, so the host stays in the table).
+    fn parse_and_follow(
+        &self,
+        job: &Job,
+        url: &Url,
+        got: &Fetched,
+        r: &FetchResult,
+        policy: &Policy,
+    ) -> Result<Vec<Job>> {
+        let Some(parse) = &self.parse else {
+            return Ok(Vec::new());
         };
-        let room = lock(&self.hosts)
-            .get(&job.host_key)
-            .map_or(0, |h| h.follow_left);
-        let found = follow.candidates(self.cfg, url, got, job.item.depth, policy, room);
+        let room = match &self.follow {
+            Some(_) => lock(&self.hosts)
+                .get(&job.host_key)
+                .map_or(0, |h| h.follow_left),
+            None => 0,
+        };
+        let follow = self.follow.as_ref().filter(|f| f.reads(got, room));
+        if follow.is_none() && !self.parse_writes {
+            return Ok(Vec::new());
+        }
+        // Decoded outside the lock: the workers of the partition decode in parallel.
+        let doc = crate::parse::inline::document(
+            r,
+            &got.raw_response_head,
+            &got.body,
+            self.cfg.fetch.max_decoded.0,
+        );
+        let host_key = crate::keys::host_key(url.host_str().unwrap_or(""));
+        let mut found = Vec::new();
+        let mut each = |k: &[u8], v: &[u8]| {
+            if let Some(f) = follow {
+                f.consider(host_key, k, v, &mut found);
+            }
+        };
+        lock(parse).result(&run::fp_key(job.fp), r, doc.as_ref(), &mut each)?;
+        let Some(follow) = follow else {
+            return Ok(Vec::new());
+        };
+        let found = follow.select(self.cfg, url, found, policy, room);
         if found.is_empty() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let mut hosts = lock(&self.hosts);
         let Some(h) = hosts.get_mut(&job.host_key) else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         let n = found
             .len()
@@ -194,7 +228,7 @@ impl Shared<'_> {
         h.record.followed += n as u64;
         drop(hosts);
         self.followed.fetch_add(n as u64, Relaxed);
-        found
+        Ok(found
             .into_iter()
             .take(n)
             .map(|c| Job {
@@ -207,7 +241,7 @@ impl Shared<'_> {
                     ..FetchItem::default()
                 },
             })
-            .collect()
+            .collect())
     }
 
     pub(super) fn delay(&self, crawl_delay: Option<Duration>, took: Duration) -> Duration {
