@@ -202,3 +202,29 @@ mod tests {
         }
     }
 }
+
+/// A [`std::hash::Hasher`] for keys that are already uniform 64-bit hashes (URL fingerprints,
+/// host keys): the key is its own hash. SipHash, the standard one, cost more than the probe it
+/// feeds in the fetch's per-link checks.
+#[derive(Default, Clone, Copy)]
+pub struct FpHasher(u64);
+
+impl std::hash::Hasher for FpHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Not the intended use (only `u64` keys): fold the bytes in.
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// A set of fingerprints hashed by [`FpHasher`].
+pub type FpSet = std::collections::HashSet<u64, std::hash::BuildHasherDefault<FpHasher>>;

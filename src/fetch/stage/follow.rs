@@ -16,7 +16,6 @@
 //!   and run and what is left of the host's lifetime budget (`max_urls_per_host_total`, which
 //!   counts followed URLs too: the host record carries them, prioritize adds them in).
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -28,6 +27,7 @@ use crate::error::Result;
 use crate::fetch::client::Fetched;
 use crate::records::{LinkRecord, Policy};
 use crate::run::{self, Cursor, RunReader, Schema};
+use crate::util::FpSet;
 
 /// Bits of the Bloom filter per fingerprint of the seen set: with [`PROBES`] probes, about 1%
 /// false positives.
@@ -94,7 +94,7 @@ pub(super) struct Candidate {
 pub(super) struct Follow {
     seen: Bloom,
     /// Fingerprints queued in this run.
-    queued: Mutex<HashSet<u64>>,
+    queued: Mutex<FpSet>,
     /// The seen set the filter was built from (an input of the stage).
     pub(super) seen_path: PathBuf,
 }
@@ -122,7 +122,7 @@ impl Follow {
         }
         Ok(Some(Follow {
             seen,
-            queued: Mutex::new(HashSet::new()),
+            queued: Mutex::new(FpSet::default()),
             seen_path,
         }))
     }
@@ -149,9 +149,9 @@ impl Follow {
     }
 
     /// A link the page's parse found (its 16-byte key and encoded record): kept in `found` if
-    /// it is on the page's host (`host_key`) and not in the seen set's filter. Most of a page's
-    /// links are known (menus, the site's other pages): the filter is asked first, from the key,
-    /// and only the rest are decoded.
+    /// it is on the page's host (`host_key`), not in the seen set's filter and not queued in
+    /// this run. Most of a page's links are known (menus, the site's other pages): they are
+    /// asked about by key, and only the rest are decoded.
     pub(super) fn consider(
         &self,
         host_key: u64,
@@ -163,7 +163,9 @@ impl Follow {
             return;
         }
         let fp = run::key_u64(&k[8..]);
-        if self.seen.contains(fp) {
+        // Most links of a page in a run are queued already (the site's menus): skipped before
+        // their record is decoded.
+        if self.seen.contains(fp) || lock(&self.queued).contains(&fp) {
             return;
         }
         if let Ok(l) = LinkRecord::decode(v) {
