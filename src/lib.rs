@@ -22,6 +22,7 @@
 //!   `dragnet slurm` (job arrays on a cluster).
 //! - [`warc`]: WARC 1.1 files: writer, streaming reader, HTTP helpers for record blocks.
 //! - [`error`], [`util`]: the one error type and exit codes; small helpers.
+//! - `fuzz`: the fuzz targets (`fuzz/`, replayed over their corpora by `cargo test`).
 
 #![deny(missing_docs)]
 
@@ -30,6 +31,8 @@ pub mod direct;
 pub mod error;
 pub mod exec;
 pub mod fetch;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod keys;
 pub mod merge;
 pub mod parse;

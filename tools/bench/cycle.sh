@@ -73,7 +73,8 @@ fetched = 0
 for c in report["cycles"]:
     for name, s in c["stages"].items():
         stages[name] = stages.get(name, 0.0) + s["seconds"]
-    fetched += c["stages"]["fetch"]["counts"].get("urls", 0)
+    # Results: the fetch lists' URLs and those followed within the run.
+    fetched += c["stages"]["fetch"]["counts"].get("results", 0)
 cpu = user + sysc
 total = sum(stages.values()) or 1.0
 cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
