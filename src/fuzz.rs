@@ -12,8 +12,11 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+/// A fuzz target: any bytes in, a panic only for a bug.
+pub type Target = fn(&[u8]);
+
 /// The fuzz targets by name (`fuzz/fuzz_targets/<name>.rs`, `fuzz/corpus/<name>/`).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("run_file", run_file),
     ("warc", warc),
     ("http_head", http_head),
@@ -32,10 +35,7 @@ fn scratch(data: &[u8], suffix: &str) -> PathBuf {
         .chars()
         .filter(char::is_ascii_digit)
         .collect::<String>();
-    let path = dir.join(format!(
-        "dragnet-fuzz-{}-{id}{suffix}",
-        std::process::id()
-    ));
+    let path = dir.join(format!("dragnet-fuzz-{}-{id}{suffix}", std::process::id()));
     std::fs::write(&path, data).expect("write a scratch file");
     path
 }
@@ -141,8 +141,14 @@ pub fn sitemap(data: &[u8]) {
         max_bytes: 4 << 20,
     };
     let s = parse(data, &limits);
-    assert!(s.urls.len() <= limits.max_urls, "sitemap URLs passed the cap");
-    assert!(s.sitemaps.len() <= limits.max_urls, "sitemap refs passed the cap");
+    assert!(
+        s.urls.len() <= limits.max_urls,
+        "sitemap URLs passed the cap"
+    );
+    assert!(
+        s.sitemaps.len() <= limits.max_urls,
+        "sitemap refs passed the cap"
+    );
 }
 
 /// HTML pages: charset detection, decoding and link extraction against a base URL.

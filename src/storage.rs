@@ -10,6 +10,11 @@
 //! Temporary names are `.<final name>.tmp.<pid>@<host>`, hidden and recognisable, so a sweep never
 //! touches anything else; the host (the short host name) tells a sweep whether it can judge the
 //! writer by its pid (see [`remove_temps`]).
+//!
+//! Every write, fsync, rename, directory fsync and directory creation of a crawl passes
+//! [`fault::check`] first (here, in the WARC writer through [`AtomicFile`], in the queue pager and
+//! in the lock): in debug builds (the ones tests run) `DRAGNET_FAULT` can make the Nth of them
+//! fail, the seam the storage fault campaign sweeps (docs/RELIABILITY.md, campaign 3).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -91,7 +96,9 @@ impl AtomicFile {
     /// Writes all of `buf`, naming the temporary file on error.
     pub fn write_all_bytes(&mut self, buf: &[u8]) -> Result<()> {
         let out = self.out.as_mut().expect("AtomicFile used after commit");
-        out.get().write_all(buf).ctx("write", &self.tmp)?;
+        fault::check("write", &self.tmp)
+            .and_then(|()| out.get().write_all(buf))
+            .ctx("write", &self.tmp)?;
         self.written += buf.len() as u64;
         Ok(())
     }
@@ -104,15 +111,20 @@ impl AtomicFile {
                 .map_err(|e| Error::io("write", &self.tmp, e.into_error()))?,
             Sink::Direct(out) => out.finish().ctx("write", &self.tmp)?,
         };
-        file.sync_all().ctx("fsync", &self.tmp)?;
+        fault::check("fsync", &self.tmp)
+            .and_then(|()| file.sync_all())
+            .ctx("fsync", &self.tmp)?;
         drop(file);
-        fs::rename(&self.tmp, &self.dest).ctx("rename", &self.tmp)?;
+        fault::check("rename", &self.tmp)
+            .and_then(|()| fs::rename(&self.tmp, &self.dest))
+            .ctx("rename", &self.tmp)?;
         sync_dir(parent_of(&self.dest))
     }
 }
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        fault::check("write", &self.tmp)?;
         let n = self
             .out
             .as_mut()
@@ -156,7 +168,7 @@ pub fn create_dir_all(dir: &Path) -> Result<()> {
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
         create_dir_all(parent)?;
     }
-    match fs::create_dir(dir) {
+    match fault::check("create directory", dir).and_then(|()| fs::create_dir(dir)) {
         Ok(()) => sync_dir(parent_of(dir)),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
         Err(e) => Err(Error::io("create directory", dir, e)),
@@ -165,9 +177,77 @@ pub fn create_dir_all(dir: &Path) -> Result<()> {
 
 /// fsyncs a directory so renames and creations inside it are durable.
 pub fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
+    fault::check("fsync directory", dir)
+        .and_then(|()| File::open(dir))
         .and_then(|d| d.sync_all())
         .ctx("fsync directory", dir)
+}
+
+/// Injected storage faults, for tests (docs/RELIABILITY.md, campaign 3).
+///
+/// `DRAGNET_FAULT=N` makes the Nth storage operation of the process (counted from 1 over every
+/// [`check`] call: writes, fsyncs, renames, directory fsyncs and creations, in whatever order the
+/// threads reach them) fail with EIO; `DRAGNET_FAULT=N:enospc` with ENOSPC (no space left on
+/// device). One fault, then everything works again, as after a transient error. With
+/// `DRAGNET_FAULT_LOG=FILE` every operation is appended to FILE as `N op path` (to count a run's
+/// operations and name the one that failed). Only debug builds read these variables: a release
+/// build's `check` is `Ok(())`.
+pub mod fault {
+    use std::io;
+    use std::path::Path;
+
+    /// Fails the operation `op` on `path` if it is the one `DRAGNET_FAULT` names (see the
+    /// module docs); logs it with `DRAGNET_FAULT_LOG`.
+    #[cfg(debug_assertions)]
+    pub fn check(op: &'static str, path: &Path) -> io::Result<()> {
+        use std::io::Write;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::sync::{Mutex, OnceLock};
+        struct Plan {
+            at: Option<(u64, i32)>,
+            log: Option<Mutex<std::fs::File>>,
+        }
+        static PLAN: OnceLock<Plan> = OnceLock::new();
+        static COUNT: AtomicU64 = AtomicU64::new(0);
+        let plan = PLAN.get_or_init(|| {
+            let at = std::env::var("DRAGNET_FAULT").ok().and_then(|v| {
+                let (n, kind) = v.split_once(':').unwrap_or((&v, "eio"));
+                let errno = match kind {
+                    "enospc" => libc::ENOSPC,
+                    _ => libc::EIO,
+                };
+                n.trim().parse().ok().map(|n| (n, errno))
+            });
+            let log = std::env::var_os("DRAGNET_FAULT_LOG").and_then(|p| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .ok()
+                    .map(Mutex::new)
+            });
+            Plan { at, log }
+        });
+        if plan.at.is_none() && plan.log.is_none() {
+            return Ok(());
+        }
+        let n = COUNT.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(log) = &plan.log {
+            let mut f = log.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = writeln!(f, "{n} {op} {}", path.display());
+        }
+        match plan.at {
+            Some((at, errno)) if at == n => Err(io::Error::from_raw_os_error(errno)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Release builds inject nothing.
+    #[cfg(not(debug_assertions))]
+    #[inline(always)]
+    pub fn check(_op: &'static str, _path: &Path) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A temporary file of another host whose writer has not touched it for this long is debris (a

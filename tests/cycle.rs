@@ -5,15 +5,13 @@
 
 use crate::common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dragnet::crawl::{Config, CrawlDir};
 use dragnet::exec::{next_cycle, run_cycles, CycleOptions};
-use dragnet::records::UrlRecord;
-use dragnet::run::{self, Cursor, RunReader, Schema};
 use websim::model::Web;
 use websim::server::Server;
 use websim::truth::{truth, Policy};
@@ -34,54 +32,8 @@ fn seeds(web: &Web) -> Vec<String> {
     common::websim_homes(web)
 }
 
-/// Everything the crawl decided, without timestamps: per partition the seen set, and the URL db
-/// as (fingerprint -> url, state, depth, score bits, fetches, digest); the set of fetched URLs.
-/// A URL db record without its timestamps: url, state, depth, score bits, fetches, digest.
-type Decided = (String, u8, u32, u64, u32, u64);
-
-#[derive(Debug, PartialEq)]
-struct Outcome2 {
-    seen: Vec<BTreeSet<u64>>,
-    urldb: Vec<BTreeMap<u64, Decided>>,
-    fetched: BTreeSet<String>,
-}
-
-fn outcome(dir: &CrawlDir) -> Outcome2 {
-    let last = next_cycle(dir, M);
-    let mut o = Outcome2 {
-        seen: Vec::new(),
-        urldb: Vec::new(),
-        fetched: BTreeSet::new(),
-    };
-    for p in 0..M {
-        let (_, seen) = dir.latest_state(p, "seen", last + 1).unwrap();
-        let mut r = RunReader::open_expect(&seen, Schema::SEEN).unwrap();
-        let mut s = BTreeSet::new();
-        while r.advance().unwrap() {
-            s.insert(run::key_u64(r.key()));
-        }
-        o.seen.push(s);
-        let (_, db) = dir.latest_state(p, "urldb", last + 1).unwrap();
-        let mut r = RunReader::open_expect(&db, Schema::URLDB).unwrap();
-        let mut m = BTreeMap::new();
-        while r.advance().unwrap() {
-            let u = UrlRecord::decode(r.payload()).unwrap();
-            m.insert(
-                run::key_u64(r.key()),
-                (
-                    u.url,
-                    u.state as u8,
-                    u.depth,
-                    u.score.to_bits(),
-                    u.fetches,
-                    u.digest,
-                ),
-            );
-        }
-        o.urldb.push(m);
-    }
-    o.fetched = common::fetched_urls(dir, M, last);
-    o
+fn outcome(dir: &CrawlDir) -> common::Outcome {
+    common::outcome(dir, M)
 }
 
 fn until_empty() -> CycleOptions {

@@ -34,8 +34,16 @@ fn every_fuzz_target_has_a_cargo_fuzz_binary() {
     let manifest = std::fs::read_to_string(fuzz.join("Cargo.toml")).unwrap();
     for (name, _) in dragnet::fuzz::TARGETS {
         let src = fuzz.join(format!("fuzz_targets/{name}.rs"));
-        let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
-        assert!(text.contains(&format!("dragnet::fuzz::{name}(")), "{}", src.display());
-        assert!(manifest.contains(&format!("name = \"{name}\"")), "fuzz/Cargo.toml lacks {name}");
+        let text =
+            std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+        assert!(
+            text.contains(&format!("dragnet::fuzz::{name}(")),
+            "{}",
+            src.display()
+        );
+        assert!(
+            manifest.contains(&format!("name = \"{name}\"")),
+            "fuzz/Cargo.toml lacks {name}"
+        );
     }
 }

@@ -26,6 +26,7 @@ mod run_files;
 mod sitemaps;
 mod slurm;
 mod split_stage;
+mod storage_faults;
 mod structure;
 mod url_conformance;
 mod warc;

@@ -272,8 +272,9 @@ fn locked_record(root: &Path, info: &LockInfo) -> Result<(PathBuf, std::fs::File
         .open(&tmp)
         .ctx("create", &tmp)?;
     use std::io::Write as _;
-    f.write_all(&serde_json::to_vec_pretty(info).expect("lock serializes"))
-        .and_then(|_| f.sync_all())
+    crate::storage::fault::check("write", &tmp)
+        .and_then(|()| f.write_all(&serde_json::to_vec_pretty(info).expect("lock serializes")))
+        .and_then(|()| f.sync_all())
         .ctx("write", &tmp)?;
     if !try_flock(&f, &tmp)? {
         return Err(Error::Internal(format!(

@@ -30,6 +30,7 @@
 //! Without the journal (`durable: false`, used by benchmarks), a crash may leave garbage; the meta
 //! is still only published at commit.
 
+use crate::storage::fault::check as fault;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -260,11 +261,15 @@ impl Pager {
                     let page = u64::from_le_bytes(r[..8].try_into().expect("8"));
                     let at = page * ps as u64;
                     if at + ps as u64 <= file_len {
-                        write_at(&self.file, &r[8..8 + ps], at).ctx("write", &self.path)?;
+                        fault("write", &self.path)
+                            .and_then(|()| write_at(&self.file, &r[8..8 + ps], at))
+                            .ctx("write", &self.path)?;
                     }
                     off += rec;
                 }
-                self.file.sync_all().ctx("fsync", &self.path)?;
+                fault("fsync", &self.path)
+                    .and_then(|()| self.file.sync_all())
+                    .ctx("fsync", &self.path)?;
             }
         }
         // A journal that is empty, torn in its header or from an older generation undoes nothing.
@@ -460,7 +465,9 @@ impl Pager {
             head.extend_from_slice(JOURNAL_MAGIC);
             head.extend_from_slice(&self.generation.to_le_bytes());
             head.extend_from_slice(&self.committed_len.to_le_bytes());
-            j.write_all(&head).ctx("write", &jp)?;
+            fault("write", &jp)
+                .and_then(|()| j.write_all(&head))
+                .ctx("write", &jp)?;
             self.journal = Some(j);
             if let Some(dir) = self.path.parent() {
                 crate::storage::sync_dir(dir)?;
@@ -471,10 +478,9 @@ impl Pager {
         rec.extend_from_slice(image);
         let sum = xxh3_64(&rec);
         rec.extend_from_slice(&sum.to_le_bytes());
-        self.journal
-            .as_mut()
-            .expect("open")
-            .write_all(&rec)
+        let j = self.journal.as_mut().expect("open");
+        fault("write", &jp)
+            .and_then(|()| j.write_all(&rec))
             .ctx("write", &jp)?;
         self.journaled.insert(page, ());
         self.journal_unsynced = true;
@@ -488,10 +494,12 @@ impl Pager {
         }
         if self.journal_unsynced {
             let jp = self.journal_path();
-            self.journal
+            let j = self
+                .journal
                 .as_mut()
-                .expect("unsynced records imply an open journal")
-                .sync_data()
+                .expect("unsynced records imply an open journal");
+            fault("fsync", &jp)
+                .and_then(|()| j.sync_data())
                 .ctx("fsync", &jp)?;
             self.journal_unsynced = false;
         }
@@ -531,9 +539,13 @@ impl Pager {
     pub fn commit(&mut self, meta: &[u8]) -> Result<()> {
         self.flush()?;
         if let Some(m) = &self.map {
-            m.flush().ctx("msync", &self.path)?;
+            fault("msync", &self.path)
+                .and_then(|()| m.flush())
+                .ctx("msync", &self.path)?;
         }
-        self.file.sync_all().ctx("fsync", &self.path)?;
+        fault("fsync", &self.path)
+            .and_then(|()| self.file.sync_all())
+            .ctx("fsync", &self.path)?;
         let generation = self.generation + 1;
         self.publish_meta(generation, self.len, meta)?;
         self.generation = generation;

@@ -220,3 +220,59 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// A URL db record without its timestamps: url, state, depth, score bits, fetches, digest.
+#[allow(dead_code)]
+pub type Decided = (String, u8, u32, u64, u32, u64);
+
+/// Everything a crawl decided, without timestamps: per partition the seen set and the URL db
+/// ([`Decided`] by fingerprint), and the set of fetched URLs. Two crawls of one websim web that
+/// end here made the same decisions, whatever was killed or failed on the way.
+#[allow(dead_code)]
+#[derive(Debug, PartialEq)]
+pub struct Outcome {
+    pub seen: Vec<std::collections::BTreeSet<u64>>,
+    pub urldb: Vec<std::collections::BTreeMap<u64, Decided>>,
+    pub fetched: std::collections::BTreeSet<String>,
+}
+
+/// The [`Outcome`] of the crawl in `dir` (`partitions` partitions) as of its latest cycle.
+#[allow(dead_code)]
+pub fn outcome(dir: &dragnet::crawl::CrawlDir, partitions: u32) -> Outcome {
+    use dragnet::run::{self, Cursor, RunReader, Schema};
+    let last = dragnet::exec::next_cycle(dir, partitions);
+    let mut o = Outcome {
+        seen: Vec::new(),
+        urldb: Vec::new(),
+        fetched: std::collections::BTreeSet::new(),
+    };
+    for p in 0..partitions {
+        let (_, seen) = dir.latest_state(p, "seen", last + 1).unwrap();
+        let mut r = RunReader::open_expect(&seen, Schema::SEEN).unwrap();
+        let mut s = std::collections::BTreeSet::new();
+        while r.advance().unwrap() {
+            s.insert(run::key_u64(r.key()));
+        }
+        o.seen.push(s);
+        let (_, db) = dir.latest_state(p, "urldb", last + 1).unwrap();
+        let mut r = RunReader::open_expect(&db, Schema::URLDB).unwrap();
+        let mut m = std::collections::BTreeMap::new();
+        while r.advance().unwrap() {
+            let u = dragnet::records::UrlRecord::decode(r.payload()).unwrap();
+            m.insert(
+                run::key_u64(r.key()),
+                (
+                    u.url,
+                    u.state as u8,
+                    u.depth,
+                    u.score.to_bits(),
+                    u.fetches,
+                    u.digest,
+                ),
+            );
+        }
+        o.urldb.push(m);
+    }
+    o.fetched = fetched_urls(dir, partitions, last);
+    o
+}
