@@ -13,6 +13,7 @@ mod cycle;
 mod fetch_client;
 mod fetch_stage;
 mod follow;
+mod full_disk;
 mod fuzz_replay;
 mod golden;
 mod html_links;
