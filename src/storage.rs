@@ -186,9 +186,11 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 /// Injected storage faults, for tests (docs/RELIABILITY.md, campaign 3).
 ///
 /// `DRAGNET_FAULT=N` makes the Nth storage operation of the process (counted from 1 over every
-/// [`check`] call: writes, fsyncs, renames, directory fsyncs and creations, in whatever order the
-/// threads reach them) fail with EIO; `DRAGNET_FAULT=N:enospc` with ENOSPC (no space left on
-/// device). One fault, then everything works again, as after a transient error. With
+/// [`check`] call: writes, fsyncs, renames, directory fsyncs and creations, the removals of
+/// pruning, in whatever order the threads reach them) fail with EIO; `DRAGNET_FAULT=N:enospc`
+/// with ENOSPC (no space left on device). One fault, then everything works again, as after a
+/// transient error. `DRAGNET_FAULT=N:kill` sends the process SIGKILL instead, just before the
+/// Nth operation: a crash at an exact point (the crash campaign, docs/RELIABILITY.md, campaign 2). With
 /// `DRAGNET_FAULT_LOG=FILE` every operation is appended to FILE as `N op path` (to count a run's
 /// operations and name the one that failed). Only debug builds read these variables: a release
 /// build's `check` is `Ok(())`.
@@ -204,6 +206,7 @@ pub mod fault {
         use std::sync::atomic::{AtomicU64, Ordering};
         use std::sync::{Mutex, OnceLock};
         struct Plan {
+            /// The operation to fail and its errno (0: SIGKILL).
             at: Option<(u64, i32)>,
             log: Option<Mutex<std::fs::File>>,
         }
@@ -214,6 +217,7 @@ pub mod fault {
                 let (n, kind) = v.split_once(':').unwrap_or((&v, "eio"));
                 let errno = match kind {
                     "enospc" => libc::ENOSPC,
+                    "kill" => 0,
                     _ => libc::EIO,
                 };
                 n.trim().parse().ok().map(|n| (n, errno))
@@ -237,6 +241,13 @@ pub mod fault {
             let _ = writeln!(f, "{n} {op} {}", path.display());
         }
         match plan.at {
+            Some((at, 0)) if at == n => {
+                // SAFETY: kill(2) on this process; SIGKILL cannot be caught, nothing runs after.
+                unsafe {
+                    libc::kill(libc::getpid(), libc::SIGKILL);
+                }
+                unreachable!("SIGKILL returned")
+            }
             Some((at, errno)) if at == n => Err(io::Error::from_raw_os_error(errno)),
             _ => Ok(()),
         }

@@ -69,7 +69,11 @@ fn a_crawl_that_fills_the_disk_stops_cleanly_and_finishes_once_space_is_freed() 
         .arg(&reference)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let want = common::outcome(&dragnet::crawl::CrawlDir::new(&reference), M);
 
     let out_dir = scratch.path().join("out");
@@ -121,7 +125,10 @@ fn a_crawl_that_fills_the_disk_stops_cleanly_and_finishes_once_space_is_freed() 
         read(&out_dir, "again.err")
     );
     let got = common::outcome(&dragnet::crawl::CrawlDir::new(&out_dir.join("crawl")), M);
-    assert!(got == want, "the crawl ended differently after the full disk");
+    assert!(
+        got == want,
+        "the crawl ended differently after the full disk"
+    );
     eprintln!(
         "full disk: the first run stopped with exit {} ({} bytes left), the second finished the \
          crawl: {} URLs fetched",

@@ -17,6 +17,7 @@ mod full_disk;
 mod fuzz_replay;
 mod golden;
 mod html_links;
+mod kill_points;
 mod merge_stage;
 mod parse_stage;
 mod pipeline;

@@ -51,7 +51,9 @@ pub fn prune_state(crawl: &CrawlDir, partitions: u32, oldest: u32) -> Result<u64
             };
             for v in vs.into_iter().filter(|&v| v < base) {
                 let path = crawl.state_file_ext(p, &kind, &ext, v);
-                std::fs::remove_file(&path).ctx("remove", &path)?;
+                crate::storage::fault::check("remove", &path)
+                    .and_then(|()| std::fs::remove_file(&path))
+                    .ctx("remove", &path)?;
                 removed += 1;
             }
         }
@@ -80,7 +82,9 @@ pub fn prune_cycles(crawl: &CrawlDir, oldest: u32) -> Result<u64> {
                 continue;
             };
             removed += files.count() as u64;
-            match std::fs::remove_dir_all(&d) {
+            match crate::storage::fault::check("remove", &d)
+                .and_then(|()| std::fs::remove_dir_all(&d))
+            {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(crate::error::Error::io("remove", d, e)),
