@@ -124,7 +124,7 @@ fn a_crawl_that_fills_the_disk_stops_cleanly_and_finishes_once_space_is_freed() 
         "after space was freed: {}",
         read(&out_dir, "again.err")
     );
-    let got = common::outcome(&dragnet::crawl::CrawlDir::new(&out_dir.join("crawl")), M);
+    let got = common::outcome(&dragnet::crawl::CrawlDir::new(out_dir.join("crawl")), M);
     assert!(
         got == want,
         "the crawl ended differently after the full disk"
