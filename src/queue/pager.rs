@@ -27,6 +27,18 @@
 //!    finished; it is deleted.
 //!
 //! So a `kill -9` at any instant, followed by a reopen, gives the state of the last commit.
+//!
+//! # Page checksums
+//!
+//! The last [`PAGE_TRAILER`] bytes of every page hold the xxh3 of the rest, set when a frame is
+//! written back and checked when a page is brought into a frame (and by [`check_files`]), so a
+//! byte changed on disk inside the committed pages is an error naming the file and the page's
+//! offset, not a URL silently gone from the frontier. A page never written since the file grew
+//! is all zeros, trailer included, and reads as zeros. The queues see pages of
+//! [`Pager::page_size`] bytes, the page less its trailer, and offsets in that space
+//! ([`Pager::len`], [`Pager::read`], [`Pager::write`], [`Pager::grow`]); the pager maps them to
+//! the file's pages. Queues written before page checksums (meta `DNQMETA1`) are read and
+//! written as they were, without them.
 //! Without the journal (`durable: false`, used by benchmarks), a crash may leave garbage; the meta
 //! is still only published at commit.
 
@@ -42,7 +54,12 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::IoStats;
 use crate::error::{Error, IoContext, Result};
 
-const META_MAGIC: &[u8; 8] = b"DNQMETA1";
+/// The meta of a queue whose pages carry checksums.
+const META_MAGIC: &[u8; 8] = b"DNQMETA2";
+/// The meta of a queue written before page checksums.
+const META_MAGIC_V1: &[u8; 8] = b"DNQMETA1";
+/// Bytes at the end of every page for its checksum (module docs).
+pub const PAGE_TRAILER: usize = 8;
 const JOURNAL_MAGIC: &[u8; 8] = b"DNQJRNL1";
 
 /// How a [`Pager`] is set up.
@@ -79,6 +96,8 @@ pub struct Pager {
     file: File,
     map: Option<MmapMut>,
     opts: PagerOptions,
+    /// The pages carry checksums (every queue made since; module docs).
+    sums: bool,
     /// Current length of the file in bytes (a multiple of the page size).
     len: u64,
     /// Length at the last commit.
@@ -117,6 +136,7 @@ impl Pager {
             file,
             map: None,
             opts,
+            sums: true,
             len: 0,
             committed_len: 0,
             generation: 0,
@@ -188,9 +208,12 @@ impl Pager {
             Err(e) => return Err(Error::io("read", &mp, e)),
         };
         let bad = |off: usize, why: &str| Error::corrupt(&mp, off as u64, why.to_string());
-        if bytes.len() < 8 + 8 + 8 + 4 + 8 || &bytes[..8] != META_MAGIC {
+        if bytes.len() < 8 + 8 + 8 + 4 + 8
+            || (&bytes[..8] != META_MAGIC && &bytes[..8] != META_MAGIC_V1)
+        {
             return Err(bad(0, "not a dragnet queue meta file"));
         }
+        self.sums = &bytes[..8] == META_MAGIC;
         let body = &bytes[..bytes.len() - 8];
         let sum = u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().expect("8"));
         if xxh3_64(body) != sum {
@@ -301,9 +324,23 @@ impl Pager {
         self.generation
     }
 
-    /// Bytes per page.
+    /// Bytes of data per page: the page size less its checksum trailer (module docs). The
+    /// queues lay their entries out in pages of this size.
     pub fn page_size(&self) -> usize {
-        self.opts.page_size
+        self.data_size()
+    }
+
+    fn data_size(&self) -> usize {
+        if self.sums {
+            self.opts.page_size - PAGE_TRAILER
+        } else {
+            self.opts.page_size
+        }
+    }
+
+    /// Pages in the file.
+    fn pages(&self) -> u64 {
+        self.len / self.opts.page_size as u64
     }
 
     /// Frames in the cache.
@@ -311,9 +348,9 @@ impl Pager {
         self.opts.cache_pages
     }
 
-    /// Current length of the file in bytes.
+    /// Current length in bytes of data: pages x [`Pager::page_size`].
     pub fn len(&self) -> u64 {
-        self.len
+        self.pages() * self.data_size() as u64
     }
 
     /// Whether the file is empty.
@@ -331,10 +368,11 @@ impl Pager {
         self.stats = IoStats::default();
     }
 
-    /// Grows the file to at least `bytes` (rounded up to whole pages). New pages read as zeros.
+    /// Grows the file to at least `bytes` of data (rounded up to whole pages). New pages read
+    /// as zeros.
     pub fn grow(&mut self, bytes: u64) -> Result<()> {
         let ps = self.opts.page_size as u64;
-        let want = bytes.div_ceil(ps) * ps;
+        let want = bytes.div_ceil(self.data_size() as u64) * ps;
         if want <= self.len {
             return Ok(());
         }
@@ -349,7 +387,7 @@ impl Pager {
     /// Copies `buf.len()` bytes at `off` out of the file (through the cache).
     pub fn read(&mut self, off: u64, buf: &mut [u8]) -> Result<()> {
         self.check_range(off, buf.len())?;
-        for (page, in_page, at, n) in pieces(self.opts.page_size as u64, off, buf.len()) {
+        for (page, in_page, at, n) in pieces(self.data_size() as u64, off, buf.len()) {
             let f = self.frame(page, false)?;
             buf[at..at + n].copy_from_slice(&self.frames[f].data[in_page..in_page + n]);
         }
@@ -359,9 +397,9 @@ impl Pager {
     /// Copies `buf` into the file at `off` (through the cache).
     pub fn write(&mut self, off: u64, buf: &[u8]) -> Result<()> {
         self.check_range(off, buf.len())?;
-        let ps = self.opts.page_size;
-        for (page, in_page, at, n) in pieces(ps as u64, off, buf.len()) {
-            let f = self.frame(page, n == ps)?;
+        let ds = self.data_size();
+        for (page, in_page, at, n) in pieces(ds as u64, off, buf.len()) {
+            let f = self.frame(page, n == ds)?;
             self.mark_dirty(f)?;
             self.frames[f].data[in_page..in_page + n].copy_from_slice(&buf[at..at + n]);
         }
@@ -369,14 +407,14 @@ impl Pager {
     }
 
     fn check_range(&self, off: u64, n: usize) -> Result<()> {
-        if off + n as u64 > self.len {
+        if off + n as u64 > self.len() {
             return Err(Error::corrupt(
                 &self.path,
                 off,
                 format!(
-                    "access to bytes {off}..{} past the end of the queue file ({} bytes)",
+                    "access to bytes {off}..{} past the end of the queue's data ({} bytes)",
                     off + n as u64,
-                    self.len
+                    self.len()
                 ),
             ));
         }
@@ -413,6 +451,12 @@ impl Pager {
             self.frames[f].data.copy_from_slice(&map[at..at + ps]);
             self.stats.block_reads += 1;
             self.stats.bytes_read += ps as u64;
+            if self.sums && !page_sum_ok(&self.frames[f].data) {
+                // Not kept: the frame is free again.
+                self.index.remove(&page);
+                self.frames[f].page = u64::MAX;
+                return Err(page_damaged(&self.path, page, ps));
+            }
         }
         Ok(f)
     }
@@ -504,6 +548,11 @@ impl Pager {
             self.journal_unsynced = false;
         }
         let ps = self.opts.page_size;
+        if self.sums {
+            let data = &mut self.frames[f].data;
+            let sum = xxh3_64(&data[..ps - PAGE_TRAILER]);
+            data[ps - PAGE_TRAILER..].copy_from_slice(&sum.to_le_bytes());
+        }
         let at = (self.frames[f].page * ps as u64) as usize;
         let map = self.map.as_mut().expect("mapped");
         map[at..at + ps].copy_from_slice(&self.frames[f].data);
@@ -525,7 +574,7 @@ impl Pager {
     /// and the queue's blob, checksummed.
     fn publish_meta(&self, generation: u64, len: u64, meta: &[u8]) -> Result<()> {
         let mut body = Vec::with_capacity(36 + meta.len());
-        body.extend_from_slice(META_MAGIC);
+        body.extend_from_slice(if self.sums { META_MAGIC } else { META_MAGIC_V1 });
         body.extend_from_slice(&generation.to_le_bytes());
         body.extend_from_slice(&len.to_le_bytes());
         body.extend_from_slice(&(self.opts.page_size as u32).to_le_bytes());
@@ -565,9 +614,9 @@ impl Pager {
 }
 
 /// Checks a queue data file against its meta without opening (or changing) it, as
-/// `dragnet check crawl` does: the meta's magic and checksum, and a data file at least as long
-/// as the last commit left it; pages without a meta are damage. (The pages themselves carry no
-/// checksum.)
+/// `dragnet check crawl` does: the meta's magic and checksum, a data file at least as long as
+/// the last commit left it, and every committed page against its checksum (queues made before
+/// page checksums have none to check); pages without a meta are damage.
 pub fn check_files(path: &Path) -> Result<()> {
     let mp = sibling(path, "meta");
     let len = std::fs::metadata(path).ctx("stat", path)?.len();
@@ -586,7 +635,9 @@ pub fn check_files(path: &Path) -> Result<()> {
         }
         Err(e) => return Err(Error::io("read", &mp, e)),
     };
-    if bytes.len() < 8 + 8 + 8 + 4 + 8 || &bytes[..8] != META_MAGIC {
+    if bytes.len() < 8 + 8 + 8 + 4 + 8
+        || (&bytes[..8] != META_MAGIC && &bytes[..8] != META_MAGIC_V1)
+    {
         return Err(Error::corrupt(&mp, 0, "not a dragnet queue meta file"));
     }
     let (body, sum) = bytes.split_at(bytes.len() - 8);
@@ -603,7 +654,42 @@ pub fn check_files(path: &Path) -> Result<()> {
             ),
         ));
     }
+    if &bytes[..8] == META_MAGIC {
+        let ps = u32::from_le_bytes(body[24..28].try_into().expect("4")) as usize;
+        if ps <= PAGE_TRAILER || committed % ps as u64 != 0 {
+            return Err(Error::corrupt(
+                &mp,
+                24,
+                format!("page size {ps} does not divide the committed length {committed}"),
+            ));
+        }
+        let mut f = File::open(path).ctx("open", path)?;
+        let mut page = vec![0u8; ps];
+        for p in 0..committed / ps as u64 {
+            f.read_exact(&mut page).ctx("read", path)?;
+            if !page_sum_ok(&page) {
+                return Err(page_damaged(path, p, ps));
+            }
+        }
+    }
     Ok(())
+}
+
+/// Whether a whole page (data and trailer) holds its checksum, or is a page never written (all
+/// zeros).
+fn page_sum_ok(page: &[u8]) -> bool {
+    let (data, trailer) = page.split_at(page.len() - PAGE_TRAILER);
+    xxh3_64(data).to_le_bytes() == trailer || page.iter().all(|&b| b == 0)
+}
+
+fn page_damaged(path: &Path, page: u64, ps: usize) -> Error {
+    Error::corrupt(
+        path,
+        page * ps as u64,
+        format!(
+            "page {page} of the queue file fails its checksum: bytes of it changed on disk, and              the URLs it held cannot be trusted; `dragnet repair` rebuilds the frontier from the              URL db"
+        ),
+    )
 }
 
 fn sibling(path: &Path, ext: &str) -> PathBuf {

@@ -358,7 +358,7 @@ fn a_damaged_state_is_a_corrupt_error_naming_the_meta() {
 
 #[test]
 fn an_operation_on_r_items_costs_logarithmic_block_ios() {
-    let block = 64; // 1536-byte blocks: 3 pages of 512 bytes
+    let block = 64; // 1536-byte blocks: 4 pages of 504 bytes of data (512 less the checksum)
     let dir = tempfile::tempdir().unwrap();
     let mut q = CbtQueue::open(dir.path(), opts(block, 1, false)).unwrap();
     let n_items = 512u64;
@@ -367,7 +367,7 @@ fn an_operation_on_r_items_costs_logarithmic_block_ios() {
         .collect();
     q.insert_many(&fill).unwrap();
     let levels = 64 - (2 * n_items).leading_zeros() as u64; // ⌊lg 2N⌋ + 1
-    let pages = 3;
+    let pages = 4;
     let mut out = Vec::new();
     for step in 0..20u64 {
         q.reset_stats();

@@ -10,7 +10,11 @@ fn opts(cache: usize) -> PagerOptions {
     }
 }
 
-/// A new pager file of `bytes` (pages of 512 bytes) behind a cache of `cache` pages.
+/// Bytes of data in a page of 512 bytes (the rest is its checksum).
+const D: usize = 512 - PAGE_TRAILER;
+const DU: u64 = D as u64;
+
+/// A new pager file of `bytes` of data (pages of 512 bytes) behind a cache of `cache` pages.
 fn grown(cache: usize, bytes: u64) -> (tempfile::TempDir, std::path::PathBuf, Pager) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("q.dat");
@@ -21,13 +25,13 @@ fn grown(cache: usize, bytes: u64) -> (tempfile::TempDir, std::path::PathBuf, Pa
 
 #[test]
 fn read_back_through_a_small_cache_counts_io() {
-    let (_dir, path, mut p) = grown(2, 512 * 8);
+    let (_dir, path, mut p) = grown(2, DU * 8);
     for i in 0..8u64 {
-        p.write(i * 512 + 3, &i.to_le_bytes()).unwrap();
+        p.write(i * DU + 3, &i.to_le_bytes()).unwrap();
     }
     let mut b = [0u8; 8];
     for i in 0..8u64 {
-        p.read(i * 512 + 3, &mut b).unwrap();
+        p.read(i * DU + 3, &mut b).unwrap();
         assert_eq!(u64::from_le_bytes(b), i);
     }
     let s = p.stats();
@@ -38,20 +42,20 @@ fn read_back_through_a_small_cache_counts_io() {
     let mut p = Pager::open(&path, opts(2)).unwrap();
     assert_eq!(p.meta(), b"m");
     assert_eq!(p.generation(), 1);
-    p.read(7 * 512 + 3, &mut b).unwrap();
+    p.read(7 * DU + 3, &mut b).unwrap();
     assert_eq!(u64::from_le_bytes(b), 7);
 }
 
 /// Pages 0..4 committed as 1, 2, 3, 4 (`b"one"`), then all overwritten with 0xEE through a
 /// one-frame cache (so pages reach the file), not committed.
 fn overwritten() -> (tempfile::TempDir, PathBuf, Pager) {
-    let (dir, path, mut p) = grown(1, 512 * 4);
+    let (dir, path, mut p) = grown(1, DU * 4);
     for i in 0..4u64 {
-        p.write(i * 512, &[i as u8 + 1; 512]).unwrap();
+        p.write(i * DU, &[i as u8 + 1; D]).unwrap();
     }
     p.commit(b"one").unwrap();
     for i in 0..4u64 {
-        p.write(i * 512, &[0xEE; 512]).unwrap();
+        p.write(i * DU, &[0xEE; D]).unwrap();
     }
     (dir, path, p)
 }
@@ -60,27 +64,27 @@ fn overwritten() -> (tempfile::TempDir, PathBuf, Pager) {
 fn an_uncommitted_transaction_is_rolled_back_on_open() {
     // Overwritten, grown, and "crashed" without committing.
     let (_dir, path, mut p) = overwritten();
-    p.grow(512 * 16).unwrap();
-    p.write(10 * 512, &[0xAB; 16]).unwrap();
+    p.grow(DU * 16).unwrap();
+    p.write(10 * DU, &[0xAB; 16]).unwrap();
     p.flush().unwrap();
     std::mem::forget(p);
     let mut p = Pager::open(&path, opts(1)).unwrap();
     assert_eq!(p.meta(), b"one");
-    assert_eq!(p.len(), 512 * 4);
-    let mut b = [0u8; 512];
+    assert_eq!(p.len(), DU * 4);
+    let mut b = [0u8; D];
     for i in 0..4u64 {
-        p.read(i * 512, &mut b).unwrap();
-        assert_eq!(b, [i as u8 + 1; 512], "page {i}");
+        p.read(i * DU, &mut b).unwrap();
+        assert_eq!(b, [i as u8 + 1; D], "page {i}");
     }
     assert!(!sibling(&path, "journal").exists());
 }
 
 #[test]
 fn a_stale_journal_after_a_finished_commit_is_ignored() {
-    let (_dir, path, mut p) = grown(4, 512);
-    p.write(0, &[1; 512]).unwrap();
+    let (_dir, path, mut p) = grown(4, DU);
+    p.write(0, &[1; D]).unwrap();
     p.commit(b"a").unwrap();
-    p.write(0, &[2; 512]).unwrap();
+    p.write(0, &[2; D]).unwrap();
     // Keep a copy of the journal as it was before the commit removed it.
     let journal = std::fs::read(sibling(&path, "journal")).unwrap();
     p.commit(b"b").unwrap();
@@ -88,9 +92,9 @@ fn a_stale_journal_after_a_finished_commit_is_ignored() {
     drop(p);
     let mut p = Pager::open(&path, opts(4)).unwrap();
     assert_eq!(p.meta(), b"b");
-    let mut b = [0u8; 512];
+    let mut b = [0u8; D];
     p.read(0, &mut b).unwrap();
-    assert_eq!(b, [2; 512]);
+    assert_eq!(b, [2; D]);
 }
 
 #[test]
@@ -111,8 +115,8 @@ fn a_corrupt_meta_is_an_error_naming_the_file() {
 #[test]
 fn a_truncated_queue_file_is_an_error_not_an_empty_queue() {
     for keep in [0u64, 512 * 2 + 7] {
-        let (_dir, path, mut p) = grown(4, 512 * 4);
-        p.write(0, &[7; 512]).unwrap();
+        let (_dir, path, mut p) = grown(4, DU * 4);
+        p.write(0, &[7; D]).unwrap();
         p.commit(b"m").unwrap();
         drop(p);
         std::fs::OpenOptions::new()
@@ -135,8 +139,8 @@ fn a_truncated_queue_file_is_an_error_not_an_empty_queue() {
 
 #[test]
 fn a_missing_meta_with_pages_is_an_error_not_a_new_queue() {
-    let (_dir, path, mut p) = grown(4, 512 * 4);
-    p.write(0, &[7; 512]).unwrap();
+    let (_dir, path, mut p) = grown(4, DU * 4);
+    p.write(0, &[7; D]).unwrap();
     p.commit(b"m").unwrap();
     drop(p);
     std::fs::remove_file(sibling(&path, "meta")).unwrap();
@@ -151,8 +155,8 @@ fn a_missing_meta_with_pages_is_an_error_not_a_new_queue() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("q.dat");
     let mut p = Pager::open(&path, opts(4)).unwrap();
-    p.grow(512 * 2).unwrap();
-    p.write(0, &[1; 512]).unwrap();
+    p.grow(DU * 2).unwrap();
+    p.write(0, &[1; D]).unwrap();
     p.flush().unwrap();
     std::mem::forget(p);
     let p = Pager::open(&path, opts(4)).unwrap();
@@ -202,10 +206,10 @@ fn a_damaged_journal_is_an_error_and_a_torn_last_record_is_not() {
         std::fs::write(&jp, &j).unwrap();
         let mut p = Pager::open(&path, opts(1)).unwrap();
         assert_eq!(p.meta(), b"one");
-        let mut b = [0u8; 512];
+        let mut b = [0u8; D];
         for i in 0..3u64 {
-            p.read(i * 512, &mut b).unwrap();
-            assert_eq!(b, [i as u8 + 1; 512], "page {i}");
+            p.read(i * DU, &mut b).unwrap();
+            assert_eq!(b, [i as u8 + 1; D], "page {i}");
         }
     }
 }
@@ -216,4 +220,72 @@ fn slots_never_straddle_pages() {
     assert_eq!(s.offset(20), 20 * 24);
     assert_eq!(s.offset(21), 512);
     assert_eq!(s.bytes_for(22), 1024);
+}
+
+#[test]
+fn a_changed_byte_in_a_committed_page_is_an_error_naming_the_page() {
+    let (_dir, path, mut p) = grown(1, DU * 4);
+    for i in 0..4u64 {
+        p.write(i * DU, &[i as u8 + 1; D]).unwrap();
+    }
+    p.commit(b"m").unwrap();
+    drop(p);
+    check_files(&path).unwrap();
+    // Any byte of page 2, its checksum included.
+    for at in [2 * 512, 2 * 512 + 100, 2 * 512 + 511] {
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[at] ^= 0x10;
+        std::fs::write(&path, &bytes).unwrap();
+        let e = check_files(&path).unwrap_err();
+        assert!(matches!(e, Error::Corrupt { .. }), "{e}");
+        assert!(e.to_string().contains("page 2") && e.to_string().contains("1024"), "{e}");
+        let mut p = Pager::open(&path, opts(1)).unwrap();
+        let mut b = [0u8; D];
+        p.read(DU, &mut b).unwrap();
+        assert_eq!(b, [2; D], "the other pages read");
+        let e = p.read(2 * DU, &mut b).unwrap_err();
+        assert!(e.to_string().contains("page 2"), "{e}");
+        drop(p);
+        bytes[at] ^= 0x10;
+        std::fs::write(&path, &bytes).unwrap();
+    }
+    // Pages never written since the file grew read as zeros.
+    let mut p = Pager::open(&path, opts(1)).unwrap();
+    p.grow(DU * 6).unwrap();
+    let mut b = [1u8; D];
+    p.read(5 * DU, &mut b).unwrap();
+    assert_eq!(b, [0; D]);
+}
+
+#[test]
+fn a_queue_written_before_page_checksums_still_reads() {
+    // Two 512-byte pages and a `DNQMETA1` meta, as the format was.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.dat");
+    let data: Vec<u8> = (0..1024u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&path, &data).unwrap();
+    let mut body = Vec::new();
+    body.extend_from_slice(META_MAGIC_V1);
+    body.extend_from_slice(&1u64.to_le_bytes());
+    body.extend_from_slice(&1024u64.to_le_bytes());
+    body.extend_from_slice(&512u32.to_le_bytes());
+    body.extend_from_slice(b"old");
+    let sum = xxh3_64(&body);
+    body.extend_from_slice(&sum.to_le_bytes());
+    std::fs::write(sibling(&path, "meta"), &body).unwrap();
+    check_files(&path).unwrap();
+    let mut p = Pager::open(&path, opts(1)).unwrap();
+    assert_eq!((p.page_size(), p.len(), p.meta()), (512, 1024, &b"old"[..]));
+    let mut b = vec![0u8; 1024];
+    p.read(0, &mut b).unwrap();
+    assert_eq!(b, data);
+    // Written and committed again, it stays in its format.
+    p.write(3, &[9; 4]).unwrap();
+    p.commit(b"old2").unwrap();
+    drop(p);
+    let meta = std::fs::read(sibling(&path, "meta")).unwrap();
+    assert_eq!(&meta[..8], META_MAGIC_V1);
+    let mut p = Pager::open(&path, opts(1)).unwrap();
+    p.read(0, &mut b).unwrap();
+    assert_eq!(&b[3..7], &[9; 4]);
 }
