@@ -153,7 +153,20 @@ fn files_under(root: &Path) -> Result<Vec<PathBuf>> {
 pub fn check_crawl(crawl: &CrawlDir, cfg: Option<&Config>) -> Result<CrawlCheck> {
     let root = crawl.root();
     let mut out = CrawlCheck::default();
-    for rel in files_under(root)? {
+    let files = files_under(root)?;
+    // What the stages' markers say they wrote, for the files that carry no checksum of their
+    // own (WARC files: their digests cover record blocks, not the file; a file cut at a record
+    // boundary, or emptied, would still read).
+    let mut written: std::collections::HashMap<PathBuf, super::FileDigest> =
+        std::collections::HashMap::new();
+    for rel in files.iter().filter(|r| kind_of(r) == FileKind::DoneMarker) {
+        if let Ok(Some(m)) = DoneMarker::read(&root.join(rel)) {
+            for d in m.outputs.into_iter().filter(|d| d.records.is_none()) {
+                written.insert(PathBuf::from(&d.path), d);
+            }
+        }
+    }
+    for rel in files {
         let path = root.join(&rel);
         let kind = kind_of(&rel);
         let name = serde_json::to_value(kind)
@@ -177,7 +190,9 @@ pub fn check_crawl(crawl: &CrawlDir, cfg: Option<&Config>) -> Result<CrawlCheck>
             FileKind::DoneMarker => DoneMarker::read(&path).map(drop),
             FileKind::FailedMarker => read_marker::<FailedMarker>(&path).map(drop),
             FileKind::Run => crate::run::verify(&path).map(drop),
-            FileKind::Warc => check_warc(&path),
+            FileKind::Warc => {
+                check_warc(&path).and_then(|()| check_written(&path, written.get(&rel)))
+            }
             FileKind::ClockCache => {
                 let cap = cfg.map_or(1 << 20, |c| c.split.cache_entries as usize);
                 crate::split::clock::Clock::load(&path, cap.max(1)).map(drop)
@@ -190,6 +205,27 @@ pub fn check_crawl(crawl: &CrawlDir, cfg: Option<&Config>) -> Result<CrawlCheck>
         }
     }
     Ok(out)
+}
+
+/// A file against the size and xxh3 its stage's marker recorded (nothing to compare without one).
+fn check_written(path: &Path, want: Option<&super::FileDigest>) -> Result<()> {
+    let Some(want) = want else {
+        return Ok(());
+    };
+    let (sum, bytes) = crate::util::file_digest(path)?;
+    let sum = format!("{sum:016x}");
+    if bytes != want.bytes || sum != want.xxh3 {
+        return Err(crate::Error::corrupt(
+            path,
+            bytes.min(want.bytes),
+            format!(
+                "it is not the file its stage committed: {bytes} bytes with xxh3 {sum}, the \
+                 stage's .done marker recorded {} bytes with xxh3 {}",
+                want.bytes, want.xxh3
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn check_warc(path: &Path) -> Result<()> {

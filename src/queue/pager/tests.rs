@@ -238,7 +238,10 @@ fn a_changed_byte_in_a_committed_page_is_an_error_naming_the_page() {
         std::fs::write(&path, &bytes).unwrap();
         let e = check_files(&path).unwrap_err();
         assert!(matches!(e, Error::Corrupt { .. }), "{e}");
-        assert!(e.to_string().contains("page 2") && e.to_string().contains("1024"), "{e}");
+        assert!(
+            e.to_string().contains("page 2") && e.to_string().contains("1024"),
+            "{e}"
+        );
         let mut p = Pager::open(&path, opts(1)).unwrap();
         let mut b = [0u8; D];
         p.read(DU, &mut b).unwrap();
