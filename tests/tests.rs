@@ -18,6 +18,7 @@ mod fuzz_replay;
 mod golden;
 mod html_links;
 mod kill_points;
+mod load;
 mod merge_stage;
 mod parse_stage;
 mod pipeline;
