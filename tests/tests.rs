@@ -23,6 +23,7 @@ mod merge_stage;
 mod parse_stage;
 mod pipeline;
 mod prioritize_stage;
+mod repair;
 mod robots_conformance;
 mod run_corruption;
 mod run_files;

@@ -45,14 +45,31 @@ pub(crate) enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
+    /// Rebuild what `dragnet check crawl` finds damaged, from committed inputs
+    ///
+    /// A damaged frontier is rebuilt from the URL db its last prioritize read; damage to
+    /// anything a cycle made rolls the crawl back to the start of that cycle (its stage outputs,
+    /// later cycles and later state versions removed, every frontier rebuilt), and the next
+    /// `dragnet cycle` runs it again. WARC files of complete cycles, the manifest, crawl.toml
+    /// and init's own files are reported, not repaired (exit 3). Holds the crawl lock.
+    Repair {
+        /// Print the plan; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
     /// Run crawl cycles on this machine (the local executor)
     ///
     /// Fetch, parse and split every partition (a few partitions at a time), then merge and
     /// prioritize every partition, skipping every (stage, partition) already done, so a re-run
     /// after a crash resumes where it stopped. Holds the crawl lock. Writes metrics.prom after
     /// each cycle. Exit 4 if a partition failed (the others' work is kept; a re-run retries it),
-    /// 5 if another run holds the crawl's lock or its Slurm jobs are queued, 6 if a dead run left
-    /// its lock (`dragnet unlock`), 2 if DIR is not a crawl.
+    /// 5 if another run holds the crawl's lock or its Slurm jobs are queued (a dead run's lock is
+    /// taken over and logged), 2 if DIR is not a crawl.
     Cycle {
         #[command(flatten)]
         count: CycleCount,

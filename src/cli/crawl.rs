@@ -78,6 +78,49 @@ pub(crate) fn unlock(force: bool, dir: &Path) -> Result<i32, Error> {
     Ok(EXIT_OK)
 }
 
+/// `dragnet repair`: exit 3 if damage is left that it cannot repair.
+pub(crate) fn repair(dry_run: bool, json: bool, dir: &Path) -> Result<i32, Error> {
+    let crawl = CrawlDir::new(dir);
+    if !crawl.config_path().is_file() {
+        return Err(crawl.not_a_crawl());
+    }
+    let cfg = dragnet::crawl::Config::load(&crawl.config_path())?;
+    let r = dragnet::exec::repair::repair(&crawl, &cfg, dry_run)?;
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&r).expect("report serializes")
+        );
+    } else {
+        let verb = if dry_run { "would" } else { "did" };
+        if r.damaged.is_empty() {
+            outln!("{}: nothing damaged, nothing to repair", dir.display());
+        }
+        for (path, why) in &r.damaged {
+            outln!("DAMAGED {}: {why}", path.display());
+        }
+        if let Some(k) = r.rolled_back_to {
+            outln!(
+                "{verb} roll the crawl back to the start of cycle {k}: `dragnet cycle` runs it again"
+            );
+        }
+        for path in &r.removed {
+            outln!("  {verb} remove {}", path.display());
+        }
+        for (p, n) in &r.frontiers_rebuilt {
+            outln!("{verb} rebuild the frontier of partition {p} from its URL db: {n} entries");
+        }
+        for (path, why) in &r.unrepairable {
+            outln!("NOT REPAIRED {}: {why}", path.display());
+        }
+    }
+    Ok(if r.unrepairable.is_empty() {
+        EXIT_OK
+    } else {
+        dragnet::error::EXIT_IO
+    })
+}
+
 /// `dragnet cycle`: exit [`dragnet::error::EXIT_CYCLE_INCOMPLETE`] if a partition failed (the
 /// others' work is kept).
 pub(crate) fn cycle(

@@ -71,6 +71,7 @@ fn execute(cmd: Command) -> Result<i32, Error> {
         } => crawl::init(seeds, partitions, config, &dir),
         Command::Status { json, dir } => crawl::status(json, &dir),
         Command::Unlock { force, dir } => crawl::unlock(force, &dir),
+        Command::Repair { dry_run, json, dir } => crawl::repair(dry_run, json, &dir),
         Command::Cycle {
             count,
             progress,

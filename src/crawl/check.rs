@@ -56,6 +56,8 @@ pub enum FileKind {
     Temporary,
     /// Slurm job logs and submissions (`logs/`, `slurm/`): not crawl data.
     Log,
+    /// What `dragnet repair` set aside (`quarantine/`): kept for inspection, not crawl data.
+    Quarantine,
     /// Anything else.
     Unknown,
 }
@@ -106,6 +108,9 @@ pub fn kind_of(rel: &Path) -> FileKind {
     }
     if top == "logs" || top == "slurm" {
         return FileKind::Log;
+    }
+    if top == "quarantine" {
+        return FileKind::Quarantine;
     }
     if name.ends_with(".done") {
         FileKind::DoneMarker
@@ -183,7 +188,11 @@ pub fn check_crawl(crawl: &CrawlDir, cfg: Option<&Config>) -> Result<CrawlCheck>
                 out.unknown.push(rel);
                 continue;
             }
-            FileKind::Metrics | FileKind::Log | FileKind::QueueMeta | FileKind::QueueKind => Ok(()),
+            FileKind::Metrics
+            | FileKind::Log
+            | FileKind::Quarantine
+            | FileKind::QueueMeta
+            | FileKind::QueueKind => Ok(()),
             FileKind::Config => Config::load(&path).map(drop),
             FileKind::Manifest => read_marker::<Manifest>(&path).map(drop),
             FileKind::Lock => super::lock::read_lock(root).map(drop),

@@ -12,6 +12,7 @@
 pub mod config;
 pub mod local;
 mod progress;
+pub mod repair;
 pub mod slurm;
 
 pub use local::{

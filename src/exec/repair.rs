@@ -1,0 +1,349 @@
+//! `dragnet repair DIR`: what `dragnet check crawl` finds damaged, rebuilt from committed inputs
+//! (docs/RELIABILITY.md, campaign 5).
+//!
+//! Every damaged file is placed by what made it, and the repair is the smallest that makes it
+//! again from files that are whole:
+//!
+//! - **A frontier** (`state/pNNNN/frontier/`: a queue page, its meta or journal): rebuilt from the
+//!   URL db the partition's last prioritize read (`urldb.T.run` for a frontier at tag T). Every URL
+//!   the URL db says is waiting (unfetched, to retry, or fetched with a recrawl pending) goes in
+//!   with the key of its present OPIC cash, exactly the entries prioritize takes as current; an
+//!   entry the old frontier no longer held (its URL in the next fetch list, or over a host's
+//!   lifetime budget) comes out stale or capped and is dropped as before, so the fetch lists
+//!   that follow are the same. The damaged directory is moved to
+//!   `quarantine/<unix time>/pNNNN-frontier/` for inspection (`check crawl` does not check it).
+//! - **Anything a cycle made** (its stage outputs and markers under `cycles/N/`, WARC files of the
+//!   cycle in progress, the state versions `state/pNNNN/<kind>.(N+1).*` its stages wrote, the
+//!   fetch list of cycle N+1 its prioritize wrote): the crawl is **rolled back to the start of
+//!   the earliest such cycle K**. Everything later is removed (the cycles after K, K's outputs
+//!   except its fetch lists, state versions after K), every frontier is rebuilt from `urldb.K`
+//!   at tag K, and the next `dragnet cycle` runs K again from its committed inputs. This needs the
+//!   versions K of every partition's seen set and URL db (`[cycle] keep_cycles` keeps the last
+//!   two cycles'); a rollback further back is refused, with what is missing.
+//! - **Not repairable here**, reported (exit 3): WARC files of cycles already complete (the crawl's
+//!   state no longer needs them, but the archive cannot be made again without fetching again:
+//!   restore them from a copy), the manifest and crawl.toml (settings: restore or rewrite them),
+//!   init's own files (seen set and URL db version 0, the first fetch lists: run `dragnet init`
+//!   again). A stale lock or a damaged metrics file is simply removed.
+//!
+//! `--dry-run` prints the plan and changes nothing. The repair holds the crawl lock, and checks
+//! the crawl again when it is done.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::crawl::check::{check_crawl, kind_of, FileKind};
+use crate::crawl::{Config, CrawlDir, Stage};
+use crate::error::{Error, IoContext, Result};
+use crate::queue::Entry;
+use crate::records::{UrlRecord, UrlState};
+use crate::run::{self, Cursor, RunReader, Schema};
+
+/// What a repair did (or, dry, would do).
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct RepairReport {
+    /// The damaged files `check crawl` found, with why.
+    pub damaged: Vec<(PathBuf, String)>,
+    /// Rolled back to the start of this cycle.
+    pub rolled_back_to: Option<u32>,
+    /// Partitions whose frontier was rebuilt, with the entries put in.
+    pub frontiers_rebuilt: Vec<(u32, u64)>,
+    /// Files and directories removed.
+    pub removed: Vec<PathBuf>,
+    /// Damage left as it is, with what to do about it.
+    pub unrepairable: Vec<(PathBuf, String)>,
+    /// Only planned.
+    pub dry_run: bool,
+}
+
+/// Where a damaged file came from (module docs).
+enum Fix {
+    /// Rebuild partition p's frontier.
+    Frontier(u32),
+    /// Roll back to the start of this cycle.
+    Rollback(u32),
+    /// Remove it (lock, metrics, logs, temporaries).
+    Remove,
+    /// Leave it; the reason and the remedy.
+    Cannot(String),
+}
+
+/// `cycles/CCCCCC/...` -> (cycle, the rest).
+fn cycle_of(rel: &Path) -> Option<(u32, Vec<String>)> {
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.first().map(String::as_str) != Some("cycles") || parts.len() < 3 {
+        return None;
+    }
+    Some((parts[1].parse().ok()?, parts[2..].to_vec()))
+}
+
+/// `state/pNNNN/...` -> (partition, the rest).
+fn state_of(rel: &Path) -> Option<(u32, Vec<String>)> {
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.first().map(String::as_str) != Some("state") || parts.len() < 3 {
+        return None;
+    }
+    let p = parts[1].strip_prefix('p')?.parse().ok()?;
+    Some((p, parts[2..].to_vec()))
+}
+
+/// `<kind>.<six digits>.<ext>` -> the version.
+fn version_of(name: &str) -> Option<u32> {
+    let mut it = name.split('.');
+    it.next()?;
+    it.next()?.parse().ok()
+}
+
+fn fix_for(rel: &Path, kind: FileKind, current: u32) -> Fix {
+    match kind {
+        // A .failed marker only tells what went wrong; the stage runs again either way.
+        FileKind::Lock
+        | FileKind::Metrics
+        | FileKind::Log
+        | FileKind::Temporary
+        | FileKind::FailedMarker => return Fix::Remove,
+        FileKind::Manifest => {
+            return Fix::Cannot(
+                "the manifest holds the settings fixed at init: restore it from a copy (it must \
+                 match crawl.toml's partitions, queue kind and [canon])"
+                    .into(),
+            )
+        }
+        FileKind::Config => {
+            return Fix::Cannot(
+                "crawl.toml does not load: correct it (the error says where)".into(),
+            )
+        }
+        _ => {}
+    }
+    if let Some((p, rest)) = state_of(rel) {
+        if rest.first().map(String::as_str) == Some("frontier") {
+            return Fix::Frontier(p);
+        }
+        return match rest.first().and_then(|n| version_of(n)) {
+            Some(0) => Fix::Cannot(
+                "written by `dragnet init`: initialize the crawl again from its seeds".into(),
+            ),
+            // Version V is what cycle V-1 wrote.
+            Some(v) => Fix::Rollback(v - 1),
+            None => Fix::Cannot("a state file of no known version".into()),
+        };
+    }
+    if let Some((c, rest)) = cycle_of(rel) {
+        let what = rest.first().map(String::as_str).unwrap_or("");
+        if what == "fetchlist" {
+            // The fetch list of cycle C is what prioritize of cycle C-1 (or init) wrote.
+            return match c {
+                0 => Fix::Cannot(
+                    "the first fetch list, written by `dragnet init`: initialize the crawl again"
+                        .into(),
+                ),
+                c => Fix::Rollback(c - 1),
+            };
+        }
+        if kind == FileKind::Warc && c < current {
+            return Fix::Cannot(format!(
+                "a WARC file of cycle {c}, which is complete: the crawl's state does not need \
+                 it, but it cannot be made again without fetching again; restore it from a copy"
+            ));
+        }
+        return Fix::Rollback(c);
+    }
+    Fix::Cannot("a file of no known place in the crawl".into())
+}
+
+/// Repairs the crawl at `crawl` (see the module docs).
+pub fn repair(crawl: &CrawlDir, cfg: &Config, dry_run: bool) -> Result<RepairReport> {
+    let _lock = if dry_run {
+        None
+    } else {
+        Some(crate::crawl::CrawlLock::acquire(crawl.root(), "repair")?)
+    };
+    let m = cfg.crawl.partitions;
+    let current = super::next_cycle(crawl, m);
+    let check = check_crawl(crawl, Some(cfg))?;
+    let mut r = RepairReport {
+        damaged: check
+            .damaged
+            .iter()
+            .map(|(p, w)| (p.clone(), w.clone()))
+            .collect(),
+        dry_run,
+        ..RepairReport::default()
+    };
+    let mut rollback: Option<u32> = None;
+    let mut frontiers = BTreeSet::new();
+    let mut remove = Vec::new();
+    for (rel, why) in &check.damaged {
+        match fix_for(rel, kind_of(rel), current) {
+            Fix::Frontier(p) => {
+                frontiers.insert(p);
+            }
+            Fix::Rollback(k) => rollback = Some(rollback.map_or(k, |r| r.min(k))),
+            Fix::Remove => remove.push(rel.clone()),
+            Fix::Cannot(what) => r.unrepairable.push((rel.clone(), format!("{why}; {what}"))),
+        }
+    }
+    if let Some(k) = rollback {
+        // Every partition needs the versions K of its seen set and URL db.
+        for p in 0..m {
+            for kind in ["seen", "urldb"] {
+                let path = crawl.state_file(p, kind, k);
+                let damaged = check
+                    .damaged
+                    .iter()
+                    .any(|(d, _)| crawl.root().join(d) == path);
+                if !path.is_file() || damaged {
+                    return Err(Error::corrupt(
+                        &path,
+                        0,
+                        format!(
+                            "a repair would roll the crawl back to cycle {k}, which needs this \
+                             version ({}); it is gone (pruned: `[cycle] keep_cycles` keeps the \
+                             last cycles' versions) or damaged. Restore the crawl from a copy",
+                            if path.is_file() { "damaged" } else { "missing" }
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    for rel in remove {
+        let path = crawl.root().join(&rel);
+        if !dry_run {
+            std::fs::remove_file(&path).ctx("remove", &path)?;
+        }
+        r.removed.push(rel);
+    }
+    if let Some(k) = rollback {
+        r.rolled_back_to = Some(k);
+        r.removed.extend(roll_back(crawl, m, k, dry_run)?);
+        for p in 0..m {
+            let n = rebuild_frontier(crawl, cfg, p, k, frontiers.contains(&p), dry_run)?;
+            r.frontiers_rebuilt.push((p, n));
+        }
+    } else {
+        for p in frontiers {
+            // The tag the frontier had: one past the last cycle its prioritize ran in.
+            let tag = (0..=current)
+                .rev()
+                .find(|&c| crawl.done_path(c, Stage::Prioritize, p).exists())
+                .map_or(0, |c| c + 1);
+            let n = rebuild_frontier(crawl, cfg, p, tag, true, dry_run)?;
+            r.frontiers_rebuilt.push((p, n));
+        }
+    }
+    Ok(r)
+}
+
+/// Removes what the crawl made from the start of cycle `k` on (module docs); returns what.
+fn roll_back(crawl: &CrawlDir, m: u32, k: u32, dry_run: bool) -> Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    let mut rm = |path: PathBuf| -> Result<()> {
+        if !dry_run {
+            if path.is_dir() {
+                std::fs::remove_dir_all(&path).ctx("remove", &path)?;
+            } else {
+                std::fs::remove_file(&path).ctx("remove", &path)?;
+            }
+        }
+        removed.push(PathBuf::from(crawl.relative(&path)));
+        Ok(())
+    };
+    for c in crawl.cycles() {
+        if c > k {
+            rm(crawl.cycle_dir(c))?;
+        } else if c == k {
+            for e in std::fs::read_dir(crawl.cycle_dir(c)).ctx("list", &crawl.cycle_dir(c))? {
+                let e = e.ctx("list", &crawl.cycle_dir(c))?;
+                if e.file_name() != "fetchlist" {
+                    rm(e.path())?;
+                }
+            }
+        }
+    }
+    for p in 0..m {
+        let dir = crawl.state_dir(p);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut doomed: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|path| {
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                !name.starts_with('.') && version_of(&name).is_some_and(|v| v > k)
+            })
+            .collect();
+        doomed.sort();
+        for path in doomed {
+            rm(path)?;
+        }
+    }
+    Ok(removed)
+}
+
+/// Makes partition `p`'s frontier anew from `urldb.<tag>` and commits it with `tag`; returns the
+/// entries put in. The old directory, if any, goes to `quarantine/<unix time>/pNNNN-frontier/`
+/// when it was `damaged`, and is removed otherwise (a rollback's).
+fn rebuild_frontier(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    p: u32,
+    tag: u32,
+    damaged: bool,
+    dry_run: bool,
+) -> Result<u64> {
+    let urldb = crawl.state_file(p, "urldb", tag);
+    let mut r = RunReader::open_expect(&urldb, Schema::URLDB)?;
+    let mut entries = Vec::new();
+    while r.advance()? {
+        let u = UrlRecord::decode(r.payload())
+            .map_err(|e| Error::corrupt(&urldb, 0, format!("URL record: {e}")))?;
+        let waiting = match u.state {
+            UrlState::Unfetched | UrlState::Retry => true,
+            UrlState::Fetched | UrlState::NotModified | UrlState::Redirected => {
+                u.recrawl_queued != 0
+            }
+            UrlState::Gone => false,
+        };
+        if waiting {
+            let host = crate::keys::host_key(crate::keys::host_of(&u.url));
+            entries.push(Entry::new(
+                Entry::key_for_score(u.score),
+                run::key_u64(r.key()),
+                host,
+            ));
+        }
+    }
+    let n = entries.len() as u64;
+    if dry_run {
+        return Ok(n);
+    }
+    let dir = crate::prioritize::frontier_dir(crawl, p);
+    if dir.exists() && !damaged {
+        std::fs::remove_dir_all(&dir).ctx("remove", &dir)?;
+    } else if dir.exists() {
+        let q = crawl
+            .root()
+            .join("quarantine")
+            .join(crate::util::unix_now().to_string());
+        crate::storage::create_dir_all(&q)?;
+        let aside = q.join(format!("{}-frontier", CrawlDir::partition_name(p)));
+        std::fs::rename(&dir, &aside).ctx("move aside", &dir)?;
+    }
+    let mut q = crate::prioritize::open_frontier(crawl, cfg, p)?;
+    for chunk in entries.chunks(1 << 16) {
+        q.insert_many(chunk)?;
+    }
+    q.commit(u64::from(tag))?;
+    Ok(n)
+}
