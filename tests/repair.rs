@@ -108,6 +108,9 @@ fn damage_anywhere_a_cycle_wrote_is_repaired_and_the_crawl_ends_the_same() {
         std::fs::write(&path, &b).unwrap();
         let check = dragnet(&["check", "crawl"], &dir);
         assert_eq!(check.status.code(), Some(3), "{what}: {}", text(&check));
+        // `status` still reports the crawl.
+        let status = dragnet(&["status"], &dir);
+        assert_eq!(status.status.code(), Some(0), "{what}: {}", text(&status));
 
         // A dry run plans and changes nothing.
         let before = snapshot(&dir);
