@@ -15,7 +15,8 @@
 #   are summed over partitions, merge and prioritize are wall time over all partitions).
 #
 # Prints a markdown report (machine, date, command, table) for docs/BENCHMARKS.md.
-# Settings (environment): PORT (8496), FETCH_PARTITIONS (2), KEEP=1 keeps the scratch directory.
+# Settings (environment): PORT (8496), FETCH_PARTITIONS (2), SORT_BUDGET (`[sort] memory_budget`,
+# "256 MiB"), KEEP=1 keeps the scratch directory.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -54,6 +55,8 @@ allowed_domains = ["websim.test"]
 max_urls_per_host_total = $((PAGES + 100))
 [cycle]
 fetch_partitions = ${FETCH_PARTITIONS:-2}
+[sort]
+memory_budget = "${SORT_BUDGET:-256 MiB}"
 EOF
 "$DRAGNET" init --seeds "$work/seeds.txt" --config "$work/crawl.toml" "$work/crawl" >/dev/null 2>&1
 echo "== crawling $HOSTS hosts x $PAGES pages" >&2
