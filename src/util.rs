@@ -86,6 +86,21 @@ pub fn parse_rfc3339_nanos(s: &str) -> Option<(u64, u32)> {
     Some((u64::try_from(secs).ok()?, nanos))
 }
 
+/// Parses an HTTP date (RFC 9110's IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`, the form
+/// servers send) into Unix seconds. The obsolete RFC 850 and asctime forms give `None`.
+pub fn parse_http_date(s: &str) -> Option<u64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let (_, rest) = s.trim().split_once(", ")?;
+    let f: Vec<&str> = rest.split_ascii_whitespace().collect();
+    if f.len() != 5 || f[4] != "GMT" || f[0].len() != 2 || f[2].len() != 4 || f[3].len() != 8 {
+        return None;
+    }
+    let m = MONTHS.iter().position(|m| *m == f[1])? + 1;
+    parse_rfc3339(&format!("{}-{m:02}-{}T{}Z", f[2], f[0], f[3]))
+}
+
 /// Whether a process with this pid runs on this host (it may belong to another user).
 pub fn pid_alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod backoff;
 mod check_crawl;
 mod cli;
 mod crash;

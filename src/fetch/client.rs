@@ -147,6 +147,9 @@ pub struct Fetched {
     pub last_modified: Option<String>,
     /// `Location` of a 3xx, resolved against the URL.
     pub location: Option<String>,
+    /// `Retry-After` of a 429 or 503 (RFC 9110 §10.2.3: seconds, or an HTTP date, taken from
+    /// now).
+    pub retry_after: Option<Duration>,
 }
 
 impl Fetched {
@@ -167,6 +170,18 @@ impl Fetched {
         b.extend_from_slice(&self.body);
         b
     }
+}
+
+/// A `Retry-After` value: delay-seconds, or an HTTP date (a date in the past is no delay).
+pub(crate) fn retry_after(v: &str) -> Option<Duration> {
+    let v = v.trim();
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(Duration::from_secs(v.parse().unwrap_or(u64::MAX)));
+    }
+    let at = crate::util::parse_http_date(v)?;
+    Some(Duration::from_secs(
+        at.saturating_sub(crate::util::unix_now()),
+    ))
 }
 
 /// Why a fetch produced no answer.
@@ -531,6 +546,9 @@ impl Fetcher {
             etag: header("etag"),
             last_modified: header("last-modified"),
             location,
+            retry_after: matches!(status, 429 | 503)
+                .then(|| header("retry-after").and_then(|v| retry_after(&v)))
+                .flatten(),
         };
         if robots || self.wants(&fetched.content_type) {
             let max = usize::try_from(self.cfg.max_body.0).unwrap_or(usize::MAX);

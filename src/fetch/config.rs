@@ -33,6 +33,16 @@ pub struct FetchSection {
     /// Delay after a response = at least this multiple of its duration (Heritrix's delay
     /// factor): slow hosts are hit less often.
     pub delay_factor: f64,
+    /// A host that answers 429 or 5xx is slowed down: its next request waits at least this long
+    /// after the first such answer, twice as long after each further one in a row, up to
+    /// `backoff_max_secs`; an answer of any other status resets it. In seconds.
+    pub backoff_base_secs: f64,
+    /// The longest back-off after repeated 429/5xx answers, in seconds.
+    pub backoff_max_secs: f64,
+    /// A `Retry-After` (seconds or an HTTP date) on a 429 or 503 is obeyed up to this many
+    /// seconds; a longer one is capped (the host's URLs then wait for later in the run, or for
+    /// the next cycle when the deadline comes first).
+    pub max_retry_after_secs: f64,
     /// Connections open at once to one IP address, over all its virtual hosts.
     pub per_ip_connections: u32,
     /// Connection set-up timeout, in seconds.
@@ -101,6 +111,9 @@ impl Default for FetchSection {
             default_delay_secs: 1.0,
             max_crawl_delay_secs: 30.0,
             delay_factor: 2.0,
+            backoff_base_secs: 1.0,
+            backoff_max_secs: 300.0,
+            max_retry_after_secs: 600.0,
             per_ip_connections: 2,
             connect_timeout_secs: 10.0,
             read_timeout_secs: 20.0,
@@ -162,6 +175,9 @@ impl FetchSection {
             ("default_delay_secs", self.default_delay_secs, false),
             ("max_crawl_delay_secs", self.max_crawl_delay_secs, false),
             ("delay_factor", self.delay_factor, false),
+            ("backoff_base_secs", self.backoff_base_secs, false),
+            ("backoff_max_secs", self.backoff_max_secs, false),
+            ("max_retry_after_secs", self.max_retry_after_secs, false),
             ("connect_timeout_secs", self.connect_timeout_secs, true),
             ("read_timeout_secs", self.read_timeout_secs, true),
             ("total_timeout_secs", self.total_timeout_secs, true),

@@ -159,6 +159,8 @@ struct HostState {
     client: Arc<HostClient>,
     /// URLs this run may still follow on the host ([`follow`]).
     follow_left: u64,
+    /// 429 and 5xx answers in a row: the host's back-off doubles with each.
+    slowdowns: u32,
 }
 
 struct Sched {

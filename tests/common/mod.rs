@@ -53,6 +53,17 @@ pub fn websim_crawl(
     let hosts = tmp.path().join("websim.hosts");
     std::fs::write(&hosts, websim::cli::hosts_file(web)).unwrap();
     cfg.resolve.hosts_files = vec![hosts];
+    crawl_in(tmp, seeds, cfg)
+}
+
+/// As [`websim_crawl`], for a configuration that already resolves its hosts (a test's own
+/// `Site` on loopback).
+#[allow(dead_code)]
+pub fn websim_crawl_with_hosts(seeds: &[String], cfg: dragnet::crawl::Config) -> Crawl {
+    crawl_in(tempfile::tempdir().unwrap(), seeds, cfg)
+}
+
+fn crawl_in(tmp: tempfile::TempDir, seeds: &[String], cfg: dragnet::crawl::Config) -> Crawl {
     let config_path = tmp.path().join("config.toml");
     std::fs::write(&config_path, cfg.to_toml()).unwrap();
     let seed_file = tmp.path().join("seeds.txt");

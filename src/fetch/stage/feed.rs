@@ -165,6 +165,7 @@ impl Shared<'_> {
                 pending: jobs.len(),
                 client: Arc::new(self.fetcher.client()),
                 follow_left,
+                slowdowns: 0,
             },
         );
         st.sched

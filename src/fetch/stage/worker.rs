@@ -143,9 +143,14 @@ impl Shared<'_> {
         // server until it notices: back off before the next request to the host.
         let mut abandoned = true;
         let mut follows = Vec::new();
+        // A "slow down" answer (429, 5xx), with its Retry-After.
+        let mut slow_down = None;
         let result = match outcome {
             Ok(fetched) => {
                 abandoned = fetched.cut.is_some();
+                if fetched.status == 429 || fetched.status >= 500 {
+                    slow_down = Some(fetched.retry_after);
+                }
                 let r = self.store(job, &url, &fetched)?;
                 follows = self.parse_and_follow(job, &url, &fetched, &r, &policy)?;
                 r
@@ -162,6 +167,9 @@ impl Shared<'_> {
         let mut delay = self.delay(policy.crawl_delay(), took);
         if abandoned {
             delay = delay.max(took.max(ABANDON_BACKOFF));
+        }
+        if result.status > 0 {
+            delay = delay.max(self.back_off(job.host_key, slow_down));
         }
         // Before the result: the host's last result sends its record to the new table.
         self.note_request(job.host_key, answered, delay);
@@ -242,6 +250,30 @@ impl Shared<'_> {
                 },
             })
             .collect())
+    }
+
+    /// The back-off an answer earns its host: after a 429 or 5xx (`slow_down`, with its
+    /// `Retry-After`), `backoff_base_secs` doubled for each such answer in a row before it, at
+    /// most `backoff_max_secs`, and at least the `Retry-After` (capped at
+    /// `max_retry_after_secs`); after any other answer, none, and the count starts over.
+    fn back_off(&self, hk: u64, slow_down: Option<Option<Duration>>) -> Duration {
+        let f = &self.cfg.fetch;
+        let mut hosts = lock(&self.hosts);
+        let Some(h) = hosts.get_mut(&hk) else {
+            return Duration::ZERO;
+        };
+        let Some(retry_after) = slow_down else {
+            h.slowdowns = 0;
+            return Duration::ZERO;
+        };
+        h.slowdowns = h.slowdowns.saturating_add(1);
+        let n = h.slowdowns;
+        drop(hosts);
+        *lock(&self.tally).entry("slowed_down".into()).or_default() += 1;
+        let doubling = 2f64.powi(i32::try_from(n - 1).unwrap_or(i32::MAX).min(62));
+        let backoff = secs((f.backoff_base_secs * doubling).min(f.backoff_max_secs));
+        let asked = retry_after.map_or(Duration::ZERO, |r| r.min(secs(f.max_retry_after_secs)));
+        backoff.max(asked)
     }
 
     pub(super) fn delay(&self, crawl_delay: Option<Duration>, took: Duration) -> Duration {
