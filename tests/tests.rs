@@ -18,6 +18,7 @@ mod full_disk;
 mod fuzz_replay;
 mod golden;
 mod html_links;
+mod identity;
 mod kill_points;
 mod load;
 mod merge_stage;

@@ -490,6 +490,9 @@ impl Fetcher {
             ("Accept", "*/*"),
             ("Accept-Encoding", "gzip, deflate, br"),
         ];
+        if !self.cfg.from.is_empty() {
+            headers.push(("From", &self.cfg.from));
+        }
         if let Some(e) = validators.etag {
             headers.push(("If-None-Match", e));
         }

@@ -19,8 +19,16 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FetchSection {
-    /// The User-Agent sent; its product token (before `/`) selects robots.txt groups.
+    /// The User-Agent sent; its product token (before `/`) selects robots.txt groups unless
+    /// `robots_token` is set.
     pub user_agent: String,
+    /// The product token robots.txt groups are matched against (RFC 9309 §2.2.1), when it is
+    /// not the User-Agent's own (a crawler known to sites by another name). Empty: the
+    /// User-Agent's product token.
+    pub robots_token: String,
+    /// A `From:` header (RFC 9110 §10.1.2: a mailbox for the crawl's operator) sent with every
+    /// request, robots.txt included. Empty: none.
+    pub from: String,
     /// Fetch worker threads per partition.
     pub threads: u32,
     /// Back queues (hosts in rotation) per worker thread; Mercator suggests about 3.
@@ -106,6 +114,8 @@ impl Default for FetchSection {
     fn default() -> Self {
         FetchSection {
             user_agent: concat!("dragnet/", env!("CARGO_PKG_VERSION")).into(),
+            robots_token: String::new(),
+            from: String::new(),
             threads: 16,
             queues_per_thread: 3,
             default_delay_secs: 1.0,
@@ -139,6 +149,15 @@ impl Default for FetchSection {
 }
 
 impl FetchSection {
+    /// The product token robots.txt is read for: `robots_token`, or the User-Agent's.
+    pub fn robots_agent(&self) -> &str {
+        if self.robots_token.is_empty() {
+            crate::fetch::robots::agent_token(&self.user_agent)
+        } else {
+            &self.robots_token
+        }
+    }
+
     /// The WARC compression level to use: `warc_level`, or the default for the codec.
     pub fn warc_level(&self) -> Option<i32> {
         match (self.warc_level, self.warc_compression.as_str()) {
@@ -159,6 +178,26 @@ impl FetchSection {
                     "{:?} must start with a product token of letters, '-' and '_' \
                      (RFC 9309), e.g. \"dragnet/0.1 (+https://example.org/bot)\"",
                     self.user_agent
+                ),
+            ));
+        }
+        if !self.robots_token.is_empty()
+            && !crate::fetch::robots::is_valid_agent_token(&self.robots_token)
+        {
+            return Err(bad(
+                "robots_token",
+                format!(
+                    "{:?} must be a product token of letters, '-' and '_' (RFC 9309)",
+                    self.robots_token
+                ),
+            ));
+        }
+        if self.from.chars().any(|c| c.is_control()) {
+            return Err(bad(
+                "from",
+                format!(
+                    "{:?} must be one line (a mailbox, e.g. \"crawler@example.org\")",
+                    self.from
                 ),
             ));
         }

@@ -316,7 +316,7 @@ pub fn fetch_partition(
     let counters = opts.counters.clone().unwrap_or_default();
     let shared = Shared {
         cfg,
-        agent: crate::fetch::robots::agent_token(&f.user_agent).to_owned(),
+        agent: f.robots_agent().to_owned(),
         fetcher: Fetcher::new(f, resolver),
         sched: Mutex::new(Sched {
             sched: Scheduler::new(max_active, f.per_ip_connections),
