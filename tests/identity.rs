@@ -11,10 +11,13 @@ use std::time::Duration;
 use websim::server::{Server, ServerOptions};
 use websim::site::{Request, Response, Site};
 
+/// A request as the server saw it: its target and headers.
+type Seen = (String, Vec<(String, String)>);
+
 /// robots.txt lets `specialbot` in (but not into /private) and keeps everyone else out.
 #[derive(Default)]
 struct Gate {
-    seen: Mutex<Vec<(String, Vec<(String, String)>)>>,
+    seen: Mutex<Vec<Seen>>,
 }
 
 impl Site for Gate {
