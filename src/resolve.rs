@@ -12,7 +12,10 @@
 //!
 //! `entries` use curl's `HOST:PORT:ADDR` syntax (`*` for any port; IPv6 addresses in brackets);
 //! they win over hosts files, and later lines win over earlier ones. Hosts not named fall through
-//! to the system resolver. The fetch stage asks [`Resolver::lookup`] before DNS; the SSRF guard
+//! to the system resolver, unless `only = true`: then the table is the only source of addresses,
+//! a name it lacks fails as a DNS error (`dns`) without a lookup, and a crawl of a web on
+//! loopback never asks the system's resolver, let alone a server off the machine, about the
+//! names its pages link to (tests, the demo and the benchmarks set it). The fetch stage asks [`Resolver::lookup`] before DNS; the SSRF guard
 //! still applies to the addresses it returns (private and loopback addresses are refused unless
 //! the crawl allows them).
 
@@ -33,6 +36,8 @@ pub struct ResolveConfig {
     pub hosts_files: Vec<PathBuf>,
     /// `HOST:PORT:ADDR` entries (curl's `--resolve`); `PORT` may be `*`.
     pub entries: Vec<String>,
+    /// The table is the only source of addresses: names it lacks do not resolve (no system DNS).
+    pub only: bool,
 }
 
 /// Resolved overrides: host name (lower-case, no trailing dot) -> addresses, per port or any.
@@ -40,12 +45,17 @@ pub struct ResolveConfig {
 pub struct Resolver {
     /// (host, Some(port)) or (host, None) for any port.
     table: HashMap<(String, Option<u16>), Vec<IpAddr>>,
+    /// `[resolve] only`.
+    only: bool,
 }
 
 impl Resolver {
     /// Builds the table from a configuration; `base` is the crawl directory for relative paths.
     pub fn from_config(cfg: &ResolveConfig, base: &Path, config_path: &Path) -> Result<Resolver> {
-        let mut r = Resolver::default();
+        let mut r = Resolver {
+            only: cfg.only,
+            ..Resolver::default()
+        };
         for f in &cfg.hosts_files {
             let path = if f.is_absolute() {
                 f.clone()
@@ -127,8 +137,13 @@ impl Resolver {
         }
     }
 
+    /// Whether the table is the only source of addresses (`[resolve] only`).
+    pub fn only(&self) -> bool {
+        self.only
+    }
+
     /// The override addresses for `host` on `port`: an entry for that port wins over one for any
-    /// port. `None` means "ask the system resolver".
+    /// port. `None` means "ask the system resolver" (unless [`Resolver::only`]).
     pub fn lookup(&self, host: &str, port: u16) -> Option<&[IpAddr]> {
         let h = normalize(host);
         self.table
@@ -173,6 +188,7 @@ mod tests {
                 "H0001.websim.test:8480:127.0.0.9".into(),
                 "v6.test:*:[::1]".into(),
             ],
+            only: false,
         };
         let r = Resolver::from_config(&cfg, t.path(), Path::new("crawl.toml")).unwrap();
         let ip = |s: &str| s.parse::<IpAddr>().unwrap();
@@ -207,6 +223,7 @@ mod tests {
         let cfg = ResolveConfig {
             hosts_files: vec![],
             entries: vec!["a.test:eighty:127.0.0.1".into()],
+            only: false,
         };
         let err = Resolver::from_config(&cfg, Path::new("."), Path::new("crawl.toml")).unwrap_err();
         assert!(
@@ -216,6 +233,7 @@ mod tests {
         let cfg = ResolveConfig {
             hosts_files: vec!["missing.hosts".into()],
             entries: vec![],
+            only: false,
         };
         let err = Resolver::from_config(&cfg, Path::new("/nonexistent"), Path::new("crawl.toml"))
             .unwrap_err();

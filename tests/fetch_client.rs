@@ -279,3 +279,38 @@ fn unknown_names_and_closed_ports() {
         .unwrap_err();
     assert_eq!(err.kind(), "connect", "{err}");
 }
+
+/// `[resolve] only = true`: a name the crawl's table lacks is a DNS error without asking the
+/// system's resolver (`localhost`, which the system resolves, proves it), and the table's names
+/// still resolve.
+#[test]
+fn with_resolve_only_the_table_is_the_only_source_of_addresses() {
+    let (web, server, _) = start();
+    let table = |only: bool| {
+        let cfg = dragnet::resolve::ResolveConfig {
+            entries: vec![format!("named.test:*:{}", web.hosts[0].addr)],
+            only,
+            ..Default::default()
+        };
+        Arc::new(Resolver::from_config(&cfg, Path::new("."), Path::new("crawl.toml")).unwrap())
+    };
+    let port = page_url(&web, 0, 0).port().unwrap();
+    let local = Url::parse(&format!("http://localhost:{port}/robots.txt")).unwrap();
+    let named = Url::parse(&format!("http://named.test:{port}/robots.txt")).unwrap();
+    let e = Fetcher::new(&section(), table(true))
+        .fetch(&local, Validators::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), "dns", "{e}");
+    assert!(e.to_string().contains("resolve table"), "{e}");
+    // Without `only`, the system resolves localhost (from /etc/hosts: nothing leaves the
+    // machine); nothing may listen there, but the name resolved.
+    let got = Fetcher::new(&section(), table(false)).fetch(&local, Validators::default());
+    assert!(
+        got.as_ref().err().is_none_or(|e| e.kind() != "dns"),
+        "{:?}",
+        got.err()
+    );
+    let got = Fetcher::new(&section(), table(true)).fetch(&named, Validators::default());
+    assert!(got.is_ok(), "{:?}", got.err());
+    server.stop();
+}

@@ -89,6 +89,7 @@ fn campaign(points: u64) -> (u64, u64) {
     std::fs::write(&hosts, websim::cli::hosts_file(&web)).unwrap();
     let mut cfg = common::websim_config(M, 2);
     cfg.resolve.hosts_files = vec![hosts];
+    cfg.resolve.only = true;
     cfg.fetch.follow_per_host = 0;
     cfg.prioritize.block = 16;
     let config = scratch.path().join("crawl.toml");

@@ -163,6 +163,8 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
     cfg.crawl.name = "demo".into();
     cfg.crawl.partitions = opts.partitions;
     cfg.resolve.hosts_files = vec![hosts_path];
+    // The web's pages link to `*.outside.test`: never ask the system's resolver about them.
+    cfg.resolve.only = true;
     let f = &mut cfg.fetch;
     f.allow_private_addresses = true;
     f.threads = 8;
@@ -173,6 +175,11 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
     // Pages render in milliseconds on loopback; what takes longer is a hostile host (slow drip,
     // stall), and each of its failures costs the timeout plus as long again in back-off.
     f.total_timeout_secs = 3.0;
+    // websim's 503 pages say `Retry-After: 120`; the demo obeys at most half a second of it, and
+    // backs off a host answering 5xx in a row from 0.1 s.
+    f.backoff_base_secs = 0.1;
+    f.backoff_max_secs = 1.0;
+    f.max_retry_after_secs = 0.5;
     cfg.scope.max_depth = opts.max_depth;
     // The web's own hosts: its links to hosts outside it are never resolved or fetched.
     cfg.scope.allowed_domains = vec!["websim.test".into()];

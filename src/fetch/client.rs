@@ -400,6 +400,13 @@ impl Fetcher {
             url::Host::Ipv6(a) => vec![IpAddr::V6(*a)],
             url::Host::Domain(name) => match self.resolver.lookup(name, port) {
                 Some(a) => a.to_vec(),
+                None if self.resolver.only() => {
+                    return Err(FetchError::new(
+                        ErrorKind::Dns,
+                        None,
+                        format!("{name}: not in the crawl's resolve table ([resolve] only = true)"),
+                    ))
+                }
                 None => (*name, port)
                     .to_socket_addrs()
                     .map_err(|e| FetchError::new(ErrorKind::Dns, None, format!("{name}: {e}")))?

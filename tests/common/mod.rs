@@ -63,7 +63,9 @@ pub fn websim_crawl_with_hosts(seeds: &[String], cfg: dragnet::crawl::Config) ->
     crawl_in(tempfile::tempdir().unwrap(), seeds, cfg)
 }
 
-fn crawl_in(tmp: tempfile::TempDir, seeds: &[String], cfg: dragnet::crawl::Config) -> Crawl {
+fn crawl_in(tmp: tempfile::TempDir, seeds: &[String], mut cfg: dragnet::crawl::Config) -> Crawl {
+    // Only the test's own names resolve: nothing is asked of the system's resolver.
+    cfg.resolve.only = true;
     let config_path = tmp.path().join("config.toml");
     std::fs::write(&config_path, cfg.to_toml()).unwrap();
     let seed_file = tmp.path().join("seeds.txt");
@@ -90,6 +92,16 @@ pub fn patient_loopback_fetch(f: &mut dragnet::fetch::FetchSection) {
     f.delay_factor = 0.0;
     f.read_timeout_secs = 10.0;
     f.total_timeout_secs = 30.0;
+    quick_backoff(f);
+}
+
+/// Back-off on 429/5xx scaled to a test web: websim's 503 pages say `Retry-After: 120`, which a
+/// crawl obeys up to `max_retry_after_secs`.
+#[allow(dead_code)]
+pub fn quick_backoff(f: &mut dragnet::fetch::FetchSection) {
+    f.backoff_base_secs = 0.05;
+    f.backoff_max_secs = 0.4;
+    f.max_retry_after_secs = 0.2;
 }
 
 /// The configuration websim crawls in tests start from: `partitions`, `threads` robots,
@@ -108,6 +120,7 @@ pub fn websim_config(partitions: u32, threads: u32) -> dragnet::crawl::Config {
     f.delay_factor = 0.0;
     f.read_timeout_secs = 2.0;
     f.total_timeout_secs = 5.0;
+    quick_backoff(f);
     cfg.scope.allowed_domains = vec!["websim.test".into()];
     cfg
 }

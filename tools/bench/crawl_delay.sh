@@ -114,6 +114,7 @@ sleep 1.5
     echo 'partitions = 4'
     echo '[resolve]'
     echo "hosts_files = [\"$work/hosts\"]"
+    echo 'only = true'
     echo '[fetch]'
     echo "threads = $THREADS"
     echo "per_ip_connections = $THREADS"

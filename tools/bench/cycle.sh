@@ -42,12 +42,15 @@ name = "cycle-bench"
 partitions = 8
 [resolve]
 hosts_files = ["$work/hosts"]
+only = true
 [fetch]
 allow_private_addresses = true
 threads = 16
 per_ip_connections = 16
 default_delay_secs = 0.0
 delay_factor = 0.0
+# websim's 503 pages say Retry-After: 120; obeyed up to 1 s here (docs/BENCHMARKS.md).
+max_retry_after_secs = 1.0
 max_crawl_delay_secs = 0.0
 [scope]
 allowed_domains = ["websim.test"]

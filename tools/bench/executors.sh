@@ -38,10 +38,12 @@ websim_serve "${web[@]}"
     echo "partitions = $M"
     echo '[resolve]'
     echo "hosts_files = [\"$work/hosts\"]"
+    echo 'only = true'
     echo '[fetch]'
     echo 'threads = 8'
     echo 'default_delay_secs = 0.0'
     echo 'delay_factor = 0.0'
+    echo 'max_retry_after_secs = 1.0'
     echo 'allow_private_addresses = true'
     echo '[scope]'
     echo 'allowed_domains = ["websim.test"]'

@@ -130,6 +130,7 @@ for PAGES in "${SIZES[@]}"; do
         echo 'partitions = 1'
         echo '[resolve]'
         echo "hosts_files = [\"$dir/export/hosts\"]"
+        echo 'only = true'
         echo '[fetch]'
         echo "threads = $THREADS"
         echo 'queues_per_thread = 3'

@@ -31,11 +31,13 @@ websim_serve "${web[@]}" --cache-mib 0
     echo 'partitions = 1'
     echo '[resolve]'
     echo "hosts_files = [\"$work/hosts\"]"
+    echo 'only = true'
     echo '[fetch]'
     echo 'threads = 16'
     echo 'per_ip_connections = 16'
     echo 'default_delay_secs = 0.0'
     echo 'delay_factor = 0.0'
+    echo 'max_retry_after_secs = 1.0'
     echo 'max_crawl_delay_secs = 0.0'
     echo 'allow_private_addresses = true'
 } > "$work/crawl.toml"

@@ -149,7 +149,7 @@ impl Shared<'_> {
             Ok(fetched) => {
                 abandoned = fetched.cut.is_some();
                 if fetched.status == 429 || fetched.status >= 500 {
-                    slow_down = Some(fetched.retry_after);
+                    slow_down = Some((fetched.status, fetched.retry_after));
                 }
                 let r = self.store(job, &url, &fetched)?;
                 follows = self.parse_and_follow(job, &url, &fetched, &r, &policy)?;
@@ -252,23 +252,28 @@ impl Shared<'_> {
             .collect())
     }
 
-    /// The back-off an answer earns its host: after a 429 or 5xx (`slow_down`, with its
-    /// `Retry-After`), `backoff_base_secs` doubled for each such answer in a row before it, at
-    /// most `backoff_max_secs`, and at least the `Retry-After` (capped at
-    /// `max_retry_after_secs`); after any other answer, none, and the count starts over.
-    fn back_off(&self, hk: u64, slow_down: Option<Option<Duration>>) -> Duration {
+    /// The back-off an answer earns its host. A 429 or 503 asks the client to slow down: from
+    /// the first one, `backoff_base_secs`, doubled for each such answer (or other 5xx) in a row
+    /// before it, at most `backoff_max_secs`, and at least its `Retry-After` (capped at
+    /// `max_retry_after_secs`). Another 5xx (500, 502, ...) may be one broken page: it counts
+    /// toward the run, and slows the host down from the second in a row. After any other
+    /// answer, none, and the count starts over.
+    fn back_off(&self, hk: u64, slow_down: Option<(u16, Option<Duration>)>) -> Duration {
         let f = &self.cfg.fetch;
         let mut hosts = lock(&self.hosts);
         let Some(h) = hosts.get_mut(&hk) else {
             return Duration::ZERO;
         };
-        let Some(retry_after) = slow_down else {
+        let Some((status, retry_after)) = slow_down else {
             h.slowdowns = 0;
             return Duration::ZERO;
         };
         h.slowdowns = h.slowdowns.saturating_add(1);
         let n = h.slowdowns;
         drop(hosts);
+        if !matches!(status, 429 | 503) && n < 2 {
+            return Duration::ZERO;
+        }
         *lock(&self.tally).entry("slowed_down".into()).or_default() += 1;
         let doubling = 2f64.powi(i32::try_from(n - 1).unwrap_or(i32::MAX).min(62));
         let backoff = secs((f.backoff_base_secs * doubling).min(f.backoff_max_secs));
