@@ -171,3 +171,23 @@ fn adversarial_input_stays_linear() {
         assert!(p.links.len() <= 1, "{:?}", p.links);
     }
 }
+
+/// Found by fuzzing (`fuzz/corpus/html/crash-5828b…`): in a document decoded as windows-1252 (its
+/// text a skeleton of the bytes), an attribute without a value (`<a href>`, `<base href=>`) gave
+/// the tokenizer an empty value that is not a slice of the document, and finding its bytes
+/// underflowed (a panic in debug builds, an out-of-range slice in release ones).
+#[test]
+fn a_valueless_attribute_in_a_windows_1252_document_is_an_empty_value() {
+    let base = Url::parse("http://h/dir/page.html").unwrap();
+    for html in [
+        &b"<meta charset=windows-1252><p>caf\xe9</p><a href>x</a><a href=/ok>y</a>"[..],
+        &b"<p>\xe9t\xe9</p><base href=><a href=\"\">x</a><a href=ok>y</a>"[..],
+    ] {
+        let p = extract_links(html, &base, Some("text/html; charset=windows-1252"));
+        assert!(
+            p.links.iter().any(|l| l.url.ends_with("/ok")),
+            "{:?}",
+            p.links
+        );
+    }
+}

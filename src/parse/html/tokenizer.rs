@@ -72,14 +72,20 @@ impl<'a> Tokenizer<'a> {
         }
     }
 
-    /// The bytes of the document under `part`, a slice of `s`.
+    /// The bytes of the document under `part`, a slice of `s` (or a string of its own, such as
+    /// the empty value of an attribute written without one: its own bytes).
     pub(super) fn bytes_of(&self, part: &'a str) -> &'a [u8] {
-        match self.orig {
-            Some(orig) => {
-                let at = part.as_ptr() as usize - self.s.as_ptr() as usize;
+        let Some(orig) = self.orig else {
+            return part.as_bytes();
+        };
+        // Found by fuzzing: an empty value is a literal, not a slice of `s`, and its address
+        // minus `s`'s overflowed.
+        let at = (part.as_ptr() as usize).checked_sub(self.s.as_ptr() as usize);
+        match at {
+            Some(at) if at + part.len() <= self.s.len() && at + part.len() <= orig.len() => {
                 &orig[at..at + part.len()]
             }
-            None => part.as_bytes(),
+            _ => part.as_bytes(),
         }
     }
 
