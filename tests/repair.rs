@@ -20,12 +20,7 @@ fn dragnet(args: &[&str], dir: &Path) -> Output {
 }
 
 fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n{}{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    common::out_text(o)
 }
 
 /// Every file under `dir` with its bytes.

@@ -27,12 +27,7 @@ fn dragnet(args: &[&str], dir: &Path, env: &[(&str, String)]) -> Output {
 }
 
 fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n{}{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    common::out_text(o)
 }
 
 const CYCLE: &[&str] = &["cycle", "--max-cycles", "1", "--progress", "quiet"];

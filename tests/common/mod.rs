@@ -300,3 +300,14 @@ pub fn outcome(dir: &dragnet::crawl::CrawlDir, partitions: u32) -> Outcome {
     o.fetched = fetched_urls(dir, partitions, last);
     o
 }
+
+/// What a finished `dragnet` run said: its exit status, stdout and stderr, for assertion messages.
+#[allow(dead_code)]
+pub fn out_text(o: &std::process::Output) -> String {
+    format!(
+        "exit {:?}\n{}{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
