@@ -8,11 +8,9 @@
 use crate::common;
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use websim::server::{Server, ServerOptions};
 use websim::site::{Request, Response, Site};
 
 /// One request as the server saw it: host, target, when, the status it got.
@@ -70,9 +68,7 @@ impl Site for Throttling {
 #[test]
 fn slow_down_answers_slow_the_host_down_and_the_urls_come_back() {
     let site = Arc::new(Throttling::default());
-    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let server = Server::start(site.clone(), &[any], ServerOptions::default()).unwrap();
-    let port = server.addrs()[0].port();
+    let (server, port) = common::serve_site(site.clone());
     let scratch = tempfile::tempdir().unwrap();
     let hosts = scratch.path().join("hosts");
     std::fs::write(&hosts, "127.0.0.1 busy.test\n127.0.0.1 flaky.test\n").unwrap();

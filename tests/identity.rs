@@ -4,11 +4,9 @@
 
 use crate::common;
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use websim::server::{Server, ServerOptions};
 use websim::site::{Request, Response, Site};
 
 /// A request as the server saw it: its target and headers.
@@ -45,9 +43,7 @@ impl Site for Gate {
 #[test]
 fn the_from_header_and_the_robots_token_are_the_configured_ones() {
     let site = Arc::new(Gate::default());
-    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let server = Server::start(site.clone(), &[any], ServerOptions::default()).unwrap();
-    let port = server.addrs()[0].port();
+    let (server, port) = common::serve_site(site.clone());
     let scratch = tempfile::tempdir().unwrap();
     let hosts = scratch.path().join("hosts");
     std::fs::write(&hosts, "127.0.0.1 gate.test\n").unwrap();

@@ -5,11 +5,9 @@
 
 use crate::common;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use websim::server::{Server, ServerOptions};
 use websim::site::{Body, Request, Response, Site};
 
 const HOSTS: u32 = 1000;
@@ -42,9 +40,7 @@ impl Site for Stalling {
 
 #[test]
 fn a_thousand_stalling_hosts_do_not_hold_the_cycle_past_its_deadline() {
-    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let server = Server::start(Arc::new(Stalling), &[any], ServerOptions::default()).unwrap();
-    let port = server.addrs()[0].port();
+    let (server, port) = common::serve_site(Arc::new(Stalling));
     let scratch = tempfile::tempdir().unwrap();
     let hosts = scratch.path().join("hosts");
     let names: Vec<String> = (0..HOSTS).map(|i| format!("h{i:04}.stall.test")).collect();

@@ -70,29 +70,29 @@ enum Fix {
     Cannot(String),
 }
 
-/// `cycles/CCCCCC/...` -> (cycle, the rest).
-fn cycle_of(rel: &Path) -> Option<(u32, Vec<String>)> {
-    let parts: Vec<String> = rel
+/// `TOP/NAME/...` -> (NAME, the rest), for a path with at least one component below NAME.
+fn under(rel: &Path, top: &str) -> Option<(String, Vec<String>)> {
+    let mut parts = rel
         .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    if parts.first().map(String::as_str) != Some("cycles") || parts.len() < 3 {
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    if parts.next()? != top {
         return None;
     }
-    Some((parts[1].parse().ok()?, parts[2..].to_vec()))
+    let name = parts.next()?;
+    let rest: Vec<String> = parts.collect();
+    (!rest.is_empty()).then_some((name, rest))
+}
+
+/// `cycles/CCCCCC/...` -> (cycle, the rest).
+fn cycle_of(rel: &Path) -> Option<(u32, Vec<String>)> {
+    let (c, rest) = under(rel, "cycles")?;
+    Some((c.parse().ok()?, rest))
 }
 
 /// `state/pNNNN/...` -> (partition, the rest).
 fn state_of(rel: &Path) -> Option<(u32, Vec<String>)> {
-    let parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    if parts.first().map(String::as_str) != Some("state") || parts.len() < 3 {
-        return None;
-    }
-    let p = parts[1].strip_prefix('p')?.parse().ok()?;
-    Some((p, parts[2..].to_vec()))
+    let (p, rest) = under(rel, "state")?;
+    Some((p.strip_prefix('p')?.parse().ok()?, rest))
 }
 
 /// `<kind>.<six digits>.<ext>` -> the version.

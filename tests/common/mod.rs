@@ -311,3 +311,15 @@ pub fn out_text(o: &std::process::Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// Serves `site` (a test's own websim `Site`) on 127.0.0.1 at a free port; returns the server
+/// and the port.
+#[allow(dead_code)]
+pub fn serve_site(site: std::sync::Arc<dyn websim::site::Site>) -> (websim::server::Server, u16) {
+    let any: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let server =
+        websim::server::Server::start(site, &[any], websim::server::ServerOptions::default())
+            .unwrap();
+    let port = server.addrs()[0].port();
+    (server, port)
+}
