@@ -517,7 +517,12 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult, max_attempts: u32) -> bool {
         }
         // Not attempted because of its host: an attempt all the same, or a dead host would
         // come back every cycle.
-        "robots_unreachable" | "host_failing" => {
+        // A TLS failure (of robots.txt, then refusing the host's URLs, or of the URL itself):
+        // a certificate may be fixed, so retried like an unreachable robots.txt.
+        k if k == "robots_unreachable"
+            || k == "host_failing"
+            || crate::fetch::client::is_tls_kind(k) =>
+        {
             r.recrawl_queued = 0;
             return give_up(r);
         }

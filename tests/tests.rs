@@ -34,6 +34,7 @@ mod slurm;
 mod split_stage;
 mod storage_faults;
 mod structure;
+mod tls;
 mod url_conformance;
 mod warc;
 mod websim_resolve;

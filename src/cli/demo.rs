@@ -35,6 +35,8 @@ pub struct DemoOptions {
     pub pages: u32,
     /// One host in this many is hostile (0: none).
     pub hostile_every: u32,
+    /// One host in this many is served over HTTPS, valid or not (0: none).
+    pub tls_every: u32,
     /// Partitions of the crawl.
     pub partitions: u32,
     /// Largest depth crawled (seeds are 0).
@@ -51,6 +53,7 @@ impl Default for DemoOptions {
             hosts: 300,
             pages: 15,
             hostile_every: 30,
+            tls_every: 6,
             partitions: 8,
             max_depth: 12,
             log: true,
@@ -128,6 +131,8 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
         port: 0,
         listeners: 4,
         hostile_every: opts.hostile_every,
+        tls_every: opts.tls_every,
+        tls_port: 0,
         max_crawl_delay: Duration::from_millis(100),
         drip_interval: Duration::from_millis(500),
         bomb_bytes: 256 << 20,
@@ -160,6 +165,13 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
     std::fs::write(&hosts_path, websim::cli::hosts_file(&web))
         .map_err(|e| Error::io("write", &hosts_path, e))?;
     let mut cfg = Config::default();
+    // The TLS hosts' certificates come from a CA websim made just now: trust it, and only it
+    // besides Mozilla's roots (the expired, wrong-name and self-signed hosts must still fail).
+    if let Some(pem) = server.ca_pem() {
+        let ca_path = work.join("websim-ca.pem");
+        std::fs::write(&ca_path, pem).map_err(|e| Error::io("write", &ca_path, e))?;
+        cfg.fetch.extra_ca_files = vec![ca_path];
+    }
     cfg.crawl.name = "demo".into();
     cfg.crawl.partitions = opts.partitions;
     cfg.resolve.hosts_files = vec![hosts_path];
@@ -190,7 +202,7 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
     let config_path = work.join("crawl.toml");
     std::fs::write(&config_path, cfg.to_toml()).map_err(|e| Error::io("write", &config_path, e))?;
     let seeds: Vec<String> = (0..web.hosts.len() as u32)
-        .map(|h| format!("{}/", web.origin(h)))
+        .map(|h| web.seed_url(h))
         .collect();
     let seeds_path = work.join("seeds.txt");
     std::fs::write(&seeds_path, seeds.join("\n"))
@@ -208,10 +220,16 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
     let cfg = Config::load(&crawl.config_path())?;
     if opts.log {
         eprintln!(
-            "demo: websim serves {} hosts x {} pages on loopback ({} hostile); crawl in {}",
+            "demo: websim serves {} hosts x {} pages on loopback ({} hostile, {} over HTTPS of \
+             which {} with a bad certificate); crawl in {}",
             opts.hosts,
             opts.pages,
             web.hosts.iter().filter(|h| h.hostile.is_some()).count(),
+            web.hosts.iter().filter(|h| h.tls.is_some()).count(),
+            web.hosts
+                .iter()
+                .filter(|h| h.tls.is_some_and(|t| !t.trusted()))
+                .count(),
             root.display()
         );
     }
@@ -322,11 +340,13 @@ fn tally_fetches(crawl: &CrawlDir, s: &mut DemoSummary, m: u32) -> Result<BTreeS
                 let f = FetchResult::decode(r.payload())
                     .map_err(|e| Error::corrupt(&path, 0, e.to_string()))?;
                 // Attempted: a request went out (not refused by robots or the guard, not left
-                // for a later cycle).
+                // for a later cycle, not refused because the origin's certificate failed when
+                // its robots.txt was fetched: a TLS kind without a fetch time).
                 let attempted = !matches!(
                     f.error.as_str(),
                     "deferred" | "robots" | "ssrf" | "url" | "robots_unreachable" | "host_failing"
-                );
+                ) && !(f.fetched_at_ms == 0
+                    && dragnet::fetch::client::is_tls_kind(&f.error));
                 if attempted {
                     s.fetches += 1;
                     s.fetched_per_cycle[c as usize] += 1;

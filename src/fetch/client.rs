@@ -51,9 +51,10 @@
 //! keeps the host's one connection alive between requests (keep-alive) and closes it when the
 //! host leaves rotation. The fetch stage's scheduler never has two requests to one host in
 //! flight, so whichever worker takes the host next reuses that connection. (Pins are counted,
-//! so two fetches of one `host:port` at once would still be safe.) TLS is rustls with the webpki
-//! root certificates (no
-//! system certificate store needed).
+//! so two fetches of one `host:port` at once would still be safe.) TLS is rustls with one
+//! configuration for the whole stage (`tls.rs`: Mozilla's roots, or the system's, plus the
+//! crawl's `extra_ca_files`); a certificate failure is the URL's answer (error kind `tls`, with
+//! rustls's reason), never accepted.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -64,11 +65,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use ureq::http::{self, Uri};
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver as UreqResolver};
-use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
+use ureq::unversioned::transport::{Connector, NextTimeout, TcpConnector};
 use url::Url;
 
 use crate::fetch::config::FetchSection;
 use crate::fetch::guard;
+use crate::fetch::tls::{self, TlsConnector};
 use crate::resolve::Resolver;
 use crate::warc::Truncated;
 
@@ -199,8 +201,14 @@ pub enum ErrorKind {
     Timeout,
     /// The response head exceeded `max_header_bytes`.
     HeadersTooLarge,
-    /// TLS handshake or certificate failure.
+    /// A TLS handshake failure other than the certificate reasons below.
     Tls,
+    /// The server's certificate has expired (or is not yet valid).
+    TlsExpired,
+    /// The server's certificate is for another name.
+    TlsWrongName,
+    /// The server's certificate does not lead to a trusted root (self-signed, unknown CA).
+    TlsUntrusted,
     /// The server did not speak HTTP/1.x correctly.
     Protocol,
 }
@@ -216,6 +224,9 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::HeadersTooLarge => "headers_too_large",
             ErrorKind::Tls => "tls",
+            ErrorKind::TlsExpired => "tls_expired",
+            ErrorKind::TlsWrongName => "tls_wrong_name",
+            ErrorKind::TlsUntrusted => "tls_untrusted",
             ErrorKind::Protocol => "protocol",
         }
     }
@@ -285,10 +296,12 @@ impl PinnedResolver {
 }
 
 impl HostClient {
-    fn new(config: &ureq::config::Config) -> HostClient {
+    fn new(config: &ureq::config::Config, tls: &Arc<rustls::ClientConfig>) -> HostClient {
         let pins = PinnedResolver::default();
-        let agent =
-            ureq::Agent::with_parts(config.clone(), DefaultConnector::default(), pins.clone());
+        // TCP to the pinned address, then TLS for `https` (no proxy connectors: see the module
+        // doc).
+        let connector = ().chain(TcpConnector::default()).chain(TlsConnector::new(tls.clone()));
+        let agent = ureq::Agent::with_parts(config.clone(), connector, pins.clone());
         HostClient { agent, pins }
     }
 }
@@ -329,6 +342,7 @@ pub struct Fetcher {
     shared: HostClient,
     resolver: Arc<Resolver>,
     cfg: FetchSection,
+    tls: Arc<rustls::ClientConfig>,
 }
 
 /// A keep-alive client for one host: its own ureq agent, whose pool holds the host's one
@@ -366,18 +380,28 @@ impl Fetcher {
             .max_idle_connections_per_host(1)
             .max_idle_age(Duration::from_secs(30))
             .build();
-        let shared = HostClient::new(&config);
+        let tls = tls::default_config();
+        let shared = HostClient::new(&config, &tls);
         Fetcher {
             config,
             shared,
             resolver,
             cfg: cfg.clone(),
+            tls,
         }
+    }
+
+    /// The fetcher with another TLS configuration ([`tls::client_config`]: the crawl's
+    /// `tls_roots` and `extra_ca_files`) instead of Mozilla's roots alone.
+    pub fn with_tls(mut self, tls: Arc<rustls::ClientConfig>) -> Fetcher {
+        self.shared = HostClient::new(&self.config, &tls);
+        self.tls = tls;
+        self
     }
 
     /// A keep-alive client for one host (see [`HostClient`]).
     pub fn client(&self) -> HostClient {
-        HostClient::new(&self.config)
+        HostClient::new(&self.config, &self.tls)
     }
 
     /// The address a fetch of `url` would connect to (the crawl's table, then DNS, then the SSRF
@@ -660,7 +684,8 @@ fn classify(e: ureq::Error, ip: IpAddr) -> FetchError {
         // ureq-proto parses at most 128 response headers; more is a head too large too (the
         // error type is ureq-proto's, not re-exported, hence the message).
         E::Protocol(p) if p.to_string().contains("too many headers") => ErrorKind::HeadersTooLarge,
-        E::Tls(_) | E::Rustls(_) | E::Pem(_) | E::TlsRequired => ErrorKind::Tls,
+        E::Rustls(r) => tls_kind(r),
+        E::Tls(_) | E::Pem(_) | E::TlsRequired => ErrorKind::Tls,
         E::Io(io) => match io.kind() {
             io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ErrorKind::Timeout,
             io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => ErrorKind::Protocol,
@@ -671,6 +696,28 @@ fn classify(e: ureq::Error, ip: IpAddr) -> FetchError {
         _ => ErrorKind::Protocol,
     };
     FetchError::new(kind, Some(ip), e.to_string())
+}
+
+/// The kind of a rustls failure: the certificate reasons an operator acts on, else `tls`.
+fn tls_kind(e: &rustls::Error) -> ErrorKind {
+    use rustls::CertificateError as C;
+    match e {
+        rustls::Error::InvalidCertificate(c) => match c {
+            C::Expired
+            | C::ExpiredContext { .. }
+            | C::NotValidYet
+            | C::NotValidYetContext { .. } => ErrorKind::TlsExpired,
+            C::NotValidForName | C::NotValidForNameContext { .. } => ErrorKind::TlsWrongName,
+            C::UnknownIssuer | C::BadSignature => ErrorKind::TlsUntrusted,
+            _ => ErrorKind::Tls,
+        },
+        _ => ErrorKind::Tls,
+    }
+}
+
+/// Whether `kind` (a [`FetchError::kind`]) is a TLS failure.
+pub fn is_tls_kind(kind: &str) -> bool {
+    kind == "tls" || kind.starts_with("tls_")
 }
 
 /// The response head as a WARC block starts: status line, headers but `Transfer-Encoding`

@@ -29,6 +29,12 @@ pub struct FetchSection {
     /// A `From:` header (RFC 9110 §10.1.2: a mailbox for the crawl's operator) sent with every
     /// request, robots.txt included. Empty: none.
     pub from: String,
+    /// Certificate authorities trusted for `https`: `"webpki"` (Mozilla's, compiled in),
+    /// `"system"` (the machine's CA bundle) or `"both"` (`crate::fetch::tls`).
+    pub tls_roots: crate::fetch::tls::TlsRoots,
+    /// More CA certificates to trust (PEM files, relative to the crawl directory): a company's
+    /// CA, a test web's.
+    pub extra_ca_files: Vec<std::path::PathBuf>,
     /// Fetch worker threads per partition.
     pub threads: u32,
     /// Back queues (hosts in rotation) per worker thread; Mercator suggests about 3.
@@ -116,6 +122,8 @@ impl Default for FetchSection {
             user_agent: concat!("dragnet/", env!("CARGO_PKG_VERSION")).into(),
             robots_token: String::new(),
             from: String::new(),
+            tls_roots: crate::fetch::tls::TlsRoots::Webpki,
+            extra_ca_files: Vec::new(),
             threads: 16,
             queues_per_thread: 3,
             default_delay_secs: 1.0,

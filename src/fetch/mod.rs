@@ -12,6 +12,7 @@
 //!   servers, WARC output settings.
 //! - [`guard`]: the SSRF guard on resolved addresses.
 //! - [`client`]: fetching one URL (ureq) with every limit, SSRF guard and pinned resolution.
+//! - [`tls`]: the TLS configuration (trusted roots, extra CA files) and connector.
 //! - [`schedule`]: Mercator back queues, the heap of next-allowed times, the per-IP limit and
 //!   the deadline, as a data structure driven with explicit times.
 
@@ -22,6 +23,7 @@ pub mod progress;
 pub mod robots;
 pub mod schedule;
 pub mod stage;
+pub mod tls;
 
 pub use config::FetchSection;
 pub use progress::ProgressMode;

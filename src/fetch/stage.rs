@@ -238,6 +238,12 @@ pub fn fetch_partition(
         crawl.root(),
         &crawl.config_path(),
     )?);
+    let tls = crate::fetch::tls::client_config(
+        cfg.fetch.tls_roots,
+        &cfg.fetch.extra_ca_files,
+        crawl.root(),
+        &crawl.config_path(),
+    )?;
     let compression = Compression::parse(&cfg.fetch.warc_compression).ok_or_else(|| {
         Error::config(
             crawl.config_path(),
@@ -317,7 +323,7 @@ pub fn fetch_partition(
     let shared = Shared {
         cfg,
         agent: f.robots_agent().to_owned(),
-        fetcher: Fetcher::new(f, resolver),
+        fetcher: Fetcher::new(f, resolver).with_tls(tls),
         sched: Mutex::new(Sched {
             sched: Scheduler::new(max_active, f.per_ip_connections),
             feeding: true,

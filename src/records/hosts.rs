@@ -203,6 +203,10 @@ pub enum Policy {
     /// The host resolves only to addresses the SSRF guard refuses: nothing is fetched from it,
     /// and its URLs are given up (`ssrf`), not retried.
     Ssrf,
+    /// robots.txt could not be fetched because the TLS handshake failed (an expired, wrong-name
+    /// or untrusted certificate): unreachable, and its URLs are recorded with that reason (the
+    /// fetch error kind, `tls_expired`, ...), retried in a later run like `robots_unreachable`.
+    Tls(&'static str),
 }
 
 impl Policy {
@@ -216,13 +220,15 @@ impl Policy {
     }
 
     /// `None` if the agent may fetch `url`; otherwise the error kind recorded for it:
-    /// `robots` (disallowed), `robots_unreachable` (retried in a later run) or `ssrf`.
+    /// `robots` (disallowed), `robots_unreachable` (retried in a later run), a TLS failure's
+    /// kind (likewise) or `ssrf`.
     pub fn refusal(&self, url: &str) -> Option<&'static str> {
         match self {
             Policy::Rules(r) => (!r.allowed(url)).then_some("robots"),
             Policy::AllowAll => None,
             Policy::Unreachable => Some("robots_unreachable"),
             Policy::Ssrf => Some("ssrf"),
+            Policy::Tls(kind) => Some(kind),
         }
     }
 

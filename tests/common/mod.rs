@@ -125,11 +125,12 @@ pub fn websim_config(partitions: u32, threads: u32) -> dragnet::crawl::Config {
     cfg
 }
 
-/// Every host's `/` of `web`: the seeds of a whole-web crawl.
+/// Every host's `/` of `web` (`http://` for a host that moves to HTTPS): the seeds of a
+/// whole-web crawl.
 #[allow(dead_code)]
 pub fn websim_homes(web: &websim::model::Web) -> Vec<String> {
     (0..web.hosts.len() as u32)
-        .map(|h| format!("{}/", web.origin(h)))
+        .map(|h| web.seed_url(h))
         .collect()
 }
 

@@ -329,6 +329,7 @@ impl Shared<'_> {
         let mut hops = 0;
         let mut abandoned = false;
         let mut ssrf = false;
+        let mut tls_failure = None;
         loop {
             let got = match self.fetcher.fetch_robots(client, &target) {
                 Ok(g) => g,
@@ -337,10 +338,12 @@ impl Shared<'_> {
                     ssrf = true;
                     break;
                 }
-                Err(_) => {
+                Err(e) => {
                     self.counters.requests.fetch_add(1, Relaxed);
                     self.robots_requests.fetch_add(1, Relaxed);
                     abandoned = true;
+                    // A certificate failure: unreachable, with its reason kept for the URLs.
+                    tls_failure = crate::fetch::client::is_tls_kind(e.kind()).then(|| e.kind());
                     break; // no answer: unreachable
                 }
             };
@@ -378,6 +381,8 @@ impl Shared<'_> {
         let answered = outcome.status != 0;
         let policy = Arc::new(if ssrf {
             Policy::Ssrf
+        } else if let Some(kind) = tls_failure {
+            Policy::Tls(kind)
         } else {
             Policy::new(&outcome.status(), &self.agent)
         });

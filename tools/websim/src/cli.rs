@@ -123,6 +123,13 @@ pub struct WebArgs {
     /// Decompressed size (MiB) of the gzip bomb.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     pub bomb_mib: u64,
+    /// One host in N is served over HTTPS (valid, expired, wrong-name and self-signed
+    /// certificates; 0: none).
+    #[arg(long, default_value_t = 0)]
+    pub tls_every: u32,
+    /// Port of the HTTPS hosts (0: a free one, chosen when serving; 443: no port in URLs).
+    #[arg(long, default_value_t = 8443)]
+    pub tls_port: u16,
 }
 
 impl WebArgs {
@@ -139,6 +146,8 @@ impl WebArgs {
             max_crawl_delay: Duration::from_millis(self.max_crawl_delay_ms),
             drip_interval: Duration::from_millis(self.drip_ms),
             bomb_bytes: self.bomb_mib << 20,
+            tls_every: self.tls_every,
+            tls_port: self.tls_port,
             ..WebConfig::default()
         }
     }
@@ -153,6 +162,9 @@ pub struct ServeArgs {
     /// Write the hosts file here (for the crawler's resolver).
     #[arg(long, value_name = "PATH")]
     pub hosts_file: Option<PathBuf>,
+    /// Write the test CA's certificate (PEM) here, for the crawler to trust (`--tls-every`).
+    #[arg(long, value_name = "PATH")]
+    pub ca_file: Option<PathBuf>,
     /// Write the JSON audit report here when done (default: stdout).
     #[arg(long, value_name = "PATH")]
     pub report: Option<PathBuf>,
@@ -385,6 +397,21 @@ fn serve(a: &ServeArgs) -> Result<(), Failure> {
     if let Some(p) = &a.hosts_file {
         write_file(p, hosts_file(&web).as_bytes())?;
         eprintln!("websim: hosts file {}", p.display());
+    }
+    match (&a.ca_file, server.ca_pem()) {
+        (Some(p), Some(pem)) => {
+            write_file(p, pem.as_bytes())?;
+            eprintln!(
+                "websim: TLS hosts on port {}, CA certificate {}",
+                c.tls_port,
+                p.display()
+            );
+        }
+        (None, Some(_)) => eprintln!(
+            "websim: TLS hosts on port {} (pass --ca-file to get the CA a client must trust)",
+            c.tls_port
+        ),
+        _ => {}
     }
     match a.duration {
         Some(d) => eprintln!(

@@ -50,6 +50,10 @@ pub struct WebConfig {
     pub median_page_bytes: u32,
     /// Decompressed size of the gzip bomb.
     pub bomb_bytes: u64,
+    /// One host in this many is served over TLS ([`Tls`]; 0: none, every host plain HTTP).
+    pub tls_every: u32,
+    /// Port the TLS hosts are served on (443 means no port in URLs; 0 until a server binds one).
+    pub tls_port: u16,
 }
 
 impl Default for WebConfig {
@@ -66,6 +70,8 @@ impl Default for WebConfig {
             drip_interval: Duration::from_secs(1),
             median_page_bytes: 15_000,
             bomb_bytes: 1 << 30,
+            tls_every: 0,
+            tls_port: 8443,
         }
     }
 }
@@ -101,6 +107,46 @@ impl Hostile {
         Hostile::ResetMidBody,
         Hostile::WrongContentLength,
     ];
+}
+
+/// How a TLS host serves (one host in [`WebConfig::tls_every`], never a hostile one).
+///
+/// Every TLS host's URLs are `https://name[:tls_port]/...` and its pages link to each other that
+/// way; on the plain-HTTP port it serves robots.txt (the same rules) and answers every other path
+/// with a `301` to the same path over HTTPS. The certificate is what tells the kinds apart: the
+/// server picks it by SNI (`crate::server`), from a CA generated when the server starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tls {
+    /// A valid certificate from the web's CA.
+    Valid,
+    /// Valid, and its default seed is the `http://` URL of `/`, which redirects to HTTPS.
+    Upgrade,
+    /// The CA's certificate for the right name, expired a month ago.
+    Expired,
+    /// The CA's certificate for another name (`wrong-name.invalid`).
+    WrongName,
+    /// A self-signed certificate for the right name.
+    SelfSigned,
+}
+
+impl Tls {
+    /// The kinds, in the order TLS hosts cycle through them (valid ones more often).
+    pub const CYCLE: [Tls; 8] = [
+        Tls::Valid,
+        Tls::Upgrade,
+        Tls::Valid,
+        Tls::Expired,
+        Tls::Valid,
+        Tls::WrongName,
+        Tls::Upgrade,
+        Tls::SelfSigned,
+    ];
+
+    /// A client that checks certificates completes the handshake.
+    pub fn trusted(self) -> bool {
+        matches!(self, Tls::Valid | Tls::Upgrade)
+    }
 }
 
 /// Content codings a host applies when the client accepts them.
@@ -196,6 +242,8 @@ pub struct HostSpec {
     pub coding: Option<Coding>,
     /// Misbehaviour, if any.
     pub hostile: Option<Hostile>,
+    /// Served over TLS, and how; `None`: plain HTTP.
+    pub tls: Option<Tls>,
 }
 
 /// What a page is.
@@ -338,6 +386,16 @@ pub struct Web {
     pub hosts: Vec<HostSpec>,
 }
 
+/// `scheme://name[:port]`, without the port when it is the scheme's default.
+pub(crate) fn origin(cfg: &WebConfig, name: &str, tls: bool) -> String {
+    match (tls, if tls { cfg.tls_port } else { cfg.port }) {
+        (false, 80) => format!("http://{name}"),
+        (false, p) => format!("http://{name}:{p}"),
+        (true, 443) => format!("https://{name}"),
+        (true, p) => format!("https://{name}:{p}"),
+    }
+}
+
 const SECTIONS: [&str; 6] = ["news", "docs", "blog", "shop", "about", "archive"];
 const OUTSIDE_HOSTS: u32 = 50;
 
@@ -348,17 +406,30 @@ impl Web {
         Web { config, hosts }
     }
 
-    /// `http://name[:port]`.
+    /// `http://name[:port]`, or `https://name[:tls_port]` for a TLS host.
     pub fn origin(&self, host: u32) -> String {
-        self.origin_of(&self.hosts[host as usize].name)
+        let h = &self.hosts[host as usize];
+        origin(&self.config, &h.name, h.tls.is_some())
     }
 
-    fn origin_of(&self, name: &str) -> String {
-        if self.config.port == 80 {
-            format!("http://{name}")
+    /// The plain-HTTP origin of a host, `http://name[:port]` (for a TLS host it redirects).
+    pub fn http_origin(&self, host: u32) -> String {
+        origin(&self.config, &self.hosts[host as usize].name, false)
+    }
+
+    /// A host's default seed: the URL of `/`, spelled `http://` for a [`Tls::Upgrade`] host (as
+    /// an operator who typed the bare name would), so the crawl meets the redirect to HTTPS.
+    pub fn seed_url(&self, host: u32) -> String {
+        if self.hosts[host as usize].tls == Some(Tls::Upgrade) {
+            format!("{}/", self.http_origin(host))
         } else {
-            format!("http://{name}:{}", self.config.port)
+            self.url(PageRef::Page { host, page: 0 })
         }
+    }
+
+    /// Whether any host is served over TLS.
+    pub fn has_tls(&self) -> bool {
+        self.hosts.iter().any(|h| h.tls.is_some())
     }
 
     /// The host index for a host name, if it is one of the web's.

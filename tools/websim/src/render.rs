@@ -386,6 +386,23 @@ impl Site for Web {
             return Response::method_not_allowed();
         }
         let target = req.target.as_str();
+        match (self.hosts[host as usize].tls.is_some(), req.tls) {
+            // A TLS host on the plain port: robots.txt as is, everything else moved to HTTPS.
+            (true, false) if target != "/robots.txt" => {
+                let origin = crate::model::origin(&self.config, &req.host, true);
+                return Response::new(
+                    301,
+                    "text/html",
+                    b"<html><body>moved</body></html>\n".to_vec(),
+                )
+                .with("Location", format!("{origin}{target}"));
+            }
+            // (The handshake fails first: no certificate for the name.)
+            (false, true) => {
+                return Response::new(421, "text/plain", b"websim: not a TLS host\n".to_vec())
+            }
+            _ => {}
+        }
         if target == "/robots.txt" {
             return match self.render_robots(host) {
                 Some(r) => to_response(r),

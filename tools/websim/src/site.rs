@@ -25,6 +25,8 @@ pub struct Request {
     pub local: SocketAddr,
     /// Server-wide id of the client connection (for the audit: one connection per host).
     pub conn: u64,
+    /// The request came over TLS (`https`).
+    pub tls: bool,
 }
 
 impl Request {

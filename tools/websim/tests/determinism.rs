@@ -137,6 +137,7 @@ fn served_bytes_are_what_the_site_answers() {
             peer,
             local: peer,
             conn: 0,
+            tls: false,
         };
         let want = web.respond(&req);
         let Body::Full(body) = want.body else {

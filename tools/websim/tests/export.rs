@@ -38,6 +38,7 @@ fn served(web: &Web, h: u32, target: &str) -> (u16, Vec<u8>) {
         peer: any,
         local: any,
         conn: 1,
+        tls: false,
     });
     let body = match resp.body {
         Body::Full(b) | Body::Drip { bytes: b, .. } => b,

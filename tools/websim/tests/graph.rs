@@ -35,6 +35,7 @@ fn get(site: &dyn Site, host: &str, target: &str) -> (u16, String) {
         peer: any,
         local: any,
         conn: 1,
+        tls: false,
     };
     let resp = site.respond(&req);
     let Body::Full(b) = resp.body else {

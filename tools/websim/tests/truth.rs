@@ -612,3 +612,71 @@ fn sitemap_locs_equal_rendered_sitemaps() {
     }
     assert!(docs > 10, "{docs}");
 }
+
+#[test]
+fn tls_hosts_are_fetched_over_https_and_broken_certificates_over_nothing() {
+    use websim::model::Tls;
+    let web = Web::new(WebConfig {
+        seed: 9,
+        hosts: 24,
+        pages: 10,
+        hostile_every: 0,
+        tls_every: 2,
+        ..WebConfig::default()
+    });
+    let t = truth(&web, &Policy::new(&web));
+    let by_url: HashMap<&str, _> = t.fetched.iter().map(|f| (f.url.as_str(), f)).collect();
+    let never: HashMap<&str, Reason> = t.never.iter().map(|(u, r)| (u.as_str(), *r)).collect();
+    for h in &web.hosts {
+        let home = web.url(PageRef::Page {
+            host: h.index,
+            page: 0,
+        });
+        let robots = format!("{}/robots.txt", web.origin(h.index));
+        match h.tls {
+            None => assert!(home.starts_with("http://"), "{home}"),
+            Some(kind) => {
+                assert!(home.starts_with("https://"), "{home}");
+                if kind.trusted() {
+                    assert!(
+                        by_url.contains_key(home.as_str()) || never.contains_key(home.as_str())
+                    );
+                } else {
+                    // The handshake fails: robots.txt unreachable (status 0), nothing else.
+                    assert_eq!(by_url[robots.as_str()].status, 0, "{robots}");
+                    assert_eq!(never.get(home.as_str()), Some(&Reason::Robots), "{home}");
+                    let prefix = web.origin(h.index);
+                    assert!(
+                        t.fetched
+                            .iter()
+                            .all(|f| !f.url.starts_with(&prefix) || f.url == robots),
+                        "{prefix}"
+                    );
+                }
+                if kind == Tls::Upgrade {
+                    // Seeded as http://: its own robots.txt, then a 301 to the https:// home.
+                    let seed = web.seed_url(h.index);
+                    assert!(seed.starts_with("http://"), "{seed}");
+                    let f = by_url[seed.as_str()];
+                    assert_eq!(
+                        (f.status, f.location.as_deref()),
+                        (301, Some(home.as_str()))
+                    );
+                    let http_robots = format!("{}/robots.txt", web.http_origin(h.index));
+                    assert!(by_url.contains_key(http_robots.as_str()), "{http_robots}");
+                    assert!(by_url.contains_key(robots.as_str()), "{robots}");
+                }
+            }
+        }
+    }
+    // A web without TLS hosts is the web it was before TLS existed: no https:// anywhere.
+    let plain = Web::new(WebConfig {
+        seed: 9,
+        hosts: 24,
+        pages: 10,
+        hostile_every: 0,
+        ..WebConfig::default()
+    });
+    let t = truth(&plain, &Policy::new(&plain));
+    assert!(t.fetched.iter().all(|f| f.url.starts_with("http://")));
+}

@@ -13,11 +13,10 @@ pub(super) fn gen_host(cfg: &WebConfig, h: u32) -> HostSpec {
     } else {
         None
     };
-    let origin = if cfg.port == 80 {
-        format!("http://{name}")
-    } else {
-        format!("http://{name}:{}", cfg.port)
-    };
+    // Chosen without drawing from `r`, so a web without TLS hosts is the same as before.
+    let tls = (cfg.tls_every > 0 && h % cfg.tls_every == 0 && hostile.is_none())
+        .then(|| Tls::CYCLE[((h / cfg.tls_every) as usize) % Tls::CYCLE.len()]);
+    let origin = super::origin(cfg, &name, tls.is_some());
     let sitemap = match r.below(10) {
         0 | 1 => Some(SitemapKind::Urlset),
         2 => Some(SitemapKind::Index),
@@ -182,5 +181,6 @@ pub(super) fn gen_host(cfg: &WebConfig, h: u32) -> HostSpec {
         charset_decl,
         coding,
         hostile,
+        tls,
     }
 }

@@ -68,6 +68,7 @@ impl Cache {
         field(Some(req.method.as_bytes()));
         field(Some(req.host.as_bytes()));
         field(Some(req.target.as_bytes()));
+        field(Some(&[u8::from(req.tls)]));
         for name in self.headers {
             field(req.header(name).map(str::as_bytes));
         }
@@ -152,6 +153,7 @@ mod tests {
             peer: a,
             local: a,
             conn: 1,
+            tls: false,
         }
     }
 

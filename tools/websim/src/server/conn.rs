@@ -25,6 +25,64 @@ const KEEP_HEAD_BUFFER: usize = 64 * 1024;
 /// Chunk size of an endless body.
 const ENDLESS_CHUNK: usize = 16 * 1024;
 
+/// A client connection: plain TCP, or TLS over it (a TLS host's listener).
+pub(super) enum Stream {
+    /// Plain HTTP.
+    Plain(TcpStream),
+    /// HTTPS; the handshake runs on the first read.
+    Tls(Box<rustls::StreamOwned<rustls::ServerConnection, TcpStream>>),
+}
+
+impl Stream {
+    /// The TCP socket (timeouts, shutdown, the descriptor).
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(t) => &t.sock,
+        }
+    }
+
+    /// Tells a TLS client the connection ends (best effort, before the TCP shutdown).
+    fn close_notify(&mut self) {
+        if let Stream::Tls(t) = self {
+            t.conn.send_close_notify();
+            let _ = t.conn.write_tls(&mut t.sock);
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            Stream::Tls(t) => t.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            Stream::Tls(t) => t.write(buf),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write_vectored(bufs),
+            Stream::Tls(t) => t.write_vectored(bufs),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            Stream::Tls(t) => t.flush(),
+        }
+    }
+}
+
 /// Why a connection stops.
 #[derive(Debug)]
 enum Stop {
@@ -48,7 +106,7 @@ impl From<io::Error> for Stop {
 pub(super) struct Conn {
     shared: Arc<Shared>,
     role: Role,
-    stream: TcpStream,
+    stream: Stream,
     /// Read buffer: `buf[..filled]` holds received bytes; the current request starts at 0.
     buf: Vec<u8>,
     filled: usize,
@@ -73,7 +131,7 @@ impl Drop for Conn {
 }
 
 impl Conn {
-    pub(super) fn new(shared: Arc<Shared>, role: Role, stream: TcpStream, req: Request) -> Conn {
+    pub(super) fn new(shared: Arc<Shared>, role: Role, stream: Stream, req: Request) -> Conn {
         Conn {
             shared,
             role,
@@ -94,10 +152,10 @@ impl Conn {
 
     /// Serves requests until the connection ends.
     pub(super) fn run(&mut self) {
-        let _ = self.stream.set_nodelay(true);
+        let _ = self.stream.tcp().set_nodelay(true);
         let tick = self.shared.opts.poll_interval;
-        let _ = self.stream.set_read_timeout(Some(tick));
-        let _ = self.stream.set_write_timeout(Some(tick));
+        let _ = self.stream.tcp().set_read_timeout(Some(tick));
+        let _ = self.stream.tcp().set_write_timeout(Some(tick));
         let mut first = true;
         let why = loop {
             let idle = if first {
@@ -114,7 +172,8 @@ impl Conn {
             if matches!(why, Stop::Close) {
                 self.linger();
             }
-            let _ = self.stream.shutdown(Shutdown::Both);
+            self.stream.close_notify();
+            let _ = self.stream.tcp().shutdown(Shutdown::Both);
         }
     }
 
@@ -124,7 +183,8 @@ impl Conn {
     fn linger(&mut self) {
         const LINGER: Duration = Duration::from_millis(500);
         const LINGER_BYTES: usize = 1 << 20;
-        let _ = self.stream.shutdown(Shutdown::Write);
+        self.stream.close_notify();
+        let _ = self.stream.tcp().shutdown(Shutdown::Write);
         self.discard_input(Instant::now() + LINGER, LINGER_BYTES);
     }
 
@@ -530,7 +590,7 @@ impl Conn {
     /// Resets the connection: waits (briefly) until the bytes written so far have left, then
     /// closes with `SO_LINGER` 0, which sends RST instead of FIN.
     fn reset(&mut self) {
-        let fd = self.stream.as_raw_fd();
+        let fd = self.stream.tcp().as_raw_fd();
         let give_up = Instant::now() + Duration::from_secs(1);
         while Instant::now() < give_up && !self.stopping() {
             let mut unsent: libc::c_int = 0;

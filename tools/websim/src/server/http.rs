@@ -397,6 +397,7 @@ mod tests {
             peer: a,
             local: a,
             conn: 0,
+            tls: false,
         }
     }
 

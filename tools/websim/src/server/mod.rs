@@ -29,6 +29,7 @@
 mod cache;
 mod conn;
 mod http;
+pub mod tls;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -117,6 +118,8 @@ pub enum ServerError {
     Spawn(io::Error),
     /// Nothing to listen on.
     NoListeners,
+    /// The TLS hosts' CA or certificates could not be made.
+    Tls(tls::TlsError),
 }
 
 impl fmt::Display for ServerError {
@@ -142,6 +145,7 @@ impl fmt::Display for ServerError {
             ),
             ServerError::Spawn(e) => write!(f, "cannot start a server thread: {e}"),
             ServerError::NoListeners => write!(f, "no address to listen on"),
+            ServerError::Tls(e) => write!(f, "{e}"),
         }
     }
 }
@@ -172,6 +176,8 @@ struct Shared {
     cache: Option<cache::Cache>,
     stop: AtomicBool,
     next_conn: AtomicU64,
+    /// The TLS listeners' configuration (a web with TLS hosts).
+    tls: Option<Arc<rustls::ServerConfig>>,
     /// Open connections: id -> socket. [`Server::stop`] shuts them down; a connection
     /// unregisters itself before its socket closes, so a descriptor here is always open.
     open: Mutex<HashMap<u64, RawFd>>,
@@ -239,6 +245,8 @@ impl Shared {
 pub struct Server {
     shared: Arc<Shared>,
     addrs: Vec<SocketAddr>,
+    tls_addrs: Vec<SocketAddr>,
+    ca_pem: Option<String>,
     control: Option<SocketAddr>,
     threads: Vec<JoinHandle<()>>,
 }
@@ -351,19 +359,41 @@ impl Server {
         listeners: Vec<TcpListener>,
         opts: ServerOptions,
     ) -> Result<Server, ServerError> {
+        Server::with_tls(site, listeners, Vec::new(), None, opts)
+    }
+
+    /// [`Server::from_listeners`], and HTTPS on `tls_listeners` with `tls`'s certificates.
+    pub fn with_tls(
+        site: Arc<dyn Site>,
+        listeners: Vec<TcpListener>,
+        tls_listeners: Vec<TcpListener>,
+        tls: Option<tls::TlsSetup>,
+        opts: ServerOptions,
+    ) -> Result<Server, ServerError> {
         if listeners.is_empty() {
             return Err(ServerError::NoListeners);
         }
-        let mut roles = Vec::with_capacity(listeners.len() + 1);
+        let mut roles = Vec::with_capacity(listeners.len() + tls_listeners.len() + 1);
         let mut addrs = Vec::with_capacity(listeners.len());
-        for l in listeners {
+        let mut tls_addrs = Vec::with_capacity(tls_listeners.len());
+        let with_tls = tls_listeners.into_iter().map(|l| (l, true));
+        for (l, is_tls) in listeners.into_iter().map(|l| (l, false)).chain(with_tls) {
             let addr = l.local_addr().map_err(|source| ServerError::Bind {
                 addr: unspecified(),
                 source,
             })?;
             check_loopback(addr)?;
-            addrs.push(addr);
-            roles.push((l, addr, Role::Site));
+            if is_tls {
+                tls_addrs.push(addr);
+            } else {
+                addrs.push(addr);
+            }
+            roles.push((l, addr, Role::Site, is_tls));
+        }
+        if !tls_addrs.is_empty() && tls.is_none() {
+            return Err(ServerError::Tls(tls::TlsError::new(
+                "TLS listeners without certificates",
+            )));
         }
         let mut control = None;
         if let Some(c) = opts.control {
@@ -372,7 +402,7 @@ impl Server {
                 .local_addr()
                 .map_err(|source| ServerError::Bind { addr: c, source })?;
             control = Some(addr);
-            roles.push((l, addr, Role::Control));
+            roles.push((l, addr, Role::Control, false));
         }
         let cache = match site.cache_key_headers() {
             Some(headers) if opts.cache_bytes > 0 => {
@@ -388,14 +418,17 @@ impl Server {
             stop: AtomicBool::new(false),
             next_conn: AtomicU64::new(1),
             open: Mutex::new(HashMap::new()),
+            tls: tls.as_ref().map(|t| t.config.clone()),
         });
         let mut server = Server {
             shared: shared.clone(),
             addrs,
+            tls_addrs,
+            ca_pem: tls.map(|t| t.ca_pem),
             control,
             threads: Vec::new(),
         };
-        for (listener, addr, role) in roles {
+        for (listener, addr, role, is_tls) in roles {
             listener
                 .set_nonblocking(true)
                 .map_err(|source| ServerError::Bind { addr, source })?;
@@ -404,7 +437,7 @@ impl Server {
             // On error, `server` drops here and stops the threads already started.
             let handle = std::thread::Builder::new()
                 .name(name)
-                .spawn(move || accept_loop(&shared, &listener, role))
+                .spawn(move || accept_loop(&shared, &listener, role, is_tls))
                 .map_err(ServerError::Spawn)?;
             server.threads.push(handle);
         }
@@ -412,7 +445,9 @@ impl Server {
     }
 
     /// Generates the web of `config` and serves it on its loopback addresses (one port for all;
-    /// `config.port` 0 picks a free one, and the web's URLs carry the port actually bound).
+    /// `config.port` 0 picks a free one, and the web's URLs carry the port actually bound). A web
+    /// with TLS hosts ([`WebConfig::tls_every`]) is also served over HTTPS on `config.tls_port`
+    /// (0: a free one), with certificates from a CA made now ([`Server::ca_pem`]).
     pub fn start_web(
         mut config: WebConfig,
         opts: ServerOptions,
@@ -423,9 +458,31 @@ impl Server {
         }
         let (port, listeners) = bind_common_port(&ips, config.port)?;
         config.port = port;
+        let mut tls_listeners = Vec::new();
+        if config.tls_every > 0 && config.hosts > 0 {
+            let (tls_port, l) = bind_common_port(&ips, config.tls_port)?;
+            config.tls_port = tls_port;
+            tls_listeners = l;
+        }
         let web = Arc::new(Web::new(config));
-        let server = Server::from_listeners(web.clone(), listeners, opts)?;
+        let tls = if web.has_tls() {
+            Some(tls::setup(&web).map_err(ServerError::Tls)?)
+        } else {
+            tls_listeners.clear();
+            None
+        };
+        let server = Server::with_tls(web.clone(), listeners, tls_listeners, tls, opts)?;
         Ok((web, server))
+    }
+
+    /// The CA certificate (PEM) that signed the valid TLS hosts' certificates, if any.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
+    }
+
+    /// The TLS listeners' addresses.
+    pub fn tls_addrs(&self) -> &[SocketAddr] {
+        &self.tls_addrs
     }
 
     /// The site listeners' addresses (actual ports).
@@ -480,7 +537,7 @@ fn unspecified() -> SocketAddr {
 }
 
 /// Accepts connections on `listener` until the server stops, one thread each; then joins them.
-fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener, role: Role) {
+fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener, role: Role, tls: bool) {
     let tick = shared.opts.poll_interval;
     let tick_ms = libc::c_int::try_from(tick.as_millis())
         .unwrap_or(libc::c_int::MAX)
@@ -504,7 +561,7 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener, role: Role) {
             }
             match listener.accept() {
                 Ok((stream, peer)) => {
-                    if let Some(h) = admit(shared, stream, peer, role) {
+                    if let Some(h) = admit(shared, stream, peer, role, tls) {
                         conns.push(h);
                     }
                 }
@@ -533,6 +590,7 @@ fn admit(
     stream: TcpStream,
     peer: SocketAddr,
     role: Role,
+    tls: bool,
 ) -> Option<JoinHandle<()>> {
     let local = stream.local_addr().unwrap_or_else(|_| unspecified());
     let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
@@ -564,6 +622,17 @@ fn admit(
         peer,
         local,
         conn: id,
+        tls,
+    };
+    let stream = match (&shared.tls, tls) {
+        (Some(config), true) => match rustls::ServerConnection::new(config.clone()) {
+            Ok(c) => conn::Stream::Tls(Box::new(rustls::StreamOwned::new(c, stream))),
+            Err(_) => {
+                shared.unregister(id);
+                return None;
+            }
+        },
+        _ => conn::Stream::Plain(stream),
     };
     // From here the connection unregisters itself when dropped, even if the spawn fails.
     let mut c = conn::Conn::new(shared.clone(), role, stream, req);

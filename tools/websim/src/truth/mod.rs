@@ -15,7 +15,8 @@
 //! exactly [`Truth::fetched`].
 //!
 //! **URLs.** Every URL is spelled as websim spells it ([`Web::url`]): `http://host[:port]/path`,
-//! lower-case host, port only when it is not 80, no fragment. A link's URL is its href resolved
+//! or `https://host[:tls_port]/path` for a TLS host ([`crate::model::Tls`]), lower-case host,
+//! port only when it is not the scheme's default, no fragment. A link's URL is its href resolved
 //! against the document URL or the `<base href>` (RFC 3986 reference resolution), fragment dropped.
 //!
 //! **Crawl order.** Breadth-first by depth. Seeds have depth 0 (by default every in-scope host's
@@ -27,7 +28,8 @@
 //!
 //! 1. **Scope.** A URL whose host is not in [`Policy::scope`] (hosts under `outside.test`, URLs of
 //!    foreign hosts or ports, web hosts left out of the scope) is never fetched (`scope`).
-//! 2. **robots.txt first.** The first time a host is processed, its `/robots.txt` is fetched (one
+//! 2. **robots.txt first.** The first time an origin (scheme, host, port) is processed, its
+//!    `/robots.txt` is fetched (one
 //!    fetch, at the depth of the URL that caused it, not counted in the host's budget) and read
 //!    per RFC 9309 as served: 200 text -> its rules, only the first 500 KiB counting; 404 ->
 //!    allow all; 5xx, or no answer (the server holds the connection silent and closes it) ->
@@ -36,6 +38,12 @@
 //!    the longest matching pattern wins, `Allow` on ties ([`crate::robots`], the same matcher
 //!    [`crate::site::Site::disallowed`] uses). `Sitemap:` lines are links of robots.txt: they are
 //!    discovered at depth `d + 1` and crawled like any URL (scope, robots, depth, budget apply).
+//!    **TLS.** A crawler that trusts the web's test CA (and nothing it should not) completes
+//!    the handshake with valid TLS hosts only: the robots.txt of an `https` origin whose
+//!    certificate is expired, for another name or self-signed is an unreachable fetch (status
+//!    0: disallow all), and the origin's URLs are never fetched (`robots`). A TLS host's
+//!    `http://` URLs (only [`Web::seed_url`] spells any) are on a plain port that serves
+//!    robots.txt itself and answers everything else with a `301` to the same path over HTTPS.
 //! 3. **Robots.** A URL robots.txt disallows is never fetched (`robots`). The target matched is
 //!    path plus query.
 //! 4. **Budget.** At most [`Policy::max_pages_per_host`] fetches per host besides robots.txt
@@ -272,6 +280,8 @@ enum Kind {
     Sitemap,
     /// Another path on a web host (a seed).
     Path,
+    /// A URL on the plain-HTTP port of a TLS host: a `301` to the same path over HTTPS.
+    Upgrade,
     /// Not a URL of the web.
     Foreign,
 }
@@ -289,12 +299,12 @@ struct Crawl<'a> {
     policy: &'a Policy,
     token: String,
     in_scope: Vec<bool>,
-    origin_len: Vec<usize>,
     seen: HashSet<String>,
     fetched: Vec<Fetched>,
     fetched_at: HashSet<String>,
     never: BTreeMap<String, Reason>,
-    robots_done: Vec<bool>,
+    /// robots.txt fetched, per host: bit 0 its `http` origin, bit 1 its `https` origin.
+    robots_done: Vec<u8>,
     used: Vec<u32>,
     pages: Vec<PageLinks>,
     not_followed: Vec<(String, Option<u32>)>,
@@ -315,13 +325,12 @@ pub fn truth(web: &Web, policy: &Policy) -> Truth {
         web,
         policy,
         token: product_token(&policy.agent),
-        origin_len: (0..n as u32).map(|h| web.origin(h).len()).collect(),
         in_scope,
         seen: HashSet::new(),
         fetched: Vec::new(),
         fetched_at: HashSet::new(),
         never: BTreeMap::new(),
-        robots_done: vec![false; n],
+        robots_done: vec![0; n],
         used: vec![0; n],
         pages: Vec::new(),
         not_followed: Vec::new(),
@@ -330,7 +339,7 @@ pub fn truth(web: &Web, policy: &Policy) -> Truth {
         Some(urls) => urls.iter().map(|u| c.item_of_url(u)).collect(),
         None => (0..n as u32)
             .filter(|&h| c.in_scope[h as usize])
-            .map(|h| c.item(PageRef::Page { host: h, page: 0 }, None))
+            .map(|h| c.item_of_url(&web.seed_url(h)))
             .collect(),
     };
     let mut level = Vec::new();
@@ -384,7 +393,7 @@ impl Crawl<'_> {
         }
     }
 
-    /// Reads a seed URL: a web host's URL (right port), or foreign.
+    /// Reads a seed URL: a web host's URL (right scheme and port), or foreign.
     fn item_of_url(&self, url: &str) -> Item {
         let foreign = Item {
             url: url.to_string(),
@@ -392,32 +401,51 @@ impl Crawl<'_> {
             kind: Kind::Foreign,
             via: None,
         };
-        let Some(rest) = url.strip_prefix("http://") else {
-            return foreign;
+        let (tls, rest) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
+            (Some(rest), _) => (false, rest),
+            (_, Some(rest)) => (true, rest),
+            _ => return foreign,
         };
         let end = rest.find(['/', '?']).unwrap_or(rest.len());
         let (auth, target) = rest.split_at(end);
         let (name, port) = match auth.rsplit_once(':') {
             Some((h, p)) => (h, p.parse::<u16>().ok()),
-            None => (auth, Some(80)),
+            None => (auth, Some(if tls { 443 } else { 80 })),
         };
         let Some(h) = self.web.host_index(&name.to_ascii_lowercase()) else {
             return foreign;
         };
-        if port != Some(self.web.config.port) {
+        let host_tls = self.web.hosts[h as usize].tls.is_some();
+        let cfg = &self.web.config;
+        if port != Some(if tls { cfg.tls_port } else { cfg.port }) || (tls && !host_tls) {
             return foreign;
         }
         let target = if target.is_empty() { "/" } else { target };
+        if host_tls && !tls && target != "/robots.txt" {
+            return Item {
+                url: format!("{}{target}", self.web.http_origin(h)),
+                host: Some(h),
+                kind: Kind::Upgrade,
+                via: None,
+            };
+        }
         if let Some(r) = self.web.resolve(h, target) {
-            return self.item(r, None);
+            if tls == host_tls {
+                return self.item(r, None);
+            }
         }
         let kind = if self.web.sitemap_paths(h).contains(&target) {
             Kind::Sitemap
         } else {
             Kind::Path
         };
+        let origin = if tls {
+            self.web.origin(h)
+        } else {
+            self.web.http_origin(h)
+        };
         Item {
-            url: format!("{}{target}", self.web.origin(h)),
+            url: format!("{origin}{target}"),
             host: Some(h),
             kind,
             via: None,
@@ -434,8 +462,9 @@ impl Crawl<'_> {
             return; // a seed naming robots.txt, fetched just now
         }
         let spec = &self.web.hosts[h as usize].robots;
-        let target = &item.url[self.origin_len[h as usize]..];
-        if !spec.allowed(&self.token, target) {
+        let target = target_of(&item.url);
+        // A certificate the crawler must refuse: robots.txt could not be fetched (disallow all).
+        if !spec.allowed(&self.token, target) || !self.reachable(h, &item.url) {
             self.never.insert(item.url, Reason::Robots);
             return;
         }
@@ -463,19 +492,36 @@ impl Crawl<'_> {
         }
     }
 
-    /// Fetches `host`'s robots.txt if this is the host's first URL.
+    /// Whether a crawler that checks certificates can reach `url` of host `h` (not an `https`
+    /// URL of a host whose certificate is expired, for another name or self-signed).
+    fn reachable(&self, h: u32, url: &str) -> bool {
+        !url.starts_with("https://") || self.web.hosts[h as usize].tls.is_some_and(|t| t.trusted())
+    }
+
+    /// Fetches the robots.txt of `trigger`'s origin (RFC 9309: per scheme, host and port) if
+    /// this is the origin's first URL.
     fn robots(&mut self, h: u32, trigger: &str, depth: u32, next: &mut Vec<Item>) {
-        if std::mem::replace(&mut self.robots_done[h as usize], true) {
+        let tls = trigger.starts_with("https://");
+        let bit = if tls { 2 } else { 1 };
+        if self.robots_done[h as usize] & bit != 0 {
             return;
         }
+        self.robots_done[h as usize] |= bit;
         let spec = &self.web.hosts[h as usize].robots;
+        let reachable = self.reachable(h, trigger);
         let status = match spec.serve {
+            _ if !reachable => 0,
             RobotsServe::Text | RobotsServe::Huge | RobotsServe::Html => 200,
             RobotsServe::NotFound => 404,
             RobotsServe::ServerError => 503,
             RobotsServe::Timeout => 0,
         };
-        let url = format!("{}/robots.txt", self.web.origin(h));
+        let origin = if tls {
+            self.web.origin(h)
+        } else {
+            self.web.http_origin(h)
+        };
+        let url = format!("{origin}/robots.txt");
         let me = self.fetched.len() as u32;
         self.seen.insert(url.clone());
         self.fetched_at.insert(url.clone());
@@ -487,7 +533,7 @@ impl Crawl<'_> {
             via: Some(trigger.to_string()),
             location: None,
         });
-        if !matches!(spec.serve, RobotsServe::Text | RobotsServe::Huge) {
+        if !reachable || !matches!(spec.serve, RobotsServe::Text | RobotsServe::Huge) {
             return;
         }
         for sm in &spec.sitemaps {
@@ -512,8 +558,16 @@ impl Crawl<'_> {
         let web = self.web;
         let r = match item.kind {
             Kind::Page(r) => r,
+            Kind::Upgrade => {
+                let to = format!("{}{}", web.origin(h), target_of(&item.url));
+                let t = Item {
+                    via: Some(me),
+                    ..self.item_of_url(&to)
+                };
+                return (301, Outcome::Redirect, Some(to), vec![t]);
+            }
             Kind::Sitemap => {
-                let target = &item.url[self.origin_len[h as usize]..];
+                let target = target_of(&item.url);
                 return match sitemap_locs(web, h, target) {
                     Some(locs) => {
                         let found = locs
@@ -531,7 +585,7 @@ impl Crawl<'_> {
             Kind::Path | Kind::Foreign => return (404, Outcome::Error, None, vec![]),
         };
         if let PageRef::Calendar { .. } = r {
-            if web.resolve(h, &item.url[self.origin_len[h as usize]..]) != Some(r) {
+            if web.resolve(h, target_of(&item.url)) != Some(r) {
                 return (404, Outcome::Error, None, vec![]); // beyond year 9999
             }
         }
@@ -582,7 +636,7 @@ impl Crawl<'_> {
         let mut pages = self.pages;
         pages.sort_unstable_by(|a, b| a.url.cmp(&b.url));
         let mut delays: Vec<(String, Duration)> = (0..self.web.hosts.len() as u32)
-            .filter(|&h| self.robots_done[h as usize])
+            .filter(|&h| self.robots_done[h as usize] != 0)
             .map(|h| {
                 let name = self.web.hosts[h as usize].name.clone();
                 (name, self.web.delay(h, &self.policy.agent))
@@ -616,9 +670,15 @@ fn host_of_ref(r: PageRef) -> Option<u32> {
     }
 }
 
-/// The host name of a `http://` URL (without port).
+/// Path and query of an absolute URL (`/` if it has none).
+fn target_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.find(['/', '?']).map_or("/", |i| &rest[i..])
+}
+
+/// The host name of an `http://` or `https://` URL (without port).
 fn host_of(url: &str) -> &str {
-    let rest = url.strip_prefix("http://").unwrap_or(url);
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let auth = rest.split(['/', '?']).next().unwrap_or(rest);
     auth.rsplit_once(':').map_or(auth, |(h, _)| h)
 }
