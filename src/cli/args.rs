@@ -105,6 +105,10 @@ pub(crate) enum Command {
         /// The web's random seed.
         #[arg(long, default_value_t = 2026)]
         seed: u64,
+        /// One host in N is served over HTTPS (valid, expired, wrong-name or self-signed
+        /// certificate; the crawl trusts websim's test CA); 0: none.
+        #[arg(long, default_value_t = 6)]
+        tls_every: u32,
         /// Print the summary as JSON on stdout too.
         #[arg(long)]
         json: bool,

@@ -523,6 +523,7 @@ pub(crate) fn command(
     hosts: u32,
     pages: u32,
     seed: u64,
+    tls_every: u32,
     json: bool,
 ) -> Result<i32> {
     let opts = DemoOptions {
@@ -530,6 +531,7 @@ pub(crate) fn command(
         hosts,
         pages,
         seed,
+        tls_every,
         ..Default::default()
     };
     let s = run_demo(&opts)?;

@@ -156,6 +156,8 @@ impl Shared<'_> {
                 r
             }
             Err(e) => {
+                // A failed TLS handshake sent no request and left no connection half-read.
+                abandoned = !crate::fetch::client::is_tls_kind(e.kind());
                 let mut r = error_result(job, e.kind());
                 r.fetched_at_ms = unix_ms(SystemTime::now() - took);
                 r.duration_ms = took.as_millis().min(u128::from(u32::MAX)) as u32;
@@ -341,9 +343,11 @@ impl Shared<'_> {
                 Err(e) => {
                     self.counters.requests.fetch_add(1, Relaxed);
                     self.robots_requests.fetch_add(1, Relaxed);
-                    abandoned = true;
-                    // A certificate failure: unreachable, with its reason kept for the URLs.
+                    // A certificate failure: unreachable, with its reason kept for the URLs. The
+                    // handshake ended cleanly (no HTTP request went out, no connection was cut
+                    // off mid-answer), so it earns no abandonment back-off.
                     tls_failure = crate::fetch::client::is_tls_kind(e.kind()).then(|| e.kind());
+                    abandoned = tls_failure.is_none();
                     break; // no answer: unreachable
                 }
             };
