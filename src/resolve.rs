@@ -15,20 +15,26 @@
 //! to the system resolver, unless `only = true`: then the table is the only source of addresses,
 //! a name it lacks fails as a DNS error (`dns`) without a lookup, and a crawl of a web on
 //! loopback never asks the system's resolver, let alone a server off the machine, about the
-//! names its pages link to (tests, the demo and the benchmarks set it). The fetch stage asks [`Resolver::lookup`] before DNS; the SSRF guard
+//! names its pages link to (tests, the demo and the benchmarks set it). Answers of the system
+//! resolver are cached per fetch run, failures included ([`DnsCache`]: `cache_ttl_secs`,
+//! `negative_ttl_secs`), so a name costs one lookup per run, not one per URL. The fetch stage asks [`Resolver::lookup`] before DNS; the SSRF guard
 //! still applies to the addresses it returns (private and loopback addresses are refused unless
 //! the crawl allows them).
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::io;
+use std::net::{IpAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, IoContext, Result};
 
 /// The `[resolve]` section of `crawl.toml`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ResolveConfig {
     /// Files in `/etc/hosts` format (`ADDR NAME [NAME...]`, `#` comments), relative to the crawl
@@ -38,22 +44,82 @@ pub struct ResolveConfig {
     pub entries: Vec<String>,
     /// The table is the only source of addresses: names it lacks do not resolve (no system DNS).
     pub only: bool,
+    /// How long a fetch run keeps a system resolver answer (seconds): the system resolver does
+    /// not say the record's TTL, so this is the cap on how stale an address may get.
+    pub cache_ttl_secs: f64,
+    /// How long a failed lookup is remembered (seconds): a name that does not resolve costs one
+    /// lookup per run (per partition and cycle) and this interval, not one per URL.
+    pub negative_ttl_secs: f64,
+    /// Most names the cache holds; past it, expired answers are dropped, then everything.
+    pub cache_entries: usize,
+}
+
+impl Default for ResolveConfig {
+    fn default() -> Self {
+        ResolveConfig {
+            hosts_files: Vec::new(),
+            entries: Vec::new(),
+            only: false,
+            cache_ttl_secs: 300.0,
+            negative_ttl_secs: 60.0,
+            cache_entries: 100_000,
+        }
+    }
 }
 
 /// Resolved overrides: host name (lower-case, no trailing dot) -> addresses, per port or any.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Resolver {
     /// (host, Some(port)) or (host, None) for any port.
     table: HashMap<(String, Option<u16>), Vec<IpAddr>>,
     /// `[resolve] only`.
     only: bool,
+    /// `[resolve] cache_ttl_secs`, `negative_ttl_secs` and `cache_entries`.
+    cache: CacheLimits,
+}
+
+/// How the system resolver's answers are cached ([`DnsCache`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CacheLimits {
+    /// Life of an answer.
+    pub ttl: Duration,
+    /// Life of a failure.
+    pub negative_ttl: Duration,
+    /// Most names held.
+    pub entries: usize,
+}
+
+impl Default for CacheLimits {
+    fn default() -> Self {
+        CacheLimits {
+            ttl: Duration::from_secs(300),
+            negative_ttl: Duration::from_secs(60),
+            entries: 100_000,
+        }
+    }
 }
 
 impl Resolver {
     /// Builds the table from a configuration; `base` is the crawl directory for relative paths.
     pub fn from_config(cfg: &ResolveConfig, base: &Path, config_path: &Path) -> Result<Resolver> {
+        for (key, v) in [
+            ("cache_ttl_secs", cfg.cache_ttl_secs),
+            ("negative_ttl_secs", cfg.negative_ttl_secs),
+        ] {
+            if !v.is_finite() || !(0.0..=1e9).contains(&v) {
+                return Err(Error::config(
+                    config_path,
+                    format!("resolve.{key} = {v}: must be a number of seconds >= 0"),
+                ));
+            }
+        }
         let mut r = Resolver {
             only: cfg.only,
+            cache: CacheLimits {
+                ttl: Duration::from_secs_f64(cfg.cache_ttl_secs),
+                negative_ttl: Duration::from_secs_f64(cfg.negative_ttl_secs),
+                entries: cfg.cache_entries.max(1),
+            },
             ..Resolver::default()
         };
         for f in &cfg.hosts_files {
@@ -137,6 +203,11 @@ impl Resolver {
         }
     }
 
+    /// How the system resolver's answers are cached.
+    pub fn cache_limits(&self) -> CacheLimits {
+        self.cache
+    }
+
     /// Whether the table is the only source of addresses (`[resolve] only`).
     pub fn only(&self) -> bool {
         self.only
@@ -160,6 +231,103 @@ impl Resolver {
     /// Whether there are no overrides.
     pub fn is_empty(&self) -> bool {
         self.table.is_empty()
+    }
+}
+
+/// A source of addresses for names the crawl's table lacks: the system resolver, or a test's.
+pub trait Lookup: Send + Sync {
+    /// The addresses of `name` (`port` is passed through to the system resolver, which may
+    /// use it; answers do not depend on it).
+    fn lookup(&self, name: &str, port: u16) -> io::Result<Vec<IpAddr>>;
+}
+
+/// The system resolver (`getaddrinfo(3)`: `/etc/hosts`, then DNS, as the machine is set up).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemLookup;
+
+impl Lookup for SystemLookup {
+    fn lookup(&self, name: &str, port: u16) -> io::Result<Vec<IpAddr>> {
+        Ok((name, port).to_socket_addrs()?.map(|s| s.ip()).collect())
+    }
+}
+
+/// A cache of a [`Lookup`]'s answers, good and bad, shared by a fetch stage's threads.
+///
+/// The fetch stage's feeder resolves each host once as it hands the host to the scheduler (for
+/// the per-IP limit), so the workers find the answer here and never wait on DNS themselves
+/// unless it expired mid-run. A failure is cached too ([`CacheLimits::negative_ttl`]): a host
+/// whose name does not resolve costs one lookup, not one per URL. Answers are cached by name
+/// (A and AAAA records do not depend on the port). The system resolver does not report TTLs, so
+/// the cache keeps an answer for [`CacheLimits::ttl`] at most; a process-wide resolver cache
+/// (nscd, systemd-resolved) in front of it still honours the records' own.
+pub struct DnsCache {
+    lookup: Arc<dyn Lookup>,
+    limits: CacheLimits,
+    map: Mutex<HashMap<String, (std::result::Result<Arc<[IpAddr]>, String>, Instant)>>,
+    lookups: AtomicU64,
+}
+
+impl std::fmt::Debug for DnsCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DnsCache")
+            .field("limits", &self.limits)
+            .field("lookups", &self.lookups())
+            .finish_non_exhaustive()
+    }
+}
+
+impl DnsCache {
+    /// A cache in front of `lookup`.
+    pub fn new(lookup: Arc<dyn Lookup>, limits: CacheLimits) -> DnsCache {
+        DnsCache {
+            lookup,
+            limits,
+            map: Mutex::new(HashMap::new()),
+            lookups: AtomicU64::new(0),
+        }
+    }
+
+    /// The addresses of `name`, from the cache or one lookup; `Err` is the failure's message.
+    pub fn resolve(&self, name: &str, port: u16) -> std::result::Result<Arc<[IpAddr]>, String> {
+        let key = normalize(name);
+        let now = Instant::now();
+        {
+            let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((answer, until)) = map.get(&key) {
+                if *until > now {
+                    return answer.clone();
+                }
+            }
+        }
+        // Outside the lock: a slow lookup holds no other thread up. Two threads asking for one
+        // name at once may both look it up; the feeder resolves each host once, so it is rare.
+        self.lookups.fetch_add(1, Ordering::Relaxed);
+        let answer = match self.lookup.lookup(&key, port) {
+            Ok(a) if !a.is_empty() => Ok(Arc::from(a)),
+            Ok(_) => Err(format!("{name}: no address")),
+            Err(e) => Err(format!("{name}: {e}")),
+        };
+        let life = if answer.is_ok() {
+            self.limits.ttl
+        } else {
+            self.limits.negative_ttl
+        };
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= self.limits.entries {
+            map.retain(|_, (_, until)| *until > now);
+            if map.len() >= self.limits.entries {
+                map.clear();
+            }
+        }
+        if !life.is_zero() {
+            map.insert(key, (answer.clone(), now + life));
+        }
+        answer
+    }
+
+    /// Lookups made so far (cache misses).
+    pub fn lookups(&self) -> u64 {
+        self.lookups.load(Ordering::Relaxed)
     }
 }
 
@@ -188,7 +356,7 @@ mod tests {
                 "H0001.websim.test:8480:127.0.0.9".into(),
                 "v6.test:*:[::1]".into(),
             ],
-            only: false,
+            ..ResolveConfig::default()
         };
         let r = Resolver::from_config(&cfg, t.path(), Path::new("crawl.toml")).unwrap();
         let ip = |s: &str| s.parse::<IpAddr>().unwrap();

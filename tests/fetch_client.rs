@@ -314,3 +314,77 @@ fn with_resolve_only_the_table_is_the_only_source_of_addresses() {
     assert!(got.is_ok(), "{:?}", got.err());
     server.stop();
 }
+
+/// A [`dragnet::resolve::Lookup`] that counts its calls: one web host's name resolves, any
+/// other fails.
+struct Counting {
+    name: String,
+    addr: std::net::IpAddr,
+    calls: std::sync::Mutex<Vec<String>>,
+}
+
+impl dragnet::resolve::Lookup for Counting {
+    fn lookup(&self, name: &str, _port: u16) -> std::io::Result<Vec<std::net::IpAddr>> {
+        self.calls.lock().unwrap().push(name.to_string());
+        if name == self.name {
+            Ok(vec![self.addr])
+        } else {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no such name",
+            ))
+        }
+    }
+}
+
+/// DNS answers are cached, good and bad: a host costs one lookup however many URLs it has, and
+/// a name that does not resolve costs one too; with no cache life, every fetch asks again.
+#[test]
+fn dns_answers_and_failures_are_cached_per_run() {
+    let (web, _server, _) = start();
+    let host = host_with(&web, None);
+    let name = web.hosts[host as usize].name.clone();
+    let counting = |ttl: f64| {
+        let cfg = dragnet::resolve::ResolveConfig {
+            cache_ttl_secs: ttl,
+            negative_ttl_secs: ttl,
+            ..Default::default()
+        };
+        let resolver =
+            Resolver::from_config(&cfg, Path::new("."), Path::new("crawl.toml")).unwrap();
+        let lookup = Arc::new(Counting {
+            name: name.clone(),
+            addr: std::net::IpAddr::V4(web.hosts[host as usize].addr),
+            calls: Default::default(),
+        });
+        let f = Fetcher::new(&section(), Arc::new(resolver)).with_lookup(lookup.clone());
+        (f, lookup)
+    };
+    let port = page_url(&web, host, 0).port().unwrap();
+    let gone = |i: u32| Url::parse(&format!("http://gone.websim.test:{port}/p{i}")).unwrap();
+
+    let (f, lookup) = counting(300.0);
+    for page in 0..5 {
+        let got = f
+            .fetch(&page_url(&web, host, page), Validators::default())
+            .unwrap();
+        assert!(got.status > 0);
+    }
+    for i in 0..5 {
+        let e = f.fetch(&gone(i), Validators::default()).unwrap_err();
+        assert_eq!(e.kind(), "dns", "{e}");
+    }
+    assert_eq!(f.dns_lookups(), 2);
+    assert_eq!(
+        *lookup.calls.lock().unwrap(),
+        vec![name.clone(), "gone.websim.test".to_string()]
+    );
+
+    let (f, _) = counting(0.0);
+    for page in 0..3 {
+        f.fetch(&page_url(&web, host, page), Validators::default())
+            .unwrap();
+        let _ = f.fetch(&gone(page), Validators::default());
+    }
+    assert_eq!(f.dns_lookups(), 6);
+}

@@ -59,7 +59,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Read};
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -71,7 +71,7 @@ use url::Url;
 use crate::fetch::config::FetchSection;
 use crate::fetch::guard;
 use crate::fetch::tls::{self, TlsConnector};
-use crate::resolve::Resolver;
+use crate::resolve::{DnsCache, Lookup, Resolver, SystemLookup};
 use crate::warc::Truncated;
 
 /// Validators from an earlier fetch, for a conditional GET.
@@ -341,6 +341,8 @@ pub struct Fetcher {
     /// The client of [`Fetcher::fetch`] (tests, one-off fetches).
     shared: HostClient,
     resolver: Arc<Resolver>,
+    /// Answers of the system resolver (or a test's [`Lookup`]) for names the table lacks.
+    dns: DnsCache,
     cfg: FetchSection,
     tls: Arc<rustls::ClientConfig>,
 }
@@ -382,13 +384,27 @@ impl Fetcher {
             .build();
         let tls = tls::default_config();
         let shared = HostClient::new(&config, &tls);
+        let dns = DnsCache::new(Arc::new(SystemLookup), resolver.cache_limits());
         Fetcher {
             config,
             shared,
             resolver,
+            dns,
             cfg: cfg.clone(),
             tls,
         }
+    }
+
+    /// The fetcher asking `lookup` instead of the system resolver for names the crawl's table
+    /// lacks (tests count lookups with it).
+    pub fn with_lookup(mut self, lookup: Arc<dyn Lookup>) -> Fetcher {
+        self.dns = DnsCache::new(lookup, self.resolver.cache_limits());
+        self
+    }
+
+    /// Lookups sent to the system resolver (cache misses) so far.
+    pub fn dns_lookups(&self) -> u64 {
+        self.dns.lookups()
     }
 
     /// The fetcher with another TLS configuration ([`tls::client_config`]: the crawl's
@@ -431,11 +447,11 @@ impl Fetcher {
                         format!("{name}: not in the crawl's resolve table ([resolve] only = true)"),
                     ))
                 }
-                None => (*name, port)
-                    .to_socket_addrs()
-                    .map_err(|e| FetchError::new(ErrorKind::Dns, None, format!("{name}: {e}")))?
-                    .map(|s| s.ip())
-                    .collect(),
+                None => self
+                    .dns
+                    .resolve(name, port)
+                    .map_err(|e| FetchError::new(ErrorKind::Dns, None, e))?
+                    .to_vec(),
             },
         };
         let mut refused = None;

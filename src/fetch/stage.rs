@@ -404,6 +404,7 @@ pub fn fetch_partition(
         lock(&shared.host_out).push(&run::fp_key(hk), &h.record.encode())?;
     }
 
+    let dns_lookups = shared.fetcher.dns_lookups();
     let Shared {
         warc,
         results,
@@ -443,6 +444,8 @@ pub fn fetch_partition(
     );
     counts.insert(counter::BYTES.into(), counters.bytes.load(Relaxed));
     counts.insert("hosts_in_table".into(), hosts_summary.records);
+    // Names the crawl's resolve table lacks, looked up once each per run (`resolve.rs`).
+    counts.insert("dns_lookups".into(), dns_lookups);
     counts.insert(counter::WARC_FILES.into(), summary.files.len() as u64);
     counts.insert("warc_records".into(), summary.records);
     counts.insert("warc_bytes".into(), summary.bytes);

@@ -141,7 +141,7 @@ impl Shared<'_> {
         }
         // A connection dropped mid-response (body cut, read failed) may still be busy at the
         // server until it notices: back off before the next request to the host.
-        let mut abandoned = true;
+        let abandoned;
         let mut follows = Vec::new();
         // A "slow down" answer (429, 5xx), with its Retry-After.
         let mut slow_down = None;
