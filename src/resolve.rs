@@ -251,6 +251,9 @@ impl Lookup for SystemLookup {
     }
 }
 
+/// A cached answer: the addresses, or why there are none.
+type Answer = std::result::Result<Arc<[IpAddr]>, String>;
+
 /// A cache of a [`Lookup`]'s answers, good and bad, shared by a fetch stage's threads.
 ///
 /// The fetch stage's feeder resolves each host once as it hands the host to the scheduler (for
@@ -263,7 +266,7 @@ impl Lookup for SystemLookup {
 pub struct DnsCache {
     lookup: Arc<dyn Lookup>,
     limits: CacheLimits,
-    map: Mutex<HashMap<String, (std::result::Result<Arc<[IpAddr]>, String>, Instant)>>,
+    map: Mutex<HashMap<String, (Answer, Instant)>>,
     lookups: AtomicU64,
 }
 
@@ -288,7 +291,7 @@ impl DnsCache {
     }
 
     /// The addresses of `name`, from the cache or one lookup; `Err` is the failure's message.
-    pub fn resolve(&self, name: &str, port: u16) -> std::result::Result<Arc<[IpAddr]>, String> {
+    pub fn resolve(&self, name: &str, port: u16) -> Answer {
         let key = normalize(name);
         let now = Instant::now();
         {
@@ -391,7 +394,7 @@ mod tests {
         let cfg = ResolveConfig {
             hosts_files: vec![],
             entries: vec!["a.test:eighty:127.0.0.1".into()],
-            only: false,
+            ..ResolveConfig::default()
         };
         let err = Resolver::from_config(&cfg, Path::new("."), Path::new("crawl.toml")).unwrap_err();
         assert!(
@@ -400,8 +403,7 @@ mod tests {
         );
         let cfg = ResolveConfig {
             hosts_files: vec!["missing.hosts".into()],
-            entries: vec![],
-            only: false,
+            ..ResolveConfig::default()
         };
         let err = Resolver::from_config(&cfg, Path::new("/nonexistent"), Path::new("crawl.toml"))
             .unwrap_err();
