@@ -342,11 +342,12 @@ fn tally_fetches(crawl: &CrawlDir, s: &mut DemoSummary, m: u32) -> Result<BTreeS
                 // Attempted: a request went out (not refused by robots or the guard, not left
                 // for a later cycle, not refused because the origin's certificate failed when
                 // its robots.txt was fetched: a TLS kind without a fetch time).
-                let attempted = !matches!(
+                let refused = matches!(
                     f.error.as_str(),
                     "deferred" | "robots" | "ssrf" | "url" | "robots_unreachable" | "host_failing"
-                ) && !(f.fetched_at_ms == 0
+                ) || (f.fetched_at_ms == 0
                     && dragnet::fetch::client::is_tls_kind(&f.error));
+                let attempted = !refused;
                 if attempted {
                     s.fetches += 1;
                     s.fetched_per_cycle[c as usize] += 1;
