@@ -16,7 +16,6 @@ use dragnet::fetch::client::{Fetcher, Validators};
 use dragnet::fetch::tls::{client_config, TlsRoots};
 use dragnet::records::FetchResult;
 use dragnet::resolve::Resolver;
-use dragnet::run::{Cursor, RunReader, Schema};
 use url::Url;
 use websim::model::{PageRef, Tls, Web, WebConfig};
 use websim::server::{Server, ServerOptions};
@@ -52,19 +51,9 @@ fn host_of_kind(web: &Web, kind: Tls) -> u32 {
 
 /// Every fetch result of the crawl (any status), by URL, in cycle order.
 fn results(dir: &dragnet::crawl::CrawlDir, cycles: u32) -> BTreeMap<String, Vec<FetchResult>> {
-    let mut out = BTreeMap::new();
-    for c in 0..cycles {
-        for p in 0..M {
-            let path = dir.fetched(c, p);
-            if !path.exists() {
-                continue;
-            }
-            let mut r = RunReader::open_expect(&path, Schema::FETCHED).unwrap();
-            while r.advance().unwrap() {
-                let f = FetchResult::decode(r.payload()).unwrap();
-                out.entry(f.url.clone()).or_insert_with(Vec::new).push(f);
-            }
-        }
+    let mut out: BTreeMap<String, Vec<FetchResult>> = BTreeMap::new();
+    for f in common::fetch_results(dir, M, cycles) {
+        out.entry(f.url.clone()).or_default().push(f);
     }
     out
 }

@@ -193,15 +193,15 @@ pub fn truth_fetched(web: &websim::model::Web) -> std::collections::BTreeSet<Str
         .collect()
 }
 
-/// The URLs a crawl has fetched (an answer of any status), over every cycle before `cycles`.
+/// Every fetch result of the crawl's cycles before `cycles` (fetched or not), in cycle order.
 #[allow(dead_code)]
-pub fn fetched_urls(
+pub fn fetch_results(
     dir: &dragnet::crawl::CrawlDir,
     partitions: u32,
     cycles: u32,
-) -> std::collections::BTreeSet<String> {
+) -> Vec<dragnet::records::FetchResult> {
     use dragnet::run::{Cursor, RunReader, Schema};
-    let mut out = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
     for c in 0..cycles {
         for p in 0..partitions {
             let path = dir.fetched(c, p);
@@ -210,14 +210,25 @@ pub fn fetched_urls(
             }
             let mut r = RunReader::open_expect(&path, Schema::FETCHED).unwrap();
             while r.advance().unwrap() {
-                let f = dragnet::records::FetchResult::decode(r.payload()).unwrap();
-                if f.status > 0 {
-                    out.insert(f.url);
-                }
+                out.push(dragnet::records::FetchResult::decode(r.payload()).unwrap());
             }
         }
     }
     out
+}
+
+/// The URLs a crawl has fetched (an answer of any status), over every cycle before `cycles`.
+#[allow(dead_code)]
+pub fn fetched_urls(
+    dir: &dragnet::crawl::CrawlDir,
+    partitions: u32,
+    cycles: u32,
+) -> std::collections::BTreeSet<String> {
+    fetch_results(dir, partitions, cycles)
+        .into_iter()
+        .filter(|f| f.status > 0)
+        .map(|f| f.url)
+        .collect()
 }
 
 /// Damages `path` by flipping its middle byte; returns the bytes it held, to repair it with.
