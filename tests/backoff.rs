@@ -151,3 +151,49 @@ fn slow_down_answers_slow_the_host_down_and_the_urls_come_back() {
     }
     assert!(report["cycles"].as_array().unwrap().len() >= 2, "{report}");
 }
+
+/// websim's rate-limited hosts (a burst of 4, then one page a second, 429 with `Retry-After: 1`
+/// beyond): a crawl to completion fetches exactly the ground truth, meets 429s on the way, and
+/// websim's audit finds no request sooner after a 429 than its `Retry-After`.
+#[test]
+fn websim_rate_limited_hosts_are_crawled_to_the_truth_without_ignoring_retry_after() {
+    let (web, server) = websim::server::Server::start_web(
+        websim::model::WebConfig {
+            seed: 5,
+            port: 0,
+            listeners: 2,
+            hosts: 6,
+            pages: 12,
+            hostile_every: 0,
+            rate_limit_every: 2,
+            max_crawl_delay: Duration::from_millis(20),
+            ..websim::model::WebConfig::default()
+        },
+        websim::server::ServerOptions::default(),
+    )
+    .unwrap();
+    assert!(web.hosts.iter().filter(|h| h.rate_limited).count() >= 2);
+    let mut cfg = common::websim_config(2, 4);
+    // All of the hosts' `Retry-After: 1` is obeyed.
+    cfg.fetch.max_retry_after_secs = 1.0;
+    let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
+    let opts = dragnet::exec::CycleOptions {
+        until_empty: true,
+        max_cycles: 20,
+        progress: dragnet::fetch::ProgressMode::Quiet,
+        log: false,
+        ..Default::default()
+    };
+    let r = dragnet::exec::run_cycles(&c.dir, &c.cfg, &opts).unwrap();
+    assert!(r.complete(), "{r:?}");
+    let audit = server.stop();
+    assert_eq!(audit.counts.total(), 0, "{:?}", audit.violations);
+    assert!(
+        audit.by_status.get(&429).copied().unwrap_or(0) > 0,
+        "no 429 met: {:?}",
+        audit.by_status
+    );
+    let should = common::truth_fetched(&web);
+    let got = common::outcome(&c.dir, 2).fetched;
+    assert_eq!(got, should);
+}

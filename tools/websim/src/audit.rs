@@ -27,6 +27,8 @@
 //!   itself is never disallowed.
 //! - **before_robots**: a request for anything but `/robots.txt` starts before the first request
 //!   for that host's `/robots.txt` started (or there was none).
+//! - **ignored_retry_after**: a request starts less than [`Site::retry_after`] after the end of
+//!   a `429` answer to that host (a rate-limited host's "come back in N seconds").
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -340,6 +342,21 @@ pub enum Violation {
         /// When (ms since the server started).
         at_ms: f64,
     },
+    /// A request came sooner after a `429` than its `Retry-After` allowed.
+    IgnoredRetryAfter {
+        /// Host.
+        host: String,
+        /// The request's target.
+        target: String,
+        /// Its connection.
+        conn: u64,
+        /// When it started (ms since the server started).
+        at_ms: f64,
+        /// Time from the end of the `429` to this request (ms).
+        gap_ms: f64,
+        /// The `Retry-After` the `429` carried (ms).
+        retry_after_ms: f64,
+    },
     /// A fetch of a page before the host's robots.txt was requested.
     BeforeRobots {
         /// Host.
@@ -364,12 +381,19 @@ pub struct ViolationCounts {
     pub disallowed: u64,
     /// Fetches before the host's robots.txt.
     pub before_robots: u64,
+    /// Requests sooner after a `429` than its `Retry-After`.
+    #[serde(default)]
+    pub ignored_retry_after: u64,
 }
 
 impl ViolationCounts {
     /// All violations together.
     pub fn total(&self) -> u64 {
-        self.concurrent + self.too_soon + self.disallowed + self.before_robots
+        self.concurrent
+            + self.too_soon
+            + self.disallowed
+            + self.before_robots
+            + self.ignored_retry_after
     }
 }
 
@@ -417,6 +441,7 @@ impl Violation {
             Violation::TooSoon { .. } => "too_soon",
             Violation::Disallowed { .. } => "disallowed",
             Violation::BeforeRobots { .. } => "before_robots",
+            Violation::IgnoredRetryAfter { .. } => "ignored_retry_after",
         }
     }
 }
@@ -437,6 +462,7 @@ struct Found {
     too_soon: Vec<Violation>,
     disallowed: Vec<Violation>,
     before_robots: Vec<Violation>,
+    ignored_retry_after: Vec<Violation>,
 }
 
 fn keep(list: &mut Vec<Violation>, count: &mut u64, v: impl FnOnce() -> Violation) {
@@ -476,6 +502,9 @@ pub fn audit(snap: &Snapshot, site: &dyn Site) -> Report {
         let host_id = snap.entries[run[0]].host;
         let host = snap.str(host_id);
         let min_delay = dur_ns(site.min_delay(host));
+        let retry_after = site.retry_after(host).map(dur_ns);
+        // The end of the latest 429 so far.
+        let mut last_429: Option<u64> = None;
         let first_robots = run
             .iter()
             .map(|&i| &snap.entries[i])
@@ -516,6 +545,26 @@ pub fn audit(snap: &Snapshot, site: &dyn Site) -> Report {
                         }
                     });
                 }
+            }
+            if let (Some(end), Some(ra)) = (last_429, retry_after) {
+                let gap = e.t_request.saturating_sub(end);
+                if e.t_request < end.saturating_add(ra) {
+                    keep(
+                        &mut found.ignored_retry_after,
+                        &mut found.counts.ignored_retry_after,
+                        || Violation::IgnoredRetryAfter {
+                            host: host.to_string(),
+                            target: target.to_string(),
+                            conn: e.conn,
+                            at_ms: ms(e.t_request),
+                            gap_ms: ms(gap),
+                            retry_after_ms: ms(ra),
+                        },
+                    );
+                }
+            }
+            if e.status == 429 {
+                last_429 = Some(last_429.map_or(e.t_end, |t| t.max(e.t_end)));
             }
             active.push(i);
             if last.is_none_or(|p| snap.entries[p].t_end <= e.t_end) {
@@ -560,6 +609,7 @@ pub fn audit(snap: &Snapshot, site: &dyn Site) -> Report {
     violations.extend(found.too_soon);
     violations.extend(found.disallowed);
     violations.extend(found.before_robots);
+    violations.extend(found.ignored_retry_after);
     Report {
         elapsed_s: snap.elapsed_ns as f64 / 1e9,
         requests: snap.entries.len() as u64,

@@ -130,6 +130,10 @@ pub struct WebArgs {
     /// Port of the HTTPS hosts (0: a free one, chosen when serving; 443: no port in URLs).
     #[arg(long, default_value_t = 8443)]
     pub tls_port: u16,
+    /// One host in N rate-limits its pages: after a burst of 4, one a second; faster requests
+    /// get 429 with Retry-After: 1, and the audit flags a crawler that comes back sooner (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub rate_limit_every: u32,
 }
 
 impl WebArgs {
@@ -148,6 +152,7 @@ impl WebArgs {
             bomb_bytes: self.bomb_mib << 20,
             tls_every: self.tls_every,
             tls_port: self.tls_port,
+            rate_limit_every: self.rate_limit_every,
             ..WebConfig::default()
         }
     }

@@ -54,6 +54,9 @@ pub struct WebConfig {
     pub tls_every: u32,
     /// Port the TLS hosts are served on (443 means no port in URLs; 0 until a server binds one).
     pub tls_port: u16,
+    /// One host in this many rate-limits its pages ([`RATE_BURST`] requests, then one per
+    /// [`RATE_REFILL`]; beyond it `429` with `Retry-After`; 0: none).
+    pub rate_limit_every: u32,
 }
 
 impl Default for WebConfig {
@@ -72,6 +75,7 @@ impl Default for WebConfig {
             bomb_bytes: 1 << 30,
             tls_every: 0,
             tls_port: 8443,
+            rate_limit_every: 0,
         }
     }
 }
@@ -244,6 +248,8 @@ pub struct HostSpec {
     pub hostile: Option<Hostile>,
     /// Served over TLS, and how; `None`: plain HTTP.
     pub tls: Option<Tls>,
+    /// Rate-limits its pages (`429` with `Retry-After` when a client asks too fast).
+    pub rate_limited: bool,
 }
 
 /// What a page is.
@@ -377,6 +383,13 @@ pub struct PageSpec {
     pub last_modified: u64,
 }
 
+/// Requests a rate-limited host answers in a burst (its token bucket's size).
+pub const RATE_BURST: f64 = 4.0;
+/// A rate-limited host earns one more request per this long.
+pub const RATE_REFILL: Duration = Duration::from_secs(1);
+/// The `Retry-After` (seconds) of a rate-limited host's `429`: when a token is sure to be back.
+pub const RATE_RETRY_AFTER_SECS: u64 = 1;
+
 /// A generated web.
 #[derive(Debug, Clone)]
 pub struct Web {
@@ -384,6 +397,10 @@ pub struct Web {
     pub config: WebConfig,
     /// Its hosts, by index.
     pub hosts: Vec<HostSpec>,
+    /// Token buckets of the rate-limited hosts: tokens left and when they were counted. The only
+    /// state a web has, and only the server's [`crate::site::Site::gate`] touches it.
+    pub(crate) buckets:
+        std::sync::Arc<std::sync::Mutex<std::collections::HashMap<u32, (f64, std::time::Instant)>>>,
 }
 
 /// `scheme://name[:port]`, without the port when it is the scheme's default.
@@ -403,7 +420,11 @@ impl Web {
     /// Generates the web of `config`.
     pub fn new(config: WebConfig) -> Web {
         let hosts = (0..config.hosts).map(|h| gen_host(&config, h)).collect();
-        Web { config, hosts }
+        Web {
+            config,
+            hosts,
+            buckets: Default::default(),
+        }
     }
 
     /// `http://name[:port]`, or `https://name[:tls_port]` for a TLS host.

@@ -514,6 +514,36 @@ impl Site for Web {
             .is_some_and(|h| !self.hosts[h as usize].robots.allowed(agent, target))
     }
 
+    fn gate(&self, req: &Request) -> Option<Response> {
+        let h = self.host_index(&req.host)?;
+        if !self.hosts[h as usize].rate_limited || req.target == "/robots.txt" {
+            return None;
+        }
+        let now = std::time::Instant::now();
+        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let (tokens, at) = buckets.entry(h).or_insert((crate::model::RATE_BURST, now));
+        let earned =
+            now.duration_since(*at).as_secs_f64() / crate::model::RATE_REFILL.as_secs_f64();
+        *tokens = (*tokens + earned).min(crate::model::RATE_BURST);
+        *at = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            return None;
+        }
+        let secs = crate::model::RATE_RETRY_AFTER_SECS;
+        Some(
+            Response::new(429, "text/plain", b"websim: too many requests\n".to_vec())
+                .with("Retry-After", secs.to_string()),
+        )
+    }
+
+    fn retry_after(&self, host: &str) -> Option<Duration> {
+        let h = self.host_index(host)?;
+        self.hosts[h as usize]
+            .rate_limited
+            .then_some(Duration::from_secs(crate::model::RATE_RETRY_AFTER_SECS))
+    }
+
     fn cache_key_headers(&self) -> Option<&'static [&'static str]> {
         // `respond` reads exactly these; keep this list in step with it.
         Some(&["accept-encoding", "if-none-match", "if-modified-since"])

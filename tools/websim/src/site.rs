@@ -138,6 +138,12 @@ pub trait Site: Send + Sync {
     /// the web's default politeness delay).
     fn min_delay(&self, host: &str) -> Duration;
 
+    /// The `Retry-After` of `host`'s `429` answers, if it sends any: the audit checks that no
+    /// request to the host comes sooner after one (`ignored_retry_after`).
+    fn retry_after(&self, _host: &str) -> Option<Duration> {
+        None
+    }
+
     /// Whether robots.txt forbids `agent` to fetch `target` (path and query) on `host`.
     fn disallowed(&self, host: &str, agent: &str, target: &str) -> bool;
 
@@ -145,6 +151,12 @@ pub trait Site: Send + Sync {
     /// headers named here (lower-case), the names: the server may then answer a repeated request
     /// from its cache instead of asking again. `None` (the default): always ask.
     fn cache_key_headers(&self) -> Option<&'static [&'static str]> {
+        None
+    }
+
+    /// An answer that comes before the page, whatever it is and whether or not it is cached: a
+    /// rate limiter's `429`. Called for every request; `None` (the default): go on.
+    fn gate(&self, _req: &Request) -> Option<Response> {
         None
     }
 }

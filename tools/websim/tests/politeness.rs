@@ -48,7 +48,8 @@ fn hosts_of<'a>(report: &'a Report, kind: &str) -> Vec<(&'a str, &'a str)> {
             Violation::Concurrent { host, target, .. }
             | Violation::TooSoon { host, target, .. }
             | Violation::Disallowed { host, target, .. }
-            | Violation::BeforeRobots { host, target, .. } => (host.as_str(), target.as_str()),
+            | Violation::BeforeRobots { host, target, .. }
+            | Violation::IgnoredRetryAfter { host, target, .. } => (host.as_str(), target.as_str()),
         })
         .collect()
 }
@@ -213,4 +214,45 @@ fn non_loopback_addresses_are_refused() {
     let server = Server::start(web, &["127.0.2.7:0".parse().unwrap()], options()).unwrap();
     assert_eq!(server.addrs()[0].ip().to_string(), "127.0.2.7");
     assert_ne!(server.addrs()[0].port(), 0);
+}
+
+/// A rate-limited host answers a burst, then 429 with `Retry-After: 1`; a client that asks
+/// again at once is flagged, one that waits the second is not.
+#[test]
+fn a_rate_limited_host_is_obeyed_or_the_audit_says_so() {
+    let (web, server) = start(websim::model::WebConfig {
+        rate_limit_every: 4,
+        ..config()
+    });
+    let host = web
+        .hosts
+        .iter()
+        .find(|h| h.rate_limited && h.robots_serve == RobotsServe::NotFound)
+        .or_else(|| web.hosts.iter().find(|h| h.rate_limited))
+        .expect("a rate-limited host");
+    let ua = [("User-Agent", RUDE)];
+    let mut s = connect(&web, host);
+    send(&mut s, "GET", &web, host, "/robots.txt", &ua);
+    read_response(&mut s, false).unwrap();
+    let mut statuses = Vec::new();
+    for _ in 0..6 {
+        send(&mut s, "GET", &web, host, "/", &ua);
+        let r = read_response(&mut s, false).unwrap();
+        if r.status == 429 {
+            assert_eq!(r.header("retry-after"), Some("1"));
+        }
+        statuses.push(r.status);
+    }
+    // A burst of 4, then refused (the 4 came faster than a token a second).
+    assert_eq!(&statuses[..4], &[200; 4], "{statuses:?}");
+    assert_eq!(&statuses[4..], &[429, 429], "{statuses:?}");
+    let report = server.report();
+    assert_eq!(report.counts.ignored_retry_after, 1, "{:?}", report.counts);
+    assert!(hosts_of(&report, "ignored_retry_after").contains(&(host.name.as_str(), "/")));
+    // Waiting the Retry-After is obeying it: answered, and nothing more flagged.
+    std::thread::sleep(Duration::from_millis(1100));
+    send(&mut s, "GET", &web, host, "/", &ua);
+    assert_eq!(read_response(&mut s, false).unwrap().status, 200);
+    let report = server.stop();
+    assert_eq!(report.counts.ignored_retry_after, 1, "{:?}", report.counts);
 }

@@ -17,6 +17,10 @@ pub(super) fn gen_host(cfg: &WebConfig, h: u32) -> HostSpec {
     let tls = (cfg.tls_every > 0 && h % cfg.tls_every == 0 && hostile.is_none())
         .then(|| Tls::CYCLE[((h / cfg.tls_every) as usize) % Tls::CYCLE.len()]);
     let origin = super::origin(cfg, &name, tls.is_some());
+    let rate_limited = cfg.rate_limit_every > 0
+        && h % cfg.rate_limit_every == cfg.rate_limit_every / 2
+        && hostile.is_none()
+        && tls.is_none();
     let sitemap = match r.below(10) {
         0 | 1 => Some(SitemapKind::Urlset),
         2 => Some(SitemapKind::Index),
@@ -182,5 +186,6 @@ pub(super) fn gen_host(cfg: &WebConfig, h: u32) -> HostSpec {
         coding,
         hostile,
         tls,
+        rate_limited,
     }
 }

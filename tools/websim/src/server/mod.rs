@@ -209,6 +209,9 @@ impl Shared {
 
     /// The site's answer to `req`, from the cache if allowed and there; `key` is scratch space.
     fn answer(&self, req: &Request, key: &mut Vec<u8>) -> Arc<Response> {
+        if let Some(r) = self.site.gate(req) {
+            return Arc::new(r);
+        }
         let ask = || {
             catch_unwind(AssertUnwindSafe(|| self.site.respond(req))).map_err(|_| {
                 Arc::new(Response::new(

@@ -68,6 +68,9 @@
 //!      counts as a fetch with status 0, and yields nothing, not even a redirect's `Location`.
 //!      This assumes the crawler's timeout, header limit and decompression cap are below what
 //!      the web's [`crate::model::WebConfig`] serves (`drip_interval`, `bomb_bytes`).
+//!    - A rate-limited host ([`crate::model::WebConfig::rate_limit_every`]) answers `429` to a
+//!      client faster than its bucket allows; such an answer is not a fetch (the crawler asks
+//!      again later), so the truth lists its pages as fetched like any host's.
 //!    - The trap host answers like a normal host, but its infinite calendar and session-id
 //!      pages link onwards endlessly; only [`Policy::max_depth`] and the budget stop it.
 //!
