@@ -217,3 +217,35 @@ fn a_bad_ca_file_is_a_configuration_error_naming_it() {
         );
     }
 }
+
+/// `[fetch] follow_redirects`: the `http://` seed of a host that moved to HTTPS is followed to
+/// its `https://` home in the same run (its own robots.txt first), so the move does not cost a
+/// cycle; with 0 the target waits for the next cycle.
+#[test]
+fn a_move_to_https_is_followed_in_the_same_run() {
+    let (web, server) = tls_web(16, 4);
+    let up = host_of_kind(&web, Tls::Upgrade);
+    let seed = web.seed_url(up);
+    let home = format!("{}/", web.origin(up));
+    let ca = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(ca.path(), server.ca_pem().unwrap()).unwrap();
+    for (hops, followed) in [(5, true), (0, false)] {
+        let mut cfg = common::websim_config(1, 2);
+        cfg.fetch.extra_ca_files = vec![ca.path().to_path_buf()];
+        cfg.fetch.follow_redirects = hops;
+        let c = common::websim_crawl(&web, std::slice::from_ref(&seed), cfg);
+        let quiet = dragnet::fetch::FetchOptions {
+            progress: dragnet::fetch::ProgressMode::Quiet,
+            ..Default::default()
+        };
+        dragnet::fetch::fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet).unwrap();
+        let all = results(&c.dir, 1);
+        assert_eq!(all[&seed][0].status, 301, "{hops}");
+        assert_eq!(
+            all.get(&home).map(|r| r[0].status),
+            followed.then_some(200),
+            "{hops}"
+        );
+    }
+    assert_eq!(server.stop().counts.total(), 0);
+}

@@ -20,11 +20,12 @@
 //! - **Content types** (`content_types`): a body of a type the crawl does not keep is not read;
 //!   the head is recorded and the record marked `WARC-Truncated: unspecified`.
 //!
-//! **Redirects are not followed.** A 3xx is the answer for its URL: it is recorded as is, and its
-//! `Location` (resolved against the URL, [`Fetched::location`]) re-enters the crawl as a link.
-//! Following it inline would fetch a URL the scheduler never saw: no robots.txt check, no
-//! politeness delay for the target host, no dedup against the seen set, and redirect loops
-//! would be the client's problem. (robots.txt fetches, which must follow up to five hops,
+//! **Redirects are not followed by the client.** A 3xx is the answer for its URL: it is recorded
+//! as is, and its `Location` (resolved against the URL, [`Fetched::location`]) re-enters the
+//! crawl as a link. Following it here would fetch a URL the scheduler never saw: no robots.txt
+//! check, no politeness delay for the target host, no dedup against the seen set, and redirect
+//! loops would be the client's problem. (The fetch stage fetches a same-host target later in
+//! the run through the host's queue, `[fetch] follow_redirects`.) (robots.txt fetches, which must follow up to five hops,
 //! loop over [`Fetcher::fetch`] themselves.)
 //!
 //! **Name resolution and SSRF.** A host name is looked up in the crawl's own table

@@ -5,8 +5,9 @@
 //! `min_rate`, an endless body by `max_body` (the record is kept, marked truncated), a gzip bomb by
 //! `max_decoded`, huge headers by `max_header_bytes`, a stall by the timeouts, and a host that
 //! keeps the whole partition waiting by `deadline_secs` (its unfinished URLs are deferred, not
-//! lost). Redirects are never followed inline: their targets are recorded and re-enter the crawl
-//! as links, so `max_redirects` only bounds robots.txt (RFC 9309 §2.3.1.2: at least five hops).
+//! lost). A redirect's target is recorded and re-enters the crawl as a link; one on the same host
+//! is also fetched later in the same run (`follow_redirects` hops), through the host's queue.
+//! `max_redirects` bounds robots.txt (RFC 9309 §2.3.1.2: at least five hops).
 
 use std::path::Path;
 
@@ -76,8 +77,15 @@ pub struct FetchSection {
     pub max_decoded: ByteSize,
     /// Total size of a response's status line and headers.
     pub max_header_bytes: ByteSize,
-    /// Redirect hops followed for robots.txt (page redirects are recorded, not followed).
+    /// Redirect hops followed for robots.txt (at least 5, RFC 9309).
     pub max_redirects: u32,
+    /// Redirects of pages to their own host (`http` to `https`, a trailing slash, a moved page)
+    /// followed in the same run, at most this many hops in a chain (0: none; the target waits
+    /// for the next cycle). Each hop is its own fetch, recorded in the WARC and the URL db, and
+    /// goes through the host's queue: its delay, the target origin's robots.txt, the scope and
+    /// the follow budget (`follow_per_host`) apply. A target on another host re-enters the
+    /// crawl as a link, as do targets the crawl has seen.
+    pub follow_redirects: u32,
     /// Same-origin links of the pages a run fetches that the crawl has never seen, followed
     /// within the same run, at most this many per host and run (0: none; every link waits for
     /// the next cycle). A chain of "next" links then costs one run, not one cycle per link.
@@ -142,6 +150,7 @@ impl Default for FetchSection {
             max_decoded: ByteSize(50 << 20),
             max_header_bytes: ByteSize(64 << 10),
             max_redirects: 5,
+            follow_redirects: 5,
             follow_per_host: 1000,
             parse: true,
             content_types: Vec::new(),
@@ -250,6 +259,15 @@ impl FetchSection {
             return Err(bad(
                 "max_header_bytes",
                 format!("{} must be at least 1 KiB", self.max_header_bytes),
+            ));
+        }
+        if self.follow_redirects > 20 {
+            return Err(bad(
+                "follow_redirects",
+                format!(
+                    "{} must be at most 20 (a longer chain is a loop or a trap)",
+                    self.follow_redirects
+                ),
             ));
         }
         if self.max_redirects < 5 {

@@ -146,6 +146,8 @@ struct Job {
     host_key: u64,
     fp: u64,
     item: FetchItem,
+    /// Redirects followed in this run to reach this URL (0: listed, or a followed link).
+    hops: u32,
 }
 
 /// What the workers know about a host while it is in the run.

@@ -96,6 +96,7 @@ impl Shared<'_> {
             host_key: run::key_u64(&key[..8]),
             fp: run::key_u64(&key[8..16]),
             item,
+            hops: 0,
         })
     }
 

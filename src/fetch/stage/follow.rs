@@ -138,9 +138,16 @@ impl Follow {
     }
 
     /// Whether the page `got` answered is read for links to follow, with `room` URLs left to
-    /// follow on its host: an HTML page of a 2xx answer, whole.
-    pub(super) fn reads(&self, got: &Fetched, room: u64) -> bool {
-        if room == 0 || !(200..300).contains(&got.status) || got.cut.is_some() {
+    /// follow on its host: an HTML page of a 2xx answer, whole, or a redirect with a target
+    /// (when `redirect_hops_left`: `[fetch] follow_redirects` bounds a chain).
+    pub(super) fn reads(&self, got: &Fetched, room: u64, redirect_hops_left: bool) -> bool {
+        if room == 0 || got.cut.is_some() {
+            return false;
+        }
+        if (300..400).contains(&got.status) {
+            return redirect_hops_left && got.location.is_some();
+        }
+        if !(200..300).contains(&got.status) {
             return false;
         }
         let ct = got.content_type.as_bytes();
@@ -175,7 +182,9 @@ impl Follow {
 
     /// The links of `found` ([`Follow::consider`]) of the page at `url` to fetch in this run, at
     /// most `room`, each marked queued: same origin, followed, in scope, allowed by `policy`,
-    /// and not queued before.
+    /// and not queued before. For a `redirect`, the target may be on another origin of the same
+    /// host (`http` to `https`, another port): its own robots.txt is fetched first when its turn
+    /// comes, like any URL of an origin the run has not asked yet.
     pub(super) fn select(
         &self,
         cfg: &Config,
@@ -183,6 +192,7 @@ impl Follow {
         found: Vec<(u64, LinkRecord)>,
         policy: &Policy,
         room: u64,
+        redirect: bool,
     ) -> Vec<Candidate> {
         let origin = url.origin().ascii_serialization();
         let mut out = Vec::new();
@@ -195,12 +205,14 @@ impl Follow {
                 .url
                 .strip_prefix(origin.as_str())
                 .is_some_and(|rest| rest.starts_with('/'));
-            if l.nofollow || !same_origin || queued.contains(&fp) {
+            // (`consider` kept only links of the page's host.)
+            let web = l.url.starts_with("http://") || l.url.starts_with("https://");
+            if l.nofollow || !(same_origin || redirect && web) || queued.contains(&fp) {
                 continue;
             }
             let host = crate::keys::host_of(&l.url);
             if cfg.scope.refusal(&l.url, host, l.depth).is_some()
-                || policy.refusal(&l.url).is_some()
+                || (same_origin && policy.refusal(&l.url).is_some())
             {
                 continue;
             }

@@ -120,6 +120,7 @@ impl Shared<'_> {
                 host_key: job.host_key,
                 fp: job.fp,
                 item: job.item.clone(),
+                hops: job.hops,
             };
             return Ok((delay, Some(again), Vec::new()));
         };
@@ -200,7 +201,13 @@ impl Shared<'_> {
                 .map_or(0, |h| h.follow_left),
             None => 0,
         };
-        let follow = self.follow.as_ref().filter(|f| f.reads(got, room));
+        // A redirect is read for its target when it may be followed one hop further.
+        let redirect = (300..400).contains(&got.status);
+        let hops_left = job.hops < self.cfg.fetch.follow_redirects;
+        let follow = self
+            .follow
+            .as_ref()
+            .filter(|f| f.reads(got, room, hops_left));
         if follow.is_none() && !self.parse_writes {
             return Ok(Vec::new());
         }
@@ -222,7 +229,7 @@ impl Shared<'_> {
         let Some(follow) = follow else {
             return Ok(Vec::new());
         };
-        let found = follow.select(self.cfg, url, found, policy, room);
+        let found = follow.select(self.cfg, url, found, policy, room, redirect);
         if found.is_empty() {
             return Ok(Vec::new());
         }
@@ -250,6 +257,7 @@ impl Shared<'_> {
                     priority: job.item.priority,
                     ..FetchItem::default()
                 },
+                hops: if redirect { job.hops + 1 } else { 0 },
             })
             .collect())
     }
