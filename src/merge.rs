@@ -66,6 +66,23 @@ fn split_runs(crawl: &CrawlDir, cycle: u32, p: u32, m: u32) -> Result<Vec<PathBu
             ));
         }
     }
+    // Seeds `dragnet inject` added for this cycle, in the order they were injected.
+    let dir = crawl
+        .stage_dir(cycle, Stage::Split)
+        .join(format!("to-{}", CrawlDir::partition_name(p)));
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        let mut injected: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|path| {
+                path.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("inject-") && n.ends_with(".run"))
+            })
+            .collect();
+        injected.sort();
+        out.extend(injected);
+    }
     Ok(out)
 }
 
@@ -526,7 +543,7 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult, max_attempts: u32) -> bool {
             r.recrawl_queued = 0;
             return give_up(r);
         }
-        "robots" | "ssrf" | "url" => {
+        "robots" | "ssrf" | "url" | "out_of_scope" => {
             r.state = UrlState::Gone;
             return false;
         }

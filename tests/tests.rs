@@ -29,6 +29,7 @@ mod repair;
 mod robots_conformance;
 mod run_corruption;
 mod run_files;
+mod scope_inject;
 mod sitemaps;
 mod slurm;
 mod split_stage;

@@ -29,6 +29,21 @@ pub(crate) enum Command {
         /// The crawl directory to create (must be new or empty).
         dir: PathBuf,
     },
+    /// Add seeds to an existing crawl, for the cycle that runs next
+    ///
+    /// The seeds are canonicalized, checked against [scope], and handed to the next cycle's
+    /// merge like discovered links: new URLs join the frontier with --priority, known ones are
+    /// not queued twice. Not while a cycle runs (the crawl's lock) or is half-merged.
+    Inject {
+        /// The seed list: one URL per line; blank lines and lines starting with # are skipped.
+        #[arg(long)]
+        seeds: PathBuf,
+        /// OPIC cash each seed brings (a seed of `dragnet init` has 1).
+        #[arg(long, default_value_t = 1.0)]
+        priority: f64,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
     /// Show what a crawl directory holds: cycles, stages per partition, sizes, the lock.
     Status {
         /// Print JSON instead of text.

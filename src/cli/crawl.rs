@@ -52,6 +52,30 @@ pub(crate) fn init(
     Ok(if r.bad > 0 { EXIT_PARTIAL } else { EXIT_OK })
 }
 
+/// `dragnet inject`.
+pub(crate) fn inject(seeds: &Path, priority: f64, dir: &Path) -> Result<i32, Error> {
+    let mut on_bad = |b: &crawl::BadSeed| {
+        eprintln!(
+            "{}:{}: skipped seed {:?}: {}",
+            seeds.display(),
+            b.line,
+            b.text,
+            b.error
+        );
+    };
+    let r = crawl::inject(dir, seeds, priority, &mut on_bad)?;
+    eprintln!(
+        "injected {} seeds from {} lines ({} bad) into cycle {} of {} ({} partitions)",
+        r.seeds,
+        r.lines,
+        r.bad,
+        r.cycle,
+        dir.display(),
+        r.files.len()
+    );
+    Ok(if r.bad > 0 { EXIT_PARTIAL } else { EXIT_OK })
+}
+
 /// `dragnet status`.
 pub(crate) fn status(json: bool, dir: &Path) -> Result<i32, Error> {
     let s = crawl::status(dir)?;

@@ -349,7 +349,13 @@ fn tally_fetches(crawl: &CrawlDir, s: &mut DemoSummary, m: u32) -> Result<BTreeS
                 // its robots.txt was fetched: a TLS kind without a fetch time).
                 let refused = matches!(
                     f.error.as_str(),
-                    "deferred" | "robots" | "ssrf" | "url" | "robots_unreachable" | "host_failing"
+                    "deferred"
+                        | "robots"
+                        | "ssrf"
+                        | "url"
+                        | "robots_unreachable"
+                        | "host_failing"
+                        | "out_of_scope"
                 ) || (f.fetched_at_ms == 0
                     && dragnet::fetch::client::is_tls_kind(&f.error));
                 let attempted = !refused;

@@ -69,6 +69,11 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             config,
             dir,
         } => crawl::init(seeds, partitions, config, &dir),
+        Command::Inject {
+            seeds,
+            priority,
+            dir,
+        } => crawl::inject(&seeds, priority, &dir),
         Command::Status { json, dir } => crawl::status(json, &dir),
         Command::Unlock { force, dir } => crawl::unlock(force, &dir),
         Command::Repair { dry_run, json, dir } => crawl::repair(dry_run, json, &dir),

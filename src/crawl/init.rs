@@ -115,65 +115,22 @@ pub fn init(
         storage::remove_temps(&d)?;
     }
 
-    let canon = Canonicalizer::new(&config.canon);
     let budget = (config.sort.memory_budget.0 / 2) as usize;
-    let mut reader = BufReader::with_capacity(1 << 16, seeds_file);
     let mut sorter = Sorter::new(Schema::FETCHLIST, budget, dir)?;
-    let mut hasher = Xxh3::new();
-    let mut seed_bytes = 0u64;
-    let mut line = Vec::new();
-    let (mut lines, mut pushed, mut bad) = (0u64, 0u64, 0u64);
-    loop {
-        line.clear();
-        let n = reader
-            .read_until(b'\n', &mut line)
-            .ctx("read seed file", &opts.seeds)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&line);
-        seed_bytes += n as u64;
-        lines += 1;
-        let mut report = |error: String, raw: &[u8]| {
-            bad += 1;
-            let cut = &raw[..raw.len().min(200)];
-            on_bad(&BadSeed {
-                line: lines,
-                text: String::from_utf8_lossy(cut).trim_end().to_string(),
-                error,
-            });
+    let read = read_seeds(seeds_file, &opts.seeds, &config, on_bad, &mut |key| {
+        let item = FetchItem {
+            url: key.url,
+            depth: 0,
+            priority: 1.0,
+            ..FetchItem::default()
         };
-        let Ok(text) = std::str::from_utf8(&line) else {
-            report("not valid UTF-8; save the seed file as UTF-8".into(), &line);
-            continue;
-        };
-        let text = text.trim();
-        if text.is_empty() || text.starts_with('#') {
-            continue;
-        }
-        match canon.canonicalize(text, None) {
-            Ok(key) => {
-                let item = FetchItem {
-                    url: key.url,
-                    depth: 0,
-                    priority: 1.0,
-                    ..FetchItem::default()
-                };
-                sorter.push(
-                    &run::host_fp_key(key.host_key, key.fingerprint),
-                    &item.encode(),
-                )?;
-                pushed += 1;
-            }
-            Err(e) => report(seed_hint(text, &e.to_string()), text.as_bytes()),
-        }
-    }
-    let seeds_digest = FileDigest {
-        path: opts.seeds.to_string_lossy().into_owned(),
-        bytes: seed_bytes,
-        xxh3: format!("{:016x}", hasher.digest()),
-        records: Some(lines),
-    };
+        sorter.push(
+            &run::host_fp_key(key.host_key, key.fingerprint),
+            &item.encode(),
+        )
+    })?;
+    let (lines, pushed, bad) = (read.lines, read.pushed, read.bad);
+    let seeds_digest = read.digest;
 
     let mut router = PartitionRouter {
         crawl: &crawl,
@@ -207,6 +164,92 @@ pub fn init(
         bad,
         partitions_with_seeds: router.with_seeds,
         seconds: started.elapsed().map_or(0.0, |d| d.as_secs_f64()),
+    })
+}
+
+/// What [`read_seeds`] read.
+pub(crate) struct SeedsRead {
+    /// Lines in the file.
+    pub lines: u64,
+    /// Seeds handed on (canonical, in scope; duplicates not yet removed).
+    pub pushed: u64,
+    /// Lines skipped as bad (reported through `on_bad`).
+    pub bad: u64,
+    /// The file's digest, an input of the markers that consume it.
+    pub digest: FileDigest,
+}
+
+/// Reads a seed file (`path` names `file` in messages): each line canonicalized with
+/// `config.canon` and checked against `config.scope` at depth 0, then handed to `push`; bad and
+/// out-of-scope lines go to `on_bad` with their line number. Shared by `init` and `inject`.
+pub(crate) fn read_seeds(
+    file: std::fs::File,
+    path: &Path,
+    config: &Config,
+    on_bad: &mut dyn FnMut(&BadSeed),
+    push: &mut dyn FnMut(crate::keys::UrlKey) -> Result<()>,
+) -> Result<SeedsRead> {
+    let canon = Canonicalizer::new(&config.canon);
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut hasher = Xxh3::new();
+    let mut seed_bytes = 0u64;
+    let mut line = Vec::new();
+    let (mut lines, mut pushed, mut bad) = (0u64, 0u64, 0u64);
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .ctx("read seed file", path)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&line);
+        seed_bytes += n as u64;
+        lines += 1;
+        let mut report = |error: String, raw: &[u8]| {
+            bad += 1;
+            let cut = &raw[..raw.len().min(200)];
+            on_bad(&BadSeed {
+                line: lines,
+                text: String::from_utf8_lossy(cut).trim_end().to_string(),
+                error,
+            });
+        };
+        let Ok(text) = std::str::from_utf8(&line) else {
+            report("not valid UTF-8; save the seed file as UTF-8".into(), &line);
+            continue;
+        };
+        let text = text.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        match canon.canonicalize(text, None) {
+            Ok(key) => {
+                if let Some(why) = config.scope.refusal(&key.url, &key.host, 0) {
+                    report(
+                        format!(
+                            "out of the crawl's scope ({why}); see [scope] in the configuration"
+                        ),
+                        text.as_bytes(),
+                    );
+                    continue;
+                }
+                push(key)?;
+                pushed += 1;
+            }
+            Err(e) => report(seed_hint(text, &e.to_string()), text.as_bytes()),
+        }
+    }
+    Ok(SeedsRead {
+        lines,
+        pushed,
+        bad,
+        digest: FileDigest {
+            path: path.to_string_lossy().into_owned(),
+            bytes: seed_bytes,
+            xxh3: format!("{:016x}", hasher.digest()),
+            records: Some(lines),
+        },
     })
 }
 

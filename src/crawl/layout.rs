@@ -13,6 +13,7 @@
 //!   cycles/CCCCCC/links/pNNNN.run       links found by parse (target host, fp)
 //!   cycles/CCCCCC/pages/pNNNN.run       page facts from parse (fp)
 //!   cycles/CCCCCC/split/to-pQQQQ/from-pPPPP.run   what split of P routes to owner Q (fp)
+//!   cycles/CCCCCC/split/to-pQQQQ/inject-*.run     seeds `dragnet inject` added for Q (fp)
 //!   state/pNNNN/cache.CCCCCC.clock      the split stage's CLOCK cache as cycle C starts
 //!   cycles/CCCCCC/new/pNNNN.run         what the merge hands to prioritize (fp)
 //!   cycles/CCCCCC/<stage>/pNNNN.done    commit marker of one stage for one partition

@@ -110,8 +110,31 @@ pub fn run_stage(
     r
 }
 
-/// URLs in the fetch lists of `cycle` (from the run trailers).
+/// Work of `cycle`: URLs in its fetch lists (from the run trailers), plus seeds injected for its
+/// merge (`dragnet inject`).
 pub fn fetch_list_size(crawl: &CrawlDir, cycle: u32, m: u32) -> Result<u64> {
+    let mut n = listed(crawl, cycle, m)?;
+    // Seeds `dragnet inject` left for the cycle's merge are work too, with an empty fetch list.
+    for p in 0..m {
+        let dir = crawl
+            .stage_dir(cycle, crate::crawl::Stage::Split)
+            .join(format!("to-{}", CrawlDir::partition_name(p)));
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with("inject-") && name.ends_with(".run") {
+                n += RunReader::open(&e.path())?.len();
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// URLs in the fetch lists of `cycle`.
+fn listed(crawl: &CrawlDir, cycle: u32, m: u32) -> Result<u64> {
     let mut n = 0;
     for p in 0..m {
         let path = crawl.fetchlist(cycle, p);

@@ -38,6 +38,77 @@ pub struct ScopeSection {
     /// New URLs one host may add to the crawl per cycle from one partition's links (the rest are
     /// dropped this cycle and may be found again later).
     pub max_new_urls_per_host: u64,
+    /// SURT prefixes a URL must start with (any of them; empty: no such rule), in pywb's form
+    /// (`org,example)/docs`) or as a URL (`http://example.org/docs`, turned into its SURT).
+    pub allow_surt_prefixes: Vec<String>,
+    /// SURT prefixes (same forms) that put a URL out of scope.
+    pub deny_surt_prefixes: Vec<String>,
+    /// Regular expressions (Rust `regex` syntax, unanchored) a URL must match (any of them;
+    /// empty: no such rule).
+    pub allow_regex: Vec<String>,
+    /// Regular expressions that put a matching URL out of scope.
+    pub deny_regex: Vec<String>,
+    /// File extensions (of the path's last segment, case-insensitive, without the dot) that put
+    /// a URL out of scope, e.g. `["zip", "iso", "mp4"]`.
+    pub deny_extensions: Vec<String>,
+    /// The compiled rules above (made once, on first use).
+    #[serde(skip)]
+    pub(crate) compiled: Compiled,
+}
+
+/// The compiled SURT and regex rules of a [`ScopeSection`], built on first use.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Compiled(std::sync::OnceLock<std::sync::Arc<Rules>>);
+
+impl PartialEq for Compiled {
+    /// Always equal: a cache of what the compared fields already say.
+    fn eq(&self, _: &Compiled) -> bool {
+        true
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Rules {
+    allow_surt: Vec<String>,
+    deny_surt: Vec<String>,
+    allow_regex: Option<regex::RegexSet>,
+    deny_regex: Option<regex::RegexSet>,
+    deny_extensions: Vec<String>,
+}
+
+impl Rules {
+    fn any(&self) -> bool {
+        !self.allow_surt.is_empty()
+            || !self.deny_surt.is_empty()
+            || self.allow_regex.is_some()
+            || self.deny_regex.is_some()
+            || !self.deny_extensions.is_empty()
+    }
+}
+
+/// A SURT prefix as configured: pywb's form as is (lower-cased), or a URL turned into its SURT.
+fn surt_prefix(p: &str) -> String {
+    if p.contains("://") {
+        crate::keys::surt(p)
+    } else {
+        p.to_ascii_lowercase()
+    }
+}
+
+fn regex_set(
+    key: &str,
+    patterns: &[String],
+) -> std::result::Result<Option<regex::RegexSet>, String> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    for p in patterns {
+        regex::Regex::new(p)
+            .map_err(|e| format!("scope.{key}: {p:?} is not a valid regex: {e}"))?;
+    }
+    regex::RegexSet::new(patterns)
+        .map(Some)
+        .map_err(|e| format!("scope.{key}: {e}"))
 }
 
 impl Default for ScopeSection {
@@ -51,6 +122,12 @@ impl Default for ScopeSection {
             max_query_params: 16,
             drop_patterns: Vec::new(),
             max_new_urls_per_host: 100_000,
+            allow_surt_prefixes: Vec::new(),
+            deny_surt_prefixes: Vec::new(),
+            allow_regex: Vec::new(),
+            deny_regex: Vec::new(),
+            deny_extensions: Vec::new(),
+            compiled: Compiled::default(),
         }
     }
 }
@@ -108,12 +185,100 @@ impl ScopeSection {
                 "scope.drop_patterns: an empty pattern would drop every URL",
             ));
         }
+        for (key, list) in [
+            ("allow_surt_prefixes", &self.allow_surt_prefixes),
+            ("deny_surt_prefixes", &self.deny_surt_prefixes),
+            ("deny_extensions", &self.deny_extensions),
+        ] {
+            if list.iter().any(|p| p.trim().is_empty()) {
+                return Err(Error::config(
+                    path,
+                    format!("scope.{key}: an empty entry would match every URL"),
+                ));
+            }
+        }
+        self.compile().map_err(|why| Error::config(path, why))?;
         Ok(())
+    }
+
+    fn compile(&self) -> std::result::Result<Rules, String> {
+        Ok(Rules {
+            allow_surt: self
+                .allow_surt_prefixes
+                .iter()
+                .map(|p| surt_prefix(p))
+                .collect(),
+            deny_surt: self
+                .deny_surt_prefixes
+                .iter()
+                .map(|p| surt_prefix(p))
+                .collect(),
+            allow_regex: regex_set("allow_regex", &self.allow_regex)?,
+            deny_regex: regex_set("deny_regex", &self.deny_regex)?,
+            deny_extensions: self
+                .deny_extensions
+                .iter()
+                .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+                .collect(),
+        })
+    }
+
+    fn rules(&self) -> std::sync::Arc<Rules> {
+        self.compiled
+            .0
+            .get_or_init(|| {
+                // Checked when the configuration was loaded; a section made in code with a bad
+                // pattern leaves that rule out rather than failing every URL.
+                std::sync::Arc::new(self.compile().unwrap_or(Rules {
+                    allow_surt: Vec::new(),
+                    deny_surt: Vec::new(),
+                    allow_regex: None,
+                    deny_regex: None,
+                    deny_extensions: Vec::new(),
+                }))
+            })
+            .clone()
+    }
+
+    /// The operator's rules (SURT prefixes, regexes, extensions): why `url` is out, if it is.
+    fn rule_refusal(&self, url: &str, path: &str) -> Option<&'static str> {
+        let r = self.rules();
+        if !r.any() {
+            return None;
+        }
+        if !r.deny_extensions.is_empty() {
+            let last = path.rsplit('/').next().unwrap_or("");
+            if let Some((_, ext)) = last.rsplit_once('.') {
+                if r.deny_extensions
+                    .iter()
+                    .any(|e| e.eq_ignore_ascii_case(ext))
+                {
+                    return Some("denied_extension");
+                }
+            }
+        }
+        if !r.allow_surt.is_empty() || !r.deny_surt.is_empty() {
+            let s = crate::keys::surt(url);
+            if r.deny_surt.iter().any(|p| s.starts_with(p.as_str())) {
+                return Some("denied_surt");
+            }
+            if !r.allow_surt.is_empty() && !r.allow_surt.iter().any(|p| s.starts_with(p.as_str())) {
+                return Some("not_allowed_surt");
+            }
+        }
+        if r.deny_regex.as_ref().is_some_and(|set| set.is_match(url)) {
+            return Some("denied_regex");
+        }
+        if r.allow_regex.as_ref().is_some_and(|set| !set.is_match(url)) {
+            return Some("not_allowed_regex");
+        }
+        None
     }
 
     /// Why `url` (canonical, with host `host`) at `depth` is out of scope, or `None` if it is
     /// in. Reasons are counter names: `out_of_domain`, `too_deep`, `trap_path`, `trap_repeat`,
-    /// `trap_query`, `dropped_pattern`.
+    /// `trap_query`, `dropped_pattern`, and for the operator's rules `denied_extension`,
+    /// `denied_surt`, `not_allowed_surt`, `denied_regex`, `not_allowed_regex`.
     pub fn refusal(&self, url: &str, host: &str, depth: u32) -> Option<&'static str> {
         if !self.allowed_domains.is_empty()
             && !self.allowed_domains.iter().any(|d| {
@@ -152,13 +317,65 @@ impl ScopeSection {
         if self.drop_patterns.iter().any(|p| url.contains(p.as_str())) {
             return Some("dropped_pattern");
         }
-        None
+        self.rule_refusal(url, path)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operator_rules_surt_regex_extensions() {
+        let s = ScopeSection {
+            deny_surt_prefixes: vec!["http://example.org/private".into(), "org,bad)".into()],
+            deny_regex: vec![r"[?&]sessionid=".into()],
+            deny_extensions: vec![".ZIP".into(), "iso".into()],
+            ..ScopeSection::default()
+        };
+        let r = |u: &str| s.refusal(u, crate::keys::host_of(u), 1);
+        assert_eq!(r("http://example.org/public/a.html"), None);
+        assert_eq!(r("https://www.example.org/private/x"), Some("denied_surt"));
+        assert_eq!(r("http://bad.org/"), Some("denied_surt"));
+        assert_eq!(
+            r("http://example.org/a?x=1&sessionid=9"),
+            Some("denied_regex")
+        );
+        assert_eq!(r("http://example.org/dl/big.zip"), Some("denied_extension"));
+        assert_eq!(
+            r("http://example.org/dl/big.iso?x=1"),
+            Some("denied_extension")
+        );
+        assert_eq!(r("http://example.org/zip/"), None);
+        let only = ScopeSection {
+            allow_surt_prefixes: vec!["org,example)/docs".into()],
+            allow_regex: vec![r"\.html$".into(), r"/$".into()],
+            ..ScopeSection::default()
+        };
+        let r = |u: &str| only.refusal(u, crate::keys::host_of(u), 1);
+        assert_eq!(r("http://example.org/docs/a.html"), None);
+        assert_eq!(
+            r("http://example.org/blog/a.html"),
+            Some("not_allowed_surt")
+        );
+        assert_eq!(
+            r("http://example.org/docs/a.pdf"),
+            Some("not_allowed_regex")
+        );
+        // A bad pattern is a configuration error naming the key and the pattern.
+        let bad = ScopeSection {
+            deny_regex: vec!["(unclosed".into()],
+            ..ScopeSection::default()
+        };
+        let e = bad
+            .validate(Path::new("crawl.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("scope.deny_regex") && e.contains("(unclosed"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn rules() {

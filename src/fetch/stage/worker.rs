@@ -102,6 +102,17 @@ impl Shared<'_> {
                 return Ok((Duration::ZERO, None, Vec::new()));
             }
         };
+        // The scope as configured now: a rule added since the URL entered the frontier applies
+        // to it too (the split applied the rules of its day).
+        if self
+            .cfg
+            .scope
+            .refusal(&job.item.url, url.host_str().unwrap_or(""), job.item.depth)
+            .is_some()
+        {
+            self.finish_job(job, error_result(job, "out_of_scope"))?;
+            return Ok((Duration::ZERO, None, Vec::new()));
+        }
         let origin = url.origin().ascii_serialization();
         let (policy, failing, client) = {
             let mut hosts = lock(&self.hosts);
