@@ -283,3 +283,51 @@ fn a_failed_partition_keeps_the_others_work_and_a_rerun_finishes() {
     );
     server.stop();
 }
+
+/// Many hosts on few addresses, several partitions fetched at once by the local executor: the
+/// per-IP limit and delay hold across partitions (websim's per-address audit), and without a
+/// shared limit they would not (the same crawl allowed 4 connections per address trips the
+/// audit's limit of 1).
+#[test]
+fn per_ip_limits_hold_across_partitions_fetched_at_once() {
+    for (crawler_limit, polite) in [(1, true), (4, false)] {
+        let (web, server) = websim::server::Server::start_web(
+            websim::model::WebConfig {
+                seed: 71,
+                port: 0,
+                listeners: 2,
+                hosts: 24,
+                pages: 8,
+                hostile_every: 0,
+                max_crawl_delay: Duration::from_millis(20),
+                per_ip_connections: 1,
+                per_ip_delay: Duration::from_millis(5),
+                ..websim::model::WebConfig::default()
+            },
+            websim::server::ServerOptions::default(),
+        )
+        .unwrap();
+        let mut cfg = common::websim_config(4, 4);
+        cfg.cycle.fetch_partitions = 4;
+        cfg.fetch.per_ip_connections = crawler_limit;
+        cfg.fetch.per_ip_delay_secs = 0.005;
+        let c = common::websim_crawl(&web, &seeds(&web), cfg);
+        let r = run_cycles(&c.dir, &c.cfg, &until_empty()).unwrap();
+        assert!(r.complete(), "{r:?}");
+        let audit = server.stop();
+        let ip = audit.counts.ip_concurrent + audit.counts.ip_too_soon;
+        if polite {
+            assert_eq!(audit.counts.total(), 0, "{:?}", audit.violations);
+            assert_eq!(
+                common::outcome(&c.dir, 4).fetched,
+                common::truth_fetched(&web)
+            );
+        } else {
+            assert!(
+                ip > 0,
+                "4 connections per address were never used: {:?}",
+                audit.counts
+            );
+        }
+    }
+}

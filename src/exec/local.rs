@@ -29,7 +29,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -37,6 +37,7 @@ use serde::Serialize;
 use super::{after_cycle, fetch_list_size, next_cycle, run_stage, CycleDisplay};
 use crate::crawl::{Config, CrawlDir, CrawlLock, Stage};
 use crate::error::{Result, EXIT_CYCLE_INCOMPLETE};
+use crate::fetch::ipgate::IpGate;
 use crate::fetch::{FetchOptions, ProgressMode};
 use crate::util::plural;
 
@@ -187,20 +188,27 @@ fn run_cycles_shown(
     Ok(report)
 }
 
-/// Runs one stage for one partition ([`run_stage`]), shows it on `display` and adds its outcome
-/// to `acc`.
-fn one(
-    crawl: &CrawlDir,
-    cfg: &Config,
-    stage: Stage,
+/// What every stage of one cycle shares: where, which cycle, the display, the per-IP limits.
+struct CycleCtx<'a> {
+    crawl: &'a CrawlDir,
     cycle: u32,
-    p: u32,
-    display: &CycleDisplay,
-    acc: &Mutex<StageRun>,
-) -> bool {
+    display: &'a CycleDisplay,
+    ip_gate: Arc<IpGate>,
+}
+
+/// Runs one stage for one partition ([`run_stage`]), shows it on the display and adds its
+/// outcome to `acc`.
+fn one(ctx: &CycleCtx<'_>, cfg: &Config, stage: Stage, p: u32, acc: &Mutex<StageRun>) -> bool {
+    let CycleCtx {
+        crawl,
+        cycle,
+        display,
+        ..
+    } = *ctx;
     let fetch = FetchOptions {
         progress: display.fetch_mode(),
         counters: (stage == Stage::Fetch).then(|| display.fetch_counters()),
+        ip_gate: Some(Arc::clone(&ctx.ip_gate)),
         ..FetchOptions::default()
     };
     display.started(stage);
@@ -252,7 +260,19 @@ fn run_cycle(
         .map(|&s| (s, Mutex::new(StageRun::default())))
         .collect();
 
-    // 1. fetch -> parse -> split per partition, a few partitions at a time.
+    // 1. fetch -> parse -> split per partition, a few partitions at a time, sharing the per-IP
+    //    limits: hosts of one address in different partitions are one server.
+    let ctx = CycleCtx {
+        crawl,
+        cycle,
+        display,
+        ip_gate: IpGate::new(
+            cfg.fetch.per_ip_connections,
+            crate::fetch::stage::with_margin(std::time::Duration::from_secs_f64(
+                cfg.fetch.per_ip_delay_secs,
+            )),
+        ),
+    };
     let workers = (cfg.cycle.fetch_partitions as usize).clamp(1, m as usize);
     let task_cfg = cfg.share(workers);
     let next = AtomicUsize::new(0);
@@ -267,7 +287,7 @@ fn run_cycle(
                 // Each stage only if the one before it succeeded for this partition.
                 let _ = [Stage::Fetch, Stage::Parse, Stage::Split]
                     .into_iter()
-                    .all(|st| one(crawl, &task_cfg, st, cycle, p, display, &acc[&st]));
+                    .all(|st| one(&ctx, &task_cfg, st, p, &acc[&st]));
             });
         }
     });
@@ -288,7 +308,7 @@ fn run_cycle(
         let task_cfg = cfg.share(rayon::current_num_threads().min(m as usize));
         for stage in [Stage::Merge, Stage::Prioritize] {
             rayon_each(m, |p| {
-                one(crawl, &task_cfg, stage, cycle, p, display, &acc[&stage]);
+                one(&ctx, &task_cfg, stage, p, &acc[&stage]);
             });
             log_stage(display, cycle, stage, &acc);
             if failed(stage) {

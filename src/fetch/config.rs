@@ -58,8 +58,12 @@ pub struct FetchSection {
     /// seconds; a longer one is capped (the host's URLs then wait for later in the run, or for
     /// the next cycle when the deadline comes first).
     pub max_retry_after_secs: f64,
-    /// Connections open at once to one IP address, over all its virtual hosts.
+    /// Connections open at once to one IP address, over all its virtual hosts and, with the
+    /// local executor, over every partition fetched at once (`crate::fetch::ipgate`).
     pub per_ip_connections: u32,
+    /// Least time between the end of a request to one IP address and the start of the next, over
+    /// all its hosts and partitions (0: only the per-host delays).
+    pub per_ip_delay_secs: f64,
     /// Connection set-up timeout, in seconds.
     pub connect_timeout_secs: f64,
     /// Longest silence while reading a response, in seconds.
@@ -149,6 +153,7 @@ impl Default for FetchSection {
             max_body: ByteSize(10 << 20),
             max_decoded: ByteSize(50 << 20),
             max_header_bytes: ByteSize(64 << 10),
+            per_ip_delay_secs: 0.0,
             max_redirects: 5,
             follow_redirects: 5,
             follow_per_host: 1000,
@@ -240,6 +245,7 @@ impl FetchSection {
             ("min_rate_grace_secs", self.min_rate_grace_secs, false),
             ("deadline_secs", self.deadline_secs, true),
             ("robots_ttl_secs", self.robots_ttl_secs, false),
+            ("per_ip_delay_secs", self.per_ip_delay_secs, false),
         ] {
             if !v.is_finite() || v < 0.0 || (positive && v == 0.0) || v > 1e9 {
                 let want = if positive { "> 0" } else { ">= 0" };

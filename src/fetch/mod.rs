@@ -11,6 +11,7 @@
 //! - [`config`]: the `[fetch]` section of `crawl.toml`: politeness, limits against hostile
 //!   servers, WARC output settings.
 //! - [`guard`]: the SSRF guard on resolved addresses.
+//! - [`ipgate`]: the per-IP limit and delay shared by every fetch of a process.
 //! - [`client`]: fetching one URL (ureq) with every limit, SSRF guard and pinned resolution.
 //! - [`tls`]: the TLS configuration (trusted roots, extra CA files) and connector.
 //! - [`schedule`]: Mercator back queues, the heap of next-allowed times, the per-IP limit and
@@ -19,6 +20,7 @@
 pub mod client;
 pub mod config;
 pub mod guard;
+pub mod ipgate;
 pub mod progress;
 pub mod robots;
 pub mod schedule;

@@ -96,7 +96,7 @@ const ABANDON_BACKOFF: Duration = Duration::from_secs(1);
 const CLOCK_MARGIN: Duration = Duration::from_millis(10);
 
 /// The delay a host is given back with: `delay` plus [`CLOCK_MARGIN`] unless it is zero.
-fn with_margin(delay: Duration) -> Duration {
+pub(crate) fn with_margin(delay: Duration) -> Duration {
     if delay.is_zero() {
         delay
     } else {
@@ -129,6 +129,9 @@ pub struct FetchOptions {
     /// Counters for the workers to bump, read by a caller's display as well (`dragnet cycle`
     /// sums those of every fetch); fresh ones if `None`. Give each fetch its own.
     pub counters: Option<Arc<Counters>>,
+    /// The per-IP limits shared with the other fetches of this process (`dragnet cycle` gives
+    /// every fetch of a cycle the same); a gate of its own if `None`.
+    pub ip_gate: Option<Arc<crate::fetch::ipgate::IpGate>>,
 }
 
 impl Default for FetchOptions {
@@ -137,6 +140,7 @@ impl Default for FetchOptions {
             progress: ProgressMode::Auto,
             log_interval: Duration::from_secs(10),
             counters: None,
+            ip_gate: None,
         }
     }
 }
@@ -163,6 +167,8 @@ struct HostState {
     follow_left: u64,
     /// 429 and 5xx answers in a row: the host's back-off doubles with each.
     slowdowns: u32,
+    /// The address the feeder resolved for it (the per-IP limits), if any.
+    ip: Option<std::net::IpAddr>,
 }
 
 struct Sched {
@@ -175,6 +181,8 @@ struct Sched {
 
 struct Shared<'a> {
     cfg: &'a Config,
+    /// Per-IP limits across the process's fetches.
+    ip_gate: Arc<crate::fetch::ipgate::IpGate>,
     agent: String,
     fetcher: Fetcher,
     sched: Mutex<Sched>,
@@ -322,8 +330,15 @@ pub fn fetch_partition(
     let parse_writes = parse.as_ref().is_some_and(InlineParse::writes);
     let max_active = (f.threads as usize) * (f.queues_per_thread as usize);
     let counters = opts.counters.clone().unwrap_or_default();
+    let ip_gate = opts.ip_gate.clone().unwrap_or_else(|| {
+        crate::fetch::ipgate::IpGate::new(
+            f.per_ip_connections,
+            with_margin(Duration::from_secs_f64(f.per_ip_delay_secs)),
+        )
+    });
     let shared = Shared {
         cfg,
+        ip_gate,
         agent: f.robots_agent().to_owned(),
         fetcher: Fetcher::new(f, resolver).with_tls(tls),
         sched: Mutex::new(Sched {

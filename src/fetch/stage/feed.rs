@@ -167,6 +167,7 @@ impl Shared<'_> {
                 client: Arc::new(self.fetcher.client()),
                 follow_left,
                 slowdowns: 0,
+                ip,
             },
         );
         st.sched

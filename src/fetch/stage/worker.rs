@@ -114,19 +114,26 @@ impl Shared<'_> {
             return Ok((Duration::ZERO, None, Vec::new()));
         }
         let origin = url.origin().ascii_serialization();
-        let (policy, failing, client) = {
+        let (policy, failing, client, ip) = {
             let mut hosts = lock(&self.hosts);
             let h = hosts.get_mut(&job.host_key).expect("host of a lease");
             let failing = self.cfg.fetch.max_host_failures > 0
                 && h.record.consecutive_failures >= self.cfg.fetch.max_host_failures;
-            (self.policy(h, &origin), failing, Arc::clone(&h.client))
+            (
+                self.policy(h, &origin),
+                failing,
+                Arc::clone(&h.client),
+                h.ip,
+            )
         };
         if failing {
             self.finish_job(job, error_result(job, "host_failing"))?;
             return Ok((Duration::ZERO, None, Vec::new()));
         }
         let Some(policy) = policy else {
+            let permit = ip.map(|ip| self.ip_gate.acquire(ip, self.deadline));
             let delay = self.fetch_robots(&client, job.host_key, &url, &origin)?;
+            drop(permit);
             let again = Job {
                 host_key: job.host_key,
                 fp: job.fp,
@@ -143,9 +150,12 @@ impl Shared<'_> {
             etag: Some(job.item.etag.as_str()).filter(|s| !s.is_empty()),
             last_modified: Some(job.item.last_modified.as_str()).filter(|s| !s.is_empty()),
         };
+        // The address's turn, shared with every partition this process fetches.
+        let permit = ip.map(|ip| self.ip_gate.acquire(ip, self.deadline));
         let t = Instant::now();
         let outcome = self.fetcher.fetch_with(&client, &url, validators);
         let took = t.elapsed();
+        drop(permit);
         // A URL refused by the SSRF guard never left the machine: not a request.
         let refused = matches!(&outcome, Err(e) if e.kind() == "ssrf");
         if !refused {

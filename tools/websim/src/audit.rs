@@ -29,6 +29,15 @@
 //!   for that host's `/robots.txt` started (or there was none).
 //! - **ignored_retry_after**: a request starts less than [`Site::retry_after`] after the end of
 //!   a `429` answer to that host (a rate-limited host's "come back in N seconds").
+//!
+//! Per server address (the listener a connection came in on, shared by many virtual hosts),
+//! when the site sets limits ([`Site::per_ip`]) and counting complete responses only (an aborted
+//! one ends when the server gave up, which may be long after the client did):
+//!
+//! - **ip_concurrent**: a request starts while the address already has its limit of requests
+//!   in flight, whatever their hosts.
+//! - **ip_too_soon**: a request starts, with none in flight, less than the per-address delay
+//!   after the latest response of the address ended.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -357,6 +366,34 @@ pub enum Violation {
         /// The `Retry-After` the `429` carried (ms).
         retry_after_ms: f64,
     },
+    /// A request to a server address that already had its limit of requests in flight.
+    IpConcurrent {
+        /// The address.
+        ip: String,
+        /// Host of the request.
+        host: String,
+        /// Target.
+        target: String,
+        /// When (ms since the server started).
+        at_ms: f64,
+        /// Requests in flight to the address at that moment.
+        in_flight: u64,
+    },
+    /// A request to a server address sooner after its previous response than its delay.
+    IpTooSoon {
+        /// The address.
+        ip: String,
+        /// Host of the request.
+        host: String,
+        /// Target.
+        target: String,
+        /// When (ms since the server started).
+        at_ms: f64,
+        /// Time since the address's latest response ended (ms).
+        gap_ms: f64,
+        /// The per-address delay (ms).
+        delay_ms: f64,
+    },
     /// A fetch of a page before the host's robots.txt was requested.
     BeforeRobots {
         /// Host.
@@ -384,6 +421,12 @@ pub struct ViolationCounts {
     /// Requests sooner after a `429` than its `Retry-After`.
     #[serde(default)]
     pub ignored_retry_after: u64,
+    /// Requests beyond a server address's limit of requests in flight.
+    #[serde(default)]
+    pub ip_concurrent: u64,
+    /// Requests sooner after an address's previous response than its delay.
+    #[serde(default)]
+    pub ip_too_soon: u64,
 }
 
 impl ViolationCounts {
@@ -394,6 +437,8 @@ impl ViolationCounts {
             + self.disallowed
             + self.before_robots
             + self.ignored_retry_after
+            + self.ip_concurrent
+            + self.ip_too_soon
     }
 }
 
@@ -442,6 +487,8 @@ impl Violation {
             Violation::Disallowed { .. } => "disallowed",
             Violation::BeforeRobots { .. } => "before_robots",
             Violation::IgnoredRetryAfter { .. } => "ignored_retry_after",
+            Violation::IpConcurrent { .. } => "ip_concurrent",
+            Violation::IpTooSoon { .. } => "ip_too_soon",
         }
     }
 }
@@ -463,12 +510,73 @@ struct Found {
     disallowed: Vec<Violation>,
     before_robots: Vec<Violation>,
     ignored_retry_after: Vec<Violation>,
+    ip_concurrent: Vec<Violation>,
+    ip_too_soon: Vec<Violation>,
 }
 
 fn keep(list: &mut Vec<Violation>, count: &mut u64, v: impl FnOnce() -> Violation) {
     *count += 1;
     if list.len() < MAX_EXAMPLES {
         list.push(v());
+    }
+}
+
+/// The per-address checks (see the module docs): complete responses, grouped by the address of
+/// the listener their connection came in on, in the order they started.
+fn per_ip(snap: &Snapshot, limit: usize, delay: u64, found: &mut Found) {
+    let ip_of: HashMap<u64, std::net::IpAddr> =
+        snap.conns.iter().map(|c| (c.id, c.local.ip())).collect();
+    let mut order: Vec<(std::net::IpAddr, usize)> = (0..snap.entries.len())
+        .filter(|&i| snap.entries[i].complete)
+        .filter_map(|i| ip_of.get(&snap.entries[i].conn).map(|&ip| (ip, i)))
+        .collect();
+    order.sort_by_key(|&(ip, i)| (ip, snap.entries[i].t_request, snap.entries[i].t_end));
+    for run in order.chunk_by(|a, b| a.0 == b.0) {
+        let ip = run[0].0.to_string();
+        let mut active: Vec<usize> = Vec::new();
+        let mut last_end: Option<u64> = None;
+        for &(_, i) in run {
+            let e = &snap.entries[i];
+            active.retain(|&a| snap.entries[a].t_end > e.t_request);
+            let what = || (snap.str(e.host).to_string(), snap.str(e.target).to_string());
+            if active.len() >= limit {
+                keep(
+                    &mut found.ip_concurrent,
+                    &mut found.counts.ip_concurrent,
+                    || {
+                        let (host, target) = what();
+                        Violation::IpConcurrent {
+                            ip: ip.clone(),
+                            host,
+                            target,
+                            at_ms: ms(e.t_request),
+                            in_flight: active.len() as u64,
+                        }
+                    },
+                );
+            } else if let Some(end) = last_end.filter(|_| active.is_empty()) {
+                let gap = e.t_request.saturating_sub(end);
+                if gap < delay {
+                    keep(
+                        &mut found.ip_too_soon,
+                        &mut found.counts.ip_too_soon,
+                        || {
+                            let (host, target) = what();
+                            Violation::IpTooSoon {
+                                ip: ip.clone(),
+                                host,
+                                target,
+                                at_ms: ms(e.t_request),
+                                gap_ms: ms(gap),
+                                delay_ms: ms(delay),
+                            }
+                        },
+                    );
+                }
+            }
+            active.push(i);
+            last_end = Some(last_end.map_or(e.t_end, |t| t.max(e.t_end)));
+        }
     }
 }
 
@@ -604,12 +712,17 @@ pub fn audit(snap: &Snapshot, site: &dyn Site) -> Report {
         }
     }
 
+    if let Some((limit, delay)) = site.per_ip() {
+        per_ip(snap, limit, dur_ns(delay), &mut found);
+    }
     let counts = found.counts;
     let mut violations = found.concurrent;
     violations.extend(found.too_soon);
     violations.extend(found.disallowed);
     violations.extend(found.before_robots);
     violations.extend(found.ignored_retry_after);
+    violations.extend(found.ip_concurrent);
+    violations.extend(found.ip_too_soon);
     Report {
         elapsed_s: snap.elapsed_ns as f64 / 1e9,
         requests: snap.entries.len() as u64,

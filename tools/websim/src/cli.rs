@@ -134,6 +134,13 @@ pub struct WebArgs {
     /// get 429 with Retry-After: 1, and the audit flags a crawler that comes back sooner (0: none).
     #[arg(long, default_value_t = 0)]
     pub rate_limit_every: u32,
+    /// The audit's per-address limit: requests in flight at once to one listener address, over
+    /// all its hosts (0: not checked).
+    #[arg(long, default_value_t = 0)]
+    pub per_ip_connections: u32,
+    /// The audit's per-address delay (ms) between requests to one listener address.
+    #[arg(long, default_value_t = 0)]
+    pub per_ip_delay_ms: u64,
 }
 
 impl WebArgs {
@@ -153,6 +160,8 @@ impl WebArgs {
             tls_every: self.tls_every,
             tls_port: self.tls_port,
             rate_limit_every: self.rate_limit_every,
+            per_ip_connections: self.per_ip_connections,
+            per_ip_delay: Duration::from_millis(self.per_ip_delay_ms),
             ..WebConfig::default()
         }
     }

@@ -57,6 +57,11 @@ pub struct WebConfig {
     /// One host in this many rate-limits its pages ([`RATE_BURST`] requests, then one per
     /// [`RATE_REFILL`]; beyond it `429` with `Retry-After`; 0: none).
     pub rate_limit_every: u32,
+    /// Requests in flight at once a polite crawler keeps per server address (over all the
+    /// hosts it serves), for the audit's per-address check (0: no check).
+    pub per_ip_connections: u32,
+    /// Least time between requests to one server address, for the same check.
+    pub per_ip_delay: Duration,
 }
 
 impl Default for WebConfig {
@@ -76,6 +81,8 @@ impl Default for WebConfig {
             tls_every: 0,
             tls_port: 8443,
             rate_limit_every: 0,
+            per_ip_connections: 0,
+            per_ip_delay: Duration::ZERO,
         }
     }
 }

@@ -537,6 +537,11 @@ impl Site for Web {
         )
     }
 
+    fn per_ip(&self) -> Option<(usize, Duration)> {
+        let c = &self.config;
+        (c.per_ip_connections > 0).then_some((c.per_ip_connections as usize, c.per_ip_delay))
+    }
+
     fn retry_after(&self, host: &str) -> Option<Duration> {
         let h = self.host_index(host)?;
         self.hosts[h as usize]

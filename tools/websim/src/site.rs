@@ -144,6 +144,12 @@ pub trait Site: Send + Sync {
         None
     }
 
+    /// The limits a polite crawler keeps per server address, over all its hosts: requests in
+    /// flight at once and the least time between them (`None`, the default: no such check).
+    fn per_ip(&self) -> Option<(usize, Duration)> {
+        None
+    }
+
     /// Whether robots.txt forbids `agent` to fetch `target` (path and query) on `host`.
     fn disallowed(&self, host: &str, agent: &str, target: &str) -> bool;
 

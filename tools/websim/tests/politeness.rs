@@ -49,7 +49,9 @@ fn hosts_of<'a>(report: &'a Report, kind: &str) -> Vec<(&'a str, &'a str)> {
             | Violation::TooSoon { host, target, .. }
             | Violation::Disallowed { host, target, .. }
             | Violation::BeforeRobots { host, target, .. }
-            | Violation::IgnoredRetryAfter { host, target, .. } => (host.as_str(), target.as_str()),
+            | Violation::IgnoredRetryAfter { host, target, .. }
+            | Violation::IpConcurrent { host, target, .. }
+            | Violation::IpTooSoon { host, target, .. } => (host.as_str(), target.as_str()),
         })
         .collect()
 }
