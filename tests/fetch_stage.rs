@@ -513,6 +513,63 @@ fn the_deadline_defers_what_is_left() {
     server.stop();
 }
 
+/// The fetch order follows priority: when the deadline cuts the run, what each host has left
+/// is its lowest-priority URLs (the fetch list holds them by fingerprint).
+#[test]
+fn a_deadline_leaves_each_hosts_lowest_priority_urls() {
+    let (web, server) = start(WebConfig {
+        seed: 12,
+        hosts: 2,
+        pages: 40,
+        hostile_every: 0,
+        ..WebConfig::default()
+    });
+    let seeds = page_urls(&web, 40);
+    let mut cfg = test_config();
+    cfg.crawl.partitions = 1;
+    cfg.fetch.default_delay_secs = 0.2;
+    cfg.fetch.deadline_secs = 1.0;
+    cfg.fetch.follow_per_host = 0;
+    let c = crawl_of(&web, &seeds, cfg);
+    // Priorities unrelated to the key order: a hash of the URL.
+    let list = c.dir.fetchlist(0, 0);
+    let mut r = RunReader::open_expect(&list, Schema::FETCHLIST).unwrap();
+    let mut records = Vec::new();
+    while r.advance().unwrap() {
+        let mut item = FetchItem::decode(r.payload()).unwrap();
+        item.priority = (xxhash_rust::xxh3::xxh3_64(item.url.as_bytes()) % 1000) as f64 / 1000.0;
+        records.push((r.key().to_vec(), item.encode()));
+    }
+    drop(r);
+    let mut w = RunWriter::create(&list, Schema::FETCHLIST).unwrap();
+    for (k, v) in &records {
+        w.push(k, v).unwrap();
+    }
+    w.finish().unwrap();
+    fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet()).unwrap();
+    let got = results(&c, 0);
+    let mut deferred_any = false;
+    for h in 0..2 {
+        let origin = web.origin(h);
+        let of_host = || got.values().filter(|r| r.url.starts_with(&origin));
+        let lowest_fetched = of_host()
+            .filter(|r| r.error != "deferred")
+            .map(|r| r.priority)
+            .fold(f64::INFINITY, f64::min);
+        let highest_deferred = of_host()
+            .filter(|r| r.error == "deferred")
+            .map(|r| r.priority)
+            .fold(f64::NEG_INFINITY, f64::max);
+        deferred_any |= highest_deferred.is_finite();
+        assert!(
+            lowest_fetched >= highest_deferred,
+            "{origin}: fetched down to {lowest_fetched}, deferred up to {highest_deferred}"
+        );
+    }
+    assert!(deferred_any, "the deadline cut nothing");
+    server.stop();
+}
+
 /// A fetch of a small web into gzip WARCs, checked by our own reader.
 fn gzip_warc_fetch() -> Crawl {
     let (web, server) = start(WebConfig {

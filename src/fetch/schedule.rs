@@ -2,7 +2,7 @@
 //! time each host may be hit again, a bounded number of active back queues, and a per-IP limit.
 //!
 //! This follows the frontier of the Mercator slides (IIR ch. 20; docs/design.md, References): the fetch list
-//! plays the front queues (it is already in priority order per host), each active host has a
+//! plays the front queues (prioritize chose its URLs by priority), each active host has a
 //! back queue holding its URLs, and a heap orders the back queues by the time their host may be
 //! contacted next. A worker takes the host at the top of the heap once its time has come, fetches
 //! one URL, and gives the host back with the delay its response earned; only then can the host
@@ -10,6 +10,15 @@
 //! time"). About 3x as many back queues as workers keep every worker busy while each host waits
 //! out its delay; further hosts wait in line (FIFO) until a back queue empties, which bounds
 //! the memory of the stage by the active hosts, not by the fetch list.
+//!
+//! **Priority among ready hosts** (the slides' front queues, biased by priority): of the hosts
+//! whose time has come, a worker takes the one whose next URL has the highest priority
+//! ([`Prioritized`]; ties go to the host that has waited longest), and each host's URLs are in
+//! priority order (the fetch stage sorts a host's URLs as it adds them). So when the deadline
+//! cuts a partition short, what is left is, host by host and among the hosts in rotation, the
+//! lowest-priority work, not whatever sorted last by key. (Hosts still waiting for a back queue
+//! when the deadline comes are taken in the fetch list's host-key order, a window of about one
+//! host per worker: which hosts enter rotation first is not yet by priority.)
 //!
 //! Two additions to the slides' design, both from running crawls: a host whose IP address already
 //! has `per_ip` requests in flight is skipped until one of them completes (a thousand virtual
@@ -38,6 +47,31 @@ pub fn politeness_delay(
     let earned = response_time.mul_f64(factor.max(0.0));
     let asked = crawl_delay.map_or(Duration::ZERO, |d| d.min(max_crawl_delay));
     default.max(asked).max(earned)
+}
+
+/// What the scheduler asks of an item: its priority (higher first).
+pub trait Prioritized {
+    /// The item's priority; hosts whose next item is higher are served first among ready ones.
+    fn priority(&self) -> f64;
+}
+
+/// A priority as a heap key (total order; NaN below everything).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Prio(f64);
+
+impl Eq for Prio {}
+
+impl PartialOrd for Prio {
+    fn partial_cmp(&self, other: &Prio) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Prio {
+    fn cmp(&self, other: &Prio) -> std::cmp::Ordering {
+        let key = |p: f64| if p.is_nan() { f64::NEG_INFINITY } else { p };
+        key(self.0).total_cmp(&key(other.0))
+    }
 }
 
 /// A URL handed to a worker: the host it belongs to (to give back with [`Scheduler::complete`])
@@ -89,6 +123,9 @@ pub struct Scheduler<T> {
     free_slots: Vec<usize>,
     /// Active hosts waiting for their time, earliest first (time, then slot for determinism).
     ready: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// Active hosts whose time has come, highest priority of their next URL first, then the
+    /// longest waiting.
+    due: BinaryHeap<(Prio, Reverse<(Instant, usize)>)>,
     /// Hosts whose time has come but whose IP is at its limit, per IP, in FIFO order.
     blocked: HashMap<IpAddr, VecDeque<usize>>,
     /// Requests in flight per IP address.
@@ -102,7 +139,7 @@ pub struct Scheduler<T> {
     queued_items: usize,
 }
 
-impl<T> Scheduler<T> {
+impl<T: Prioritized> Scheduler<T> {
     /// A scheduler with at most `max_active` back queues (hosts in rotation) and at most
     /// `per_ip` requests in flight per IP address.
     pub fn new(max_active: usize, per_ip: u32) -> Scheduler<T> {
@@ -110,6 +147,7 @@ impl<T> Scheduler<T> {
             hosts: Vec::new(),
             free_slots: Vec::new(),
             ready: BinaryHeap::new(),
+            due: BinaryHeap::new(),
             blocked: HashMap::new(),
             ip_in_flight: HashMap::new(),
             waiting: VecDeque::new(),
@@ -173,11 +211,20 @@ impl<T> Scheduler<T> {
 
     /// The next URL a worker may fetch at `now`.
     pub fn next(&mut self, now: Instant) -> Next<T> {
+        // Every host whose time has come competes on the priority of its next URL.
         while let Some(&Reverse((at, slot))) = self.ready.peek() {
             if at > now {
-                return Next::WaitUntil(at);
+                break;
             }
             self.ready.pop();
+            let host = self.hosts[slot].as_ref().expect("queued host is live");
+            let p = host
+                .urls
+                .front()
+                .map_or(f64::NEG_INFINITY, Prioritized::priority);
+            self.due.push((Prio(p), Reverse((at, slot))));
+        }
+        while let Some((_, Reverse((_, slot)))) = self.due.pop() {
             let host = self.hosts[slot].as_mut().expect("queued host is live");
             if let Some(ip) = host.ip {
                 let n = self.ip_in_flight.entry(ip).or_insert(0);
@@ -194,6 +241,9 @@ impl<T> Scheduler<T> {
             self.queued_items -= 1;
             self.in_flight += 1;
             return Next::Ready(Lease { host: slot, item });
+        }
+        if let Some(&Reverse((at, _))) = self.ready.peek() {
+            return Next::WaitUntil(at);
         }
         if self.in_flight > 0 {
             Next::WaitForCompletion
@@ -268,6 +318,7 @@ impl<T> Scheduler<T> {
             out.push((w.name, w.urls.into_iter().collect()));
         }
         self.ready.clear();
+        self.due.clear();
         self.blocked.clear();
         self.queued_items = 0;
         // Hosts not in flight are gone; those in flight are removed when they complete.
@@ -315,6 +366,74 @@ impl<T> Scheduler<T> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Plain test items: all of one priority (the order is then the time order of the heap).
+    impl Prioritized for i32 {
+        fn priority(&self) -> f64 {
+            0.0
+        }
+    }
+
+    impl Prioritized for (usize, u8) {
+        fn priority(&self) -> f64 {
+            0.0
+        }
+    }
+
+    /// Items with a priority: `(name, priority)`.
+    impl Prioritized for (&'static str, f64) {
+        fn priority(&self) -> f64 {
+            self.1
+        }
+    }
+
+    #[test]
+    fn among_ready_hosts_the_highest_priority_goes_first() {
+        let t0 = Instant::now();
+        let mut s = Scheduler::new(8, 8);
+        s.add_host(
+            "low".into(),
+            None,
+            VecDeque::from([("l1", 0.1), ("l2", 0.1)]),
+            t0,
+        );
+        s.add_host("high".into(), None, VecDeque::from([("h1", 0.9)]), t0);
+        s.add_host(
+            "mid".into(),
+            None,
+            VecDeque::from([("m1", 0.5), ("m2", 0.05)]),
+            t0,
+        );
+        let mut order = Vec::new();
+        let mut now = t0;
+        for _ in 0..10 {
+            match s.next(now) {
+                Next::Ready(l) => {
+                    order.push(l.item.0);
+                    s.complete(l.host, now, Duration::ZERO);
+                }
+                Next::WaitUntil(t) => now = t,
+                Next::WaitForCompletion => unreachable!("nothing in flight"),
+                Next::Done => break,
+            }
+        }
+        // Each pick is the best next URL among the hosts ready at that moment.
+        assert_eq!(order, ["h1", "m1", "l1", "l2", "m2"]);
+        // A host not ready yet waits however high its priority.
+        let mut s = Scheduler::new(8, 8);
+        s.add_host_after(
+            "later".into(),
+            None,
+            VecDeque::from([("x", 1.0)]),
+            t0 + Duration::from_secs(1),
+            t0,
+        );
+        s.add_host("now".into(), None, VecDeque::from([("y", 0.0)]), t0);
+        let Next::Ready(l) = s.next(t0) else {
+            panic!("a ready host")
+        };
+        assert_eq!(l.item.0, "y");
+    }
 
     #[test]
     fn delay_is_the_largest_of_its_parts() {

@@ -154,6 +154,12 @@ struct Job {
     hops: u32,
 }
 
+impl crate::fetch::schedule::Prioritized for Job {
+    fn priority(&self) -> f64 {
+        self.item.priority
+    }
+}
+
 /// What the workers know about a host while it is in the run.
 struct HostState {
     record: HostRecord,

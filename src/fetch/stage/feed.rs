@@ -170,6 +170,10 @@ impl Shared<'_> {
                 ip,
             },
         );
+        // The host's URLs highest priority first (the fetch list has them by fingerprint), so a
+        // deadline leaves its least wanted ones.
+        let mut jobs = jobs;
+        jobs.sort_by(|a, b| b.item.priority.total_cmp(&a.item.priority));
         st.sched
             .add_host_after(name, ip, jobs.into_iter().collect(), not_before, now);
         self.publish_hosts(&st);
