@@ -235,7 +235,7 @@ impl Resolver {
 }
 
 /// A source of addresses for names the crawl's table lacks: the system resolver, or a test's.
-pub trait Lookup: Send + Sync {
+pub trait Lookup: Send + Sync + std::fmt::Debug {
     /// The addresses of `name` (`port` is passed through to the system resolver, which may
     /// use it; answers do not depend on it).
     fn lookup(&self, name: &str, port: u16) -> io::Result<Vec<IpAddr>>;
@@ -256,9 +256,10 @@ type Answer = std::result::Result<Arc<[IpAddr]>, String>;
 
 /// A cache of a [`Lookup`]'s answers, good and bad, shared by a fetch stage's threads.
 ///
-/// The fetch stage's feeder resolves each host once as it hands the host to the scheduler (for
-/// the per-IP limit), so the workers find the answer here and never wait on DNS themselves
-/// unless it expired mid-run. A failure is cached too ([`CacheLimits::negative_ttl`]): a host
+/// The fetch stage looks names up ahead of its feeder, several at once (`prefetch_names`), and
+/// the feeder resolves each host as it hands the host to the scheduler (for the per-IP limit),
+/// so the workers find the answer here and never wait on DNS themselves unless it expired
+/// mid-run. A name being looked up is looked up once: a second caller waits for that answer. A failure is cached too ([`CacheLimits::negative_ttl`]): a host
 /// whose name does not resolve costs one lookup, not one per URL. Answers are cached by name
 /// (A and AAAA records do not depend on the port). The system resolver does not report TTLs, so
 /// the cache keeps an answer for [`CacheLimits::ttl`] at most; a process-wide resolver cache
@@ -266,8 +267,17 @@ type Answer = std::result::Result<Arc<[IpAddr]>, String>;
 pub struct DnsCache {
     lookup: Arc<dyn Lookup>,
     limits: CacheLimits,
-    map: Mutex<HashMap<String, (Answer, Instant)>>,
+    map: Mutex<Names>,
+    /// Signalled when a lookup finishes (threads waiting for the same name).
+    done: std::sync::Condvar,
     lookups: AtomicU64,
+}
+
+/// The cache's table and the names being looked up right now.
+#[derive(Default)]
+struct Names {
+    answers: HashMap<String, (Answer, Instant)>,
+    in_flight: std::collections::HashSet<String>,
 }
 
 impl std::fmt::Debug for DnsCache {
@@ -285,7 +295,8 @@ impl DnsCache {
         DnsCache {
             lookup,
             limits,
-            map: Mutex::new(HashMap::new()),
+            map: Mutex::new(Names::default()),
+            done: std::sync::Condvar::new(),
             lookups: AtomicU64::new(0),
         }
     }
@@ -293,17 +304,27 @@ impl DnsCache {
     /// The addresses of `name`, from the cache or one lookup; `Err` is the failure's message.
     pub fn resolve(&self, name: &str, port: u16) -> Answer {
         let key = normalize(name);
-        let now = Instant::now();
         {
-            let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((answer, until)) = map.get(&key) {
-                if *until > now {
-                    return answer.clone();
+            let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+            loop {
+                if let Some((answer, until)) = map.answers.get(&key) {
+                    if *until > Instant::now() {
+                        return answer.clone();
+                    }
                 }
+                // Another thread is asking for this name (the prefetch, usually): its answer.
+                if !map.in_flight.contains(&key) {
+                    break;
+                }
+                map = self
+                    .done
+                    .wait_timeout(map, Duration::from_millis(100))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
             }
+            map.in_flight.insert(key.clone());
         }
-        // Outside the lock: a slow lookup holds no other thread up. Two threads asking for one
-        // name at once may both look it up; the feeder resolves each host once, so it is rare.
+        // Outside the lock: a slow lookup holds no other name up.
         self.lookups.fetch_add(1, Ordering::Relaxed);
         let answer = match self.lookup.lookup(&key, port) {
             Ok(a) if !a.is_empty() => Ok(Arc::from(a)),
@@ -315,16 +336,21 @@ impl DnsCache {
         } else {
             self.limits.negative_ttl
         };
+        let now = Instant::now();
         let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-        if map.len() >= self.limits.entries {
-            map.retain(|_, (_, until)| *until > now);
-            if map.len() >= self.limits.entries {
-                map.clear();
+        map.in_flight.remove(&key);
+        let answers = &mut map.answers;
+        if answers.len() >= self.limits.entries {
+            answers.retain(|_, (_, until)| *until > now);
+            if answers.len() >= self.limits.entries {
+                answers.clear();
             }
         }
         if !life.is_zero() {
-            map.insert(key, (answer.clone(), now + life));
+            answers.insert(key, (answer.clone(), now + life));
         }
+        drop(map);
+        self.done.notify_all();
         answer
     }
 

@@ -317,6 +317,7 @@ fn with_resolve_only_the_table_is_the_only_source_of_addresses() {
 
 /// A [`dragnet::resolve::Lookup`] that counts its calls: one web host's name resolves, any
 /// other fails.
+#[derive(Debug)]
 struct Counting {
     name: String,
     addr: std::net::IpAddr,

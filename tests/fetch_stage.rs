@@ -659,3 +659,78 @@ fn assert_polite(server: Server) {
         report.violations
     );
 }
+
+/// A slow resolver (50 ms a name) that knows the web's hosts, counting its calls and how many
+/// run at once.
+#[derive(Debug, Default)]
+struct SlowDns {
+    table: std::collections::HashMap<String, std::net::IpAddr>,
+    calls: std::sync::Mutex<Vec<String>>,
+    now: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+impl dragnet::resolve::Lookup for SlowDns {
+    fn lookup(&self, name: &str, _port: u16) -> std::io::Result<Vec<std::net::IpAddr>> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let n = self.now.fetch_add(1, SeqCst) + 1;
+        self.most.fetch_max(n, SeqCst);
+        std::thread::sleep(Duration::from_millis(50));
+        self.now.fetch_sub(1, SeqCst);
+        self.calls.lock().unwrap().push(name.to_string());
+        self.table
+            .get(name)
+            .map(|ip| vec![*ip])
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no such name"))
+    }
+}
+
+/// Names the crawl's table lacks go to the resolver once per host per run, several at a time
+/// ahead of the feeder (never one slow name after another), and their answers serve the fetch.
+#[test]
+fn dns_lookups_are_one_per_host_and_run_ahead_in_parallel() {
+    let (web, server) = start(WebConfig {
+        seed: 13,
+        hosts: 24,
+        pages: 3,
+        hostile_every: 0,
+        ..WebConfig::default()
+    });
+    let seeds: Vec<String> = (0..24).map(|h| format!("{}/", web.origin(h))).collect();
+    let mut cfg = test_config();
+    cfg.crawl.partitions = 1;
+    let c = common::websim_crawl(&web, &seeds, cfg);
+    // No table: every name goes to the (test's) resolver.
+    let mut cfg = c.cfg.clone();
+    cfg.resolve.hosts_files.clear();
+    cfg.resolve.only = false;
+    let dns = std::sync::Arc::new(SlowDns {
+        table: web
+            .hosts
+            .iter()
+            .map(|h| (h.name.clone(), std::net::IpAddr::V4(h.addr)))
+            .collect(),
+        ..SlowDns::default()
+    });
+    let opts = FetchOptions {
+        lookup: Some(dns.clone()),
+        ..quiet()
+    };
+    fetch_partition(&c.dir, &cfg, 0, 0, &opts).unwrap();
+    let got = results(&c, 0);
+    // Every host resolved (some have a robots.txt that never answers: not a DNS matter).
+    let dns_errors: Vec<&String> = seeds.iter().filter(|s| got[*s].error == "dns").collect();
+    assert!(dns_errors.is_empty(), "{dns_errors:?}");
+    assert!(seeds.iter().filter(|s| got[*s].status == 200).count() >= 20);
+    let mut calls = dns.calls.lock().unwrap().clone();
+    calls.sort();
+    let before = calls.len();
+    calls.dedup();
+    assert_eq!(before, 24, "one lookup per host: {calls:?}");
+    assert_eq!(calls.len(), 24);
+    assert!(
+        dns.most.load(std::sync::atomic::Ordering::SeqCst) > 1,
+        "lookups ran one at a time"
+    );
+    server.stop();
+}

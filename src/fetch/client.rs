@@ -421,6 +421,21 @@ impl Fetcher {
         HostClient::new(&self.config, &self.tls)
     }
 
+    /// Whether the crawl's table is the only source of addresses (`[resolve] only`).
+    pub fn table_only(&self) -> bool {
+        self.resolver.only()
+    }
+
+    /// Whether resolving `url`'s host may ask the system resolver (a name the crawl's table
+    /// lacks, and the table is not the only source): worth looking up ahead of time.
+    pub fn needs_dns(&self, url: &Url) -> bool {
+        let (Some(url::Host::Domain(name)), Some(port)) = (url.host(), url.port_or_known_default())
+        else {
+            return false;
+        };
+        !self.resolver.only() && self.resolver.lookup(name, port).is_none()
+    }
+
     /// The address a fetch of `url` would connect to (the crawl's table, then DNS, then the SSRF
     /// guard), or why there is none. The fetch stage asks once per host, for the per-IP limit.
     pub fn address_of(&self, url: &Url) -> Result<IpAddr, FetchError> {

@@ -16,7 +16,10 @@
 //!
 //! The calling thread is the *feeder*: it streams the fetch list host by host, joins each host
 //! with its record in the old host table (both are sorted by host key: one merge-join pass),
-//! resolves the host once for the per-IP limit, and hands the host's URLs to the Mercator
+//! resolves the host once for the per-IP limit (names the crawl's table lacks were usually
+//! looked up already: a prefetch thread reads the fetch list a few hundred hosts ahead and
+//! resolves their names eight at a time into the fetcher's DNS cache), and hands the host's
+//! URLs to the Mercator
 //! [`Scheduler`], not to be leased before the time the record says (`next_allowed_ms`: the delay
 //! the host earned in the previous run holds in this one, which may start a moment later). It
 //! stops reading while one host per worker is already waiting for a back queue, so memory holds
@@ -132,6 +135,9 @@ pub struct FetchOptions {
     /// The per-IP limits shared with the other fetches of this process (`dragnet cycle` gives
     /// every fetch of a cycle the same); a gate of its own if `None`.
     pub ip_gate: Option<Arc<crate::fetch::ipgate::IpGate>>,
+    /// Where names the crawl's table lacks are looked up (tests count lookups with their own);
+    /// the system resolver if `None`.
+    pub lookup: Option<Arc<dyn crate::resolve::Lookup>>,
 }
 
 impl Default for FetchOptions {
@@ -141,6 +147,7 @@ impl Default for FetchOptions {
             log_interval: Duration::from_secs(10),
             counters: None,
             ip_gate: None,
+            lookup: None,
         }
     }
 }
@@ -204,6 +211,10 @@ struct Shared<'a> {
     tally: Mutex<BTreeMap<String, u64>>,
     failure: Mutex<Option<Error>>,
     deadline: Instant,
+    /// Hosts the feeder has handed to the scheduler (the DNS prefetch stays a little ahead).
+    hosts_fed: AtomicU64,
+    /// The feeder is done: the DNS prefetch stops.
+    feed_done: std::sync::atomic::AtomicBool,
     run_ms: u64,
     robots_requests: AtomicU64,
     /// In-run following, if on.
@@ -346,7 +357,13 @@ pub fn fetch_partition(
         cfg,
         ip_gate,
         agent: f.robots_agent().to_owned(),
-        fetcher: Fetcher::new(f, resolver).with_tls(tls),
+        fetcher: {
+            let fetcher = Fetcher::new(f, resolver).with_tls(tls);
+            match &opts.lookup {
+                Some(l) => fetcher.with_lookup(Arc::clone(l)),
+                None => fetcher,
+            }
+        },
         sched: Mutex::new(Sched {
             sched: Scheduler::new(max_active, f.per_ip_connections),
             feeding: true,
@@ -362,6 +379,8 @@ pub fn fetch_partition(
         tally: Mutex::new(BTreeMap::new()),
         failure: Mutex::new(None),
         deadline: t0 + secs(f.deadline_secs),
+        hosts_fed: AtomicU64::new(0),
+        feed_done: std::sync::atomic::AtomicBool::new(false),
         run_ms: unix_ms(started),
         robots_requests: AtomicU64::new(0),
         follow,
@@ -398,6 +417,12 @@ pub fn fetch_partition(
                 break;
             }
         }
+        // Names the crawl's table lacks are looked up ahead of the feeder, several at a time.
+        let sh = &shared;
+        let fl = &fetchlist_path;
+        let _ = std::thread::Builder::new()
+            .name("fetch-dns".into())
+            .spawn_scoped(s, move || sh.prefetch_names(fl));
         let fed = spawned.and_then(|()| {
             shared.feed(
                 &mut fetchlist,
@@ -406,6 +431,7 @@ pub fn fetch_partition(
                 &fetchlist_path,
             )
         });
+        shared.feed_done.store(true, Relaxed);
         let mut st = lock(&shared.sched);
         st.feeding = false;
         if fed.is_err() {

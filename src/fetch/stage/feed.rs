@@ -20,7 +20,74 @@ use crate::records::FetchItem;
 use crate::records::HostRecord;
 use crate::run::{self, Cursor, RunReader};
 
+/// Hosts the DNS prefetch may look up ahead of the feeder.
+const DNS_AHEAD: u64 = 256;
+/// Lookups the DNS prefetch runs at once.
+const DNS_THREADS: usize = 8;
+
 impl Shared<'_> {
+    /// Looks up the names of the fetch list's hosts a little ahead of the feeder, several at a
+    /// time, into the fetcher's DNS cache, so neither the feeder nor a worker waits on one slow
+    /// name after another: a name that takes 50 ms costs the run 50 ms once, not 50 ms per host
+    /// in a row. Names the crawl's table answers are skipped (with `[resolve] only`, all are).
+    /// Reads the fetch list with a reader of its own; stops when the feeder is done.
+    pub(super) fn prefetch_names(&self, path: &Path) {
+        if self.fetcher.table_only() {
+            return;
+        }
+        let Ok(mut list) = RunReader::open(path) else {
+            return;
+        };
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Url>(DNS_THREADS * 4);
+        let rx = std::sync::Mutex::new(rx);
+        std::thread::scope(|s| {
+            for i in 0..DNS_THREADS {
+                let rx = &rx;
+                let _ = std::thread::Builder::new()
+                    .name(format!("fetch-dns-{i}"))
+                    .spawn_scoped(s, move || loop {
+                        let next = lock(rx).recv();
+                        let Ok(url) = next else { return };
+                        if !self.feed_done.load(Relaxed) {
+                            let _ = self.fetcher.address_of(&url);
+                        }
+                    });
+            }
+            let mut last_host = None;
+            let mut read = 0u64;
+            while !self.feed_done.load(Relaxed) {
+                match list.advance() {
+                    Ok(true) => {}
+                    _ => break,
+                }
+                let hk = run::key_u64(&list.key()[..8]);
+                if last_host == Some(hk) {
+                    continue;
+                }
+                last_host = Some(hk);
+                let Ok(item) = FetchItem::decode(list.payload()) else {
+                    continue;
+                };
+                let Ok(url) = Url::parse(&item.url) else {
+                    continue;
+                };
+                if !self.fetcher.needs_dns(&url) {
+                    continue;
+                }
+                read += 1;
+                while read > self.hosts_fed.load(Relaxed) + DNS_AHEAD
+                    && !self.feed_done.load(Relaxed)
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                if tx.send(url).is_err() {
+                    break;
+                }
+            }
+            drop(tx);
+        });
+    }
+
     /// Streams the fetch list into the scheduler, host by host (see the module docs).
     pub(super) fn feed(
         &self,
@@ -116,7 +183,9 @@ impl Shared<'_> {
             .unwrap_or("")
             .to_owned();
         // The address, for the per-IP limit only: a failure here is recorded by the fetch.
+        // (The DNS prefetch has usually looked the name up already.)
         let ip: Option<IpAddr> = first.and_then(|u| self.fetcher.address_of(&u).ok());
+        self.hosts_fed.fetch_add(1, Relaxed);
         let record = record.unwrap_or_else(|| HostRecord::new(&name));
         let mut st = lock(&self.sched);
         while !st.deferred && st.sched.hosts().1 >= max_waiting {
