@@ -10,7 +10,9 @@
 //! entries = ["h0001.websim.test:8480:127.0.1.2", "example.test:*:127.0.0.1"]
 //! ```
 //!
-//! `entries` use curl's `HOST:PORT:ADDR` syntax (`*` for any port; IPv6 addresses in brackets);
+//! `entries` use curl's `HOST:PORT:ADDR` syntax (`*` for any port; IPv6 addresses in brackets;
+//! a `HOST` of `*.example.test` covers every name under that domain, the nearest such entry
+//! winning, for a test web whose trap mints subdomains);
 //! they win over hosts files, and later lines win over earlier ones. Hosts not named fall through
 //! to the system resolver, unless `only = true`: then the table is the only source of addresses,
 //! a name it lacks fails as a DNS error (`dns`) without a lookup, and a crawl of a web on
@@ -217,10 +219,23 @@ impl Resolver {
     /// port. `None` means "ask the system resolver" (unless [`Resolver::only`]).
     pub fn lookup(&self, host: &str, port: u16) -> Option<&[IpAddr]> {
         let h = normalize(host);
-        self.table
-            .get(&(h.clone(), Some(port)))
-            .or_else(|| self.table.get(&(h, None)))
-            .map(Vec::as_slice)
+        let get = |name: &str| {
+            self.table
+                .get(&(name.to_string(), Some(port)))
+                .or_else(|| self.table.get(&(name.to_string(), None)))
+        };
+        if let Some(a) = get(&h) {
+            return Some(a.as_slice());
+        }
+        // `*.example.test` entries: any name under the domain (the nearest wins).
+        let mut rest = h.as_str();
+        while let Some((_, parent)) = rest.split_once('.') {
+            if let Some(a) = get(&format!("*.{parent}")) {
+                return Some(a.as_slice());
+            }
+            rest = parent;
+        }
+        None
     }
 
     /// Number of host names with overrides.
@@ -370,6 +385,27 @@ fn normalize(host: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wildcard_entries_cover_a_domain() {
+        let mut r = Resolver::default();
+        r.add_entry("*.subs.test:*:127.0.1.4").unwrap();
+        r.add_entry("*.deep.subs.test:*:127.0.1.5").unwrap();
+        r.add_entry("exact.subs.test:80:127.0.1.6").unwrap();
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(r.lookup("s7.subs.test", 80), Some(&[ip("127.0.1.4")][..]));
+        assert_eq!(r.lookup("a.b.subs.test", 80), Some(&[ip("127.0.1.4")][..]));
+        assert_eq!(
+            r.lookup("x.deep.subs.test", 80),
+            Some(&[ip("127.0.1.5")][..])
+        );
+        assert_eq!(
+            r.lookup("exact.subs.test", 80),
+            Some(&[ip("127.0.1.6")][..])
+        );
+        assert_eq!(r.lookup("subs.test", 80), None);
+        assert_eq!(r.lookup("other.test", 80), None);
+    }
 
     #[test]
     fn hosts_file_and_entries() {

@@ -11,6 +11,7 @@ mod cli;
 mod crash;
 mod cron;
 mod cycle;
+mod domain_budget;
 mod fetch_client;
 mod fetch_stage;
 mod follow;

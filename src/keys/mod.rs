@@ -47,6 +47,38 @@ pub fn host_of(canonical_url: &str) -> &str {
     hostport.split(':').next().unwrap_or("")
 }
 
+/// The registered domain of a canonical host ("eTLD+1" by the Public Suffix List, compiled in
+/// through the `psl` crate): `a1.trap.example.co.uk` -> `example.co.uk`. An IP address, a name
+/// with no public suffix rule, or a public suffix itself is its own domain. Budgets per domain
+/// use it, so a trap minting subdomains (`a1.trap.example`, `a2.trap.example`, ...) shares one
+/// budget (`[scope] max_new_urls_per_domain`, `[prioritize] max_urls_per_domain_total`).
+pub fn registered_domain(host: &str) -> &str {
+    if host.starts_with('[') || host.parse::<std::net::IpAddr>().is_ok() {
+        return host;
+    }
+    psl::domain_str(host).unwrap_or(host)
+}
+
+#[cfg(test)]
+mod domain_tests {
+    #[test]
+    fn registered_domains() {
+        use super::registered_domain as d;
+        assert_eq!(d("a1.trap.example.co.uk"), "example.co.uk");
+        assert_eq!(d("www.example.com"), "example.com");
+        assert_eq!(d("s3.trap-subs.test"), "trap-subs.test");
+        assert_eq!(d("h0001.websim.test"), "websim.test");
+        assert_eq!(d("user.github.io"), "user.github.io");
+        assert_eq!(d("127.0.0.1"), "127.0.0.1");
+        assert_eq!(d("[::1]"), "[::1]");
+    }
+}
+
+/// The key of a registered domain (xxh3-64, like [`host_key`]).
+pub fn domain_key(host: &str) -> u64 {
+    xxh3_64(registered_domain(host).as_bytes())
+}
+
 /// The logical partition, in `0..partitions`, of a host key.
 ///
 /// `((host_key as u128 * partitions as u128) >> 64)` is Lemire's "fast range" reduction: it

@@ -48,6 +48,11 @@ pub struct PrioritizeSection {
     /// defence against a crawler trap that mints URLs faster than the other rules catch them:
     /// once a host has spent it, its URLs are dropped from the frontier as they surface.
     pub max_urls_per_host_total: u64,
+    /// The same per registered domain (Public Suffix List), counted per partition (0: none).
+    /// A domain's hosts may live in several partitions (hosts, not domains, are partitioned),
+    /// so the crawl as a whole puts at most `partitions` times this many of a domain's URLs in
+    /// its fetch lists; what it bounds is a trap minting subdomains without end.
+    pub max_urls_per_domain_total: u64,
     /// Attempts in a row without a usable answer (5xx, timeouts, robots.txt unreachable, the
     /// host failing) after which a URL is given up.
     pub max_attempts: u32,
@@ -73,6 +78,7 @@ impl Default for PrioritizeSection {
             fetch_budget: 100_000,
             max_urls_per_host: 5_000,
             max_urls_per_host_total: 1_000_000,
+            max_urls_per_domain_total: 0,
             max_attempts: 3,
             recrawl: true,
             recrawl_after_secs: 7 * 86_400,

@@ -152,6 +152,7 @@ pub fn prioritize_partition(
         let items = st.select(&urldb_path)?;
         counts = st.counts;
         let items = host_budget(crawl, cfg, cycle, p, items, &mut counts, &mut read)?;
+        let items = domain_budget(crawl, cfg, cycle, p, items, &mut counts, &mut read)?;
         write_fetchlist(&out_path, items)?;
         queue.commit(applied)?;
     }
@@ -457,6 +458,71 @@ fn host_budget(
     }
     items.sort_unstable_by_key(|&(h, fp, _)| (h, fp));
     Ok(items)
+}
+
+/// The lifetime per-domain budget (`max_urls_per_domain_total`), per partition: the counts so
+/// far (`state/pNNNN/domain_budget.C.run`, one entry per registered domain this partition has
+/// listed URLs of, read whole: 16 bytes a domain) less this cycle's selection, highest priority
+/// kept; written anew for the next cycle. `items` come and go sorted by host key, then
+/// fingerprint.
+fn domain_budget(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    cycle: u32,
+    p: u32,
+    items: Vec<(u64, u64, FetchItem)>,
+    counts: &mut BTreeMap<String, u64>,
+    read: &mut Vec<PathBuf>,
+) -> Result<Vec<(u64, u64, FetchItem)>> {
+    let total = cfg.prioritize.max_urls_per_domain_total;
+    if total == 0 {
+        return Ok(items);
+    }
+    let mut spent: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    if let Some((_, path)) = crawl.latest_state(p, "domain_budget", cycle) {
+        let mut r = Some(RunReader::open_expect(&path, Schema::DOMAIN_BUDGET)?);
+        while let Some((d, n)) = next_budget(r.as_mut())? {
+            spent.insert(d, n);
+        }
+        read.push(path);
+    }
+    let mut by_domain: Vec<(u64, (u64, u64, FetchItem))> = items
+        .into_iter()
+        .map(|it| (crate::keys::domain_key(crate::keys::host_of(&it.2.url)), it))
+        .collect();
+    // By domain, highest priority first within one.
+    by_domain.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(b.1 .2.priority.total_cmp(&a.1 .2.priority))
+            .then((a.1 .0, a.1 .1).cmp(&(b.1 .0, b.1 .1)))
+    });
+    let mut kept = Vec::with_capacity(by_domain.len());
+    let mut dropped = 0u64;
+    for (d, item) in by_domain {
+        let n = spent.entry(d).or_insert(0);
+        if *n < total {
+            *n += 1;
+            kept.push(item);
+        } else {
+            dropped += 1;
+        }
+    }
+    let mut w = RunWriter::create(
+        &crawl.state_file(p, "domain_budget", cycle + 1),
+        Schema::DOMAIN_BUDGET,
+    )?;
+    let mut all: Vec<(u64, u64)> = spent.into_iter().collect();
+    all.sort_unstable();
+    for (d, n) in all {
+        w.push(&run::fp_key(d), &n.to_le_bytes())?;
+    }
+    w.finish()?;
+    if dropped > 0 {
+        crate::util::count(counts, "domain_budget_spent", dropped);
+    }
+    counts.insert(counter::SELECTED.into(), kept.len() as u64);
+    kept.sort_unstable_by_key(|&(h, fp, _)| (h, fp));
+    Ok(kept)
 }
 
 /// The next (host key, count) of a host budget run (`state/pNNNN/host_budget.C.run`, schema

@@ -171,6 +171,18 @@ impl Schema {
         sort_key: "host64",
     };
 
+    /// URLs each registered domain has had put into one partition's fetch lists over the whole
+    /// crawl (prioritize's lifetime per-domain budget): key = domain key, payload = the count,
+    /// u64 little-endian.
+    pub const DOMAIN_BUDGET: Schema = Schema {
+        id: 12,
+        name: "domain_budget",
+        key_len: 8,
+        payload: true,
+        unique: true,
+        sort_key: "domain64",
+    };
+
     /// Every schema this build knows, for `dragnet check run`.
     pub const KNOWN: &'static [Schema] = &[
         Schema::SEEN,
@@ -184,6 +196,7 @@ impl Schema {
         Schema::SPLIT,
         Schema::NEW,
         Schema::HOST_BUDGET,
+        Schema::DOMAIN_BUDGET,
     ];
 }
 

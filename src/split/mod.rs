@@ -103,6 +103,7 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
         counts: BTreeMap::new(),
         cache: &mut cache,
         host: (u64::MAX, 0),
+        domains: std::collections::HashMap::new(),
     };
     let mut outputs: Vec<PathBuf> = Vec::with_capacity(m as usize);
     let mut out_q = 0u32;
@@ -209,6 +210,9 @@ struct Split<'a> {
     cache: &'a mut Clock,
     /// The host being counted against its budget: (host key, new URLs so far).
     host: (u64, u64),
+    /// New URLs so far per registered domain ([`crate::keys::domain_key`]), when
+    /// `max_new_urls_per_domain` is set: a domain's hosts are not adjacent in key order.
+    domains: std::collections::HashMap<u64, u64>,
 }
 
 impl Split<'_> {
@@ -255,6 +259,18 @@ impl Split<'_> {
             self.bump("over_host_budget", 1);
             return Ok(());
         }
+        let per_domain = self.cfg.scope.max_new_urls_per_domain;
+        if per_domain > 0 {
+            let n = self
+                .domains
+                .entry(crate::keys::domain_key(host))
+                .or_insert(0);
+            if *n >= per_domain {
+                self.bump("over_domain_budget", 1);
+                return Ok(());
+            }
+            *n += 1;
+        }
         self.host.1 += 1;
         self.cache.check_insert(fp);
         self.bump("routed", 1);
@@ -269,7 +285,7 @@ impl Split<'_> {
 }
 
 /// The refusal counters of a split, in the order its summary lists them.
-const REFUSALS: [&str; 8] = [
+const REFUSALS: [&str; 9] = [
     "nofollow",
     "out_of_domain",
     "too_deep",
@@ -278,6 +294,7 @@ const REFUSALS: [&str; 8] = [
     "trap_query",
     "dropped_pattern",
     "over_host_budget",
+    "over_domain_budget",
 ];
 
 /// What a split did, in one line.

@@ -38,6 +38,10 @@ pub struct ScopeSection {
     /// New URLs one host may add to the crawl per cycle from one partition's links (the rest are
     /// dropped this cycle and may be found again later).
     pub max_new_urls_per_host: u64,
+    /// The same per registered domain (Public Suffix List: `a.x.example` and `b.x.example` are
+    /// both `x.example`): new URLs all the hosts of one domain may add per cycle from one
+    /// partition's links (0: no limit). Bounds a trap that mints subdomains.
+    pub max_new_urls_per_domain: u64,
     /// SURT prefixes a URL must start with (any of them; empty: no such rule), in pywb's form
     /// (`org,example)/docs`) or as a URL (`http://example.org/docs`, turned into its SURT).
     pub allow_surt_prefixes: Vec<String>,
@@ -122,6 +126,7 @@ impl Default for ScopeSection {
             max_query_params: 16,
             drop_patterns: Vec::new(),
             max_new_urls_per_host: 100_000,
+            max_new_urls_per_domain: 0,
             allow_surt_prefixes: Vec::new(),
             deny_surt_prefixes: Vec::new(),
             allow_regex: Vec::new(),

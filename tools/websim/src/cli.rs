@@ -141,6 +141,11 @@ pub struct WebArgs {
     /// The audit's per-address delay (ms) between requests to one listener address.
     #[arg(long, default_value_t = 0)]
     pub per_ip_delay_ms: u64,
+    /// The trap host also links into an endless tree of subdomains of another registered
+    /// domain (s0.trap-subs.test, s1, ...), served by the trap host's address: resolve
+    /// `*.trap-subs.test` there.
+    #[arg(long)]
+    pub subdomain_trap: bool,
 }
 
 impl WebArgs {
@@ -162,6 +167,7 @@ impl WebArgs {
             rate_limit_every: self.rate_limit_every,
             per_ip_connections: self.per_ip_connections,
             per_ip_delay: Duration::from_millis(self.per_ip_delay_ms),
+            subdomain_trap: self.subdomain_trap,
             ..WebConfig::default()
         }
     }

@@ -62,6 +62,10 @@ pub struct WebConfig {
     pub per_ip_connections: u32,
     /// Least time between requests to one server address, for the same check.
     pub per_ip_delay: Duration,
+    /// The trap host's home also links into an endless tree of subdomains of another
+    /// registered domain (`s0.trap-subs.test`, `s1...`: [`PageRef::Sub`]), which only a budget
+    /// per registered domain bounds.
+    pub subdomain_trap: bool,
 }
 
 impl Default for WebConfig {
@@ -83,6 +87,7 @@ impl Default for WebConfig {
             rate_limit_every: 0,
             per_ip_connections: 0,
             per_ip_delay: Duration::ZERO,
+            subdomain_trap: false,
         }
     }
 }
@@ -320,7 +325,19 @@ pub enum PageRef {
         /// Session id.
         sid: u64,
     },
+    /// The home of subdomain `s{n}.trap-subs.test` of the subdomain trap
+    /// ([`WebConfig::subdomain_trap`]), served by the trap host; it links to `s{2n+1}` and
+    /// `s{2n+2}`.
+    Sub {
+        /// Which subdomain.
+        n: u64,
+    },
 }
+
+/// The registered domain of the subdomain trap's hosts.
+pub const SUB_DOMAIN: &str = "trap-subs.test";
+/// Subdomains beyond this number are not served (and never linked).
+const SUB_LIMIT: u64 = 1 << 40;
 
 /// How a link is written in HTML.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -455,6 +472,29 @@ impl Web {
         }
     }
 
+    /// The host that serves the subdomain trap: the first trap host, if the web has the trap.
+    pub fn sub_trap_host(&self) -> Option<u32> {
+        if !self.config.subdomain_trap {
+            return None;
+        }
+        self.hosts
+            .iter()
+            .find(|h| h.hostile == Some(Hostile::Trap))
+            .map(|h| h.index)
+    }
+
+    /// The subdomain number of a host name of the subdomain trap (`s12.trap-subs.test`).
+    pub fn sub_index(&self, name: &str) -> Option<u64> {
+        self.sub_trap_host()?;
+        let n: u64 = name
+            .strip_prefix('s')?
+            .strip_suffix(SUB_DOMAIN)?
+            .strip_suffix('.')?
+            .parse()
+            .ok()?;
+        (n < SUB_LIMIT && name == format!("s{n}.{SUB_DOMAIN}")).then_some(n)
+    }
+
     /// Whether any host is served over TLS.
     pub fn has_tls(&self) -> bool {
         self.hosts.iter().any(|h| h.tls.is_some())
@@ -481,6 +521,7 @@ impl Web {
                 format!("/calendar/{y}/{m:02}/")
             }
             PageRef::Session { item, sid, .. } => format!("/shop/item-{item}?sid={sid:016x}"),
+            PageRef::Sub { .. } => "/".into(),
         }
     }
 
@@ -491,6 +532,7 @@ impl Web {
             | PageRef::Calendar { host, .. }
             | PageRef::Session { host, .. } => self.origin(host),
             PageRef::Outside { host, .. } => format!("http://x{host:03}.outside.test"),
+            PageRef::Sub { n } => origin(&self.config, &format!("s{n}.{SUB_DOMAIN}"), false),
         };
         format!("{origin}{}", self.path(r))
     }
@@ -612,6 +654,7 @@ impl Web {
                 (host, (2u64 << 40) ^ u64::from(item) ^ sid.rotate_left(7))
             }
             PageRef::Outside { host, page } => (host, u64::from(page)),
+            PageRef::Sub { n } => (self.sub_trap_host().unwrap_or(0), (3u64 << 40) ^ n),
         };
         let kind = match at {
             PageRef::Page { host, page } => self.kind(host, page),
@@ -660,6 +703,19 @@ impl Web {
                         nofollow: false,
                         style: HrefStyle::RootRelative,
                     }))
+                    .collect();
+                return spec;
+            }
+            PageRef::Sub { n } => {
+                spec.links = [2 * n + 1, 2 * n + 2]
+                    .into_iter()
+                    .filter(|&k| k < SUB_LIMIT)
+                    .map(|k| Link {
+                        to: PageRef::Sub { n: k },
+                        tag: LinkTag::A,
+                        nofollow: false,
+                        style: HrefStyle::Absolute,
+                    })
                     .collect();
                 return spec;
             }
@@ -720,6 +776,14 @@ impl Web {
                 nofollow: false,
                 style: HrefStyle::RootRelative,
             });
+            if self.sub_trap_host() == Some(host) {
+                links.push(Link {
+                    to: PageRef::Sub { n: 0 },
+                    tag: LinkTag::A,
+                    nofollow: false,
+                    style: HrefStyle::Absolute,
+                });
+            }
         }
         for _ in 0..n {
             if !links.is_empty() && r.chance(0.30) {

@@ -104,6 +104,8 @@ impl Web {
             PageRef::Page { host, .. }
             | PageRef::Calendar { host, .. }
             | PageRef::Session { host, .. } => host,
+            // Served by the trap host, in its charset and coding.
+            PageRef::Sub { .. } => self.sub_trap_host().unwrap_or(0),
             PageRef::Outside { .. } => {
                 return Rendered {
                     status: 404,
@@ -379,6 +381,20 @@ impl Web {
 
 impl Site for Web {
     fn respond(&self, req: &Request) -> Response {
+        if let Some(n) = self.sub_index(&req.host) {
+            // A subdomain of the subdomain trap: its home, nothing else (robots.txt: 404).
+            if req.method != "GET" && req.method != "HEAD" {
+                return Response::method_not_allowed();
+            }
+            return match req.target.as_str() {
+                "/" => to_response(self.render(PageRef::Sub { n })),
+                _ => Response::new(
+                    404,
+                    "text/html",
+                    b"<html><body>not found</body></html>\n".to_vec(),
+                ),
+            };
+        }
         let Some(host) = self.host_index(&req.host) else {
             return Response::unknown_host(req);
         };

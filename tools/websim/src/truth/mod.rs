@@ -71,6 +71,12 @@
 //!    - A rate-limited host ([`crate::model::WebConfig::rate_limit_every`]) answers `429` to a
 //!      client faster than its bucket allows; such an answer is not a fetch (the crawler asks
 //!      again later), so the truth lists its pages as fetched like any host's.
+//!    - The subdomain trap ([`crate::model::WebConfig::subdomain_trap`]): each subdomain of
+//!      `trap-subs.test` is a host of its own (its robots.txt fetched first: 404), with one
+//!      page linking to two more subdomains; only [`Policy::max_pages_per_domain`] and the depth
+//!      bound it. The budget per registered domain counts fetches like the host budget, for the
+//!      web's domain (`websim.test`) and the trap's; over it a URL is never fetched (`budget`)
+//!      and its host's robots.txt is not fetched for it.
 //!    - The trap host answers like a normal host, but its infinite calendar and session-id
 //!      pages link onwards endlessly; only [`Policy::max_depth`] and the budget stop it.
 //!
@@ -131,6 +137,9 @@ pub struct Policy {
     pub follow_nofollow: bool,
     /// Fetches per host besides robots.txt (the trap budget).
     pub max_pages_per_host: u32,
+    /// Fetches per registered domain besides robots.txt (`websim.test` for the web's hosts,
+    /// `trap-subs.test` for the subdomain trap's); `None`: no such budget.
+    pub max_pages_per_domain: Option<u32>,
 }
 
 impl Policy {
@@ -145,6 +154,7 @@ impl Policy {
             max_depth: 100,
             follow_nofollow: false,
             max_pages_per_host: web.config.pages.saturating_add(100),
+            max_pages_per_domain: None,
         }
     }
 }
@@ -311,6 +321,10 @@ struct Crawl<'a> {
     used: Vec<u32>,
     pages: Vec<PageLinks>,
     not_followed: Vec<(String, Option<u32>)>,
+    /// Fetches per registered domain: the web's (`websim.test`), the subdomain trap's.
+    domain_used: [u32; 2],
+    /// Subdomains of the trap whose robots.txt was fetched.
+    sub_robots: BTreeSet<u64>,
 }
 
 /// Computes the truth of `policy` on `web`.
@@ -337,6 +351,8 @@ pub fn truth(web: &Web, policy: &Policy) -> Truth {
         used: vec![0; n],
         pages: Vec::new(),
         not_followed: Vec::new(),
+        domain_used: [0; 2],
+        sub_robots: BTreeSet::new(),
     };
     let seeds: Vec<Item> = match &policy.seeds {
         Some(urls) => urls.iter().map(|u| c.item_of_url(u)).collect(),
@@ -455,11 +471,90 @@ impl Crawl<'_> {
         }
     }
 
+    /// Whether the domain budget (`d`: 0 the web's domain, 1 the subdomain trap's) is spent.
+    fn domain_spent(&self, d: usize) -> bool {
+        self.policy
+            .max_pages_per_domain
+            .is_some_and(|b| self.domain_used[d] >= b)
+    }
+
+    /// A page of the subdomain trap: its own host (robots.txt 404, allow all), budgets of the
+    /// host (one page) and of the trap's registered domain.
+    fn visit_sub(&mut self, n: u64, item: Item, depth: u32, next: &mut Vec<Item>) {
+        let name = format!("s{n}.{}", crate::model::SUB_DOMAIN);
+        let in_scope = match &self.policy.scope {
+            Scope::Web => true,
+            Scope::Hosts(set) => set.contains(&name),
+        };
+        if !in_scope {
+            self.never.insert(item.url, Reason::Scope);
+            return;
+        }
+        // Over the domain's budget the URL is never listed: no robots.txt fetch either.
+        if self.domain_spent(1) || self.policy.max_pages_per_host == 0 {
+            self.never.insert(item.url, Reason::Budget);
+            return;
+        }
+        if self.sub_robots.insert(n) {
+            let url = format!("{}/robots.txt", item.url.trim_end_matches('/'));
+            self.seen.insert(url.clone());
+            self.fetched_at.insert(url.clone());
+            self.fetched.push(Fetched {
+                url,
+                depth,
+                status: 404,
+                outcome: Outcome::Robots,
+                via: Some(item.url.clone()),
+                location: None,
+            });
+        }
+        self.domain_used[1] += 1;
+        let me = self.fetched.len() as u32;
+        let via = item.via.map(|v| self.fetched[v as usize].url.clone());
+        let spec = self.web.page(PageRef::Sub { n });
+        let links = expected_links(self.web, &spec, self.policy.follow_nofollow);
+        let mut found = Vec::new();
+        for l in &links {
+            if let Some(to) = l.target {
+                found.push(self.item(to, Some(me)));
+            }
+        }
+        self.pages.push(PageLinks {
+            url: item.url.clone(),
+            depth,
+            meta_nofollow: false,
+            header_nofollow: false,
+            links: links.into_iter().map(|l| l.link).collect(),
+        });
+        self.fetched_at.insert(item.url.clone());
+        self.fetched.push(Fetched {
+            url: item.url,
+            depth,
+            status: 200,
+            outcome: Outcome::Html,
+            via,
+            location: None,
+        });
+        for f in found {
+            if self.seen.insert(f.url.clone()) {
+                next.push(f);
+            }
+        }
+    }
+
     fn visit(&mut self, item: Item, depth: u32, next: &mut Vec<Item>) {
+        if let Kind::Page(PageRef::Sub { n }) = item.kind {
+            return self.visit_sub(n, item, depth, next);
+        }
         let Some(h) = item.host.filter(|&h| self.in_scope[h as usize]) else {
             self.never.insert(item.url, Reason::Scope);
             return;
         };
+        // Over the domain's budget a URL is never listed: no robots.txt fetch for it either.
+        if self.domain_spent(0) {
+            self.never.insert(item.url, Reason::Budget);
+            return;
+        }
         self.robots(h, &item.url, depth, next);
         if self.fetched_at.contains(&item.url) {
             return; // a seed naming robots.txt, fetched just now
@@ -471,11 +566,12 @@ impl Crawl<'_> {
             self.never.insert(item.url, Reason::Robots);
             return;
         }
-        if self.used[h as usize] >= self.policy.max_pages_per_host {
+        if self.used[h as usize] >= self.policy.max_pages_per_host || self.domain_spent(0) {
             self.never.insert(item.url, Reason::Budget);
             return;
         }
         self.used[h as usize] += 1;
+        self.domain_used[0] += 1;
         let me = self.fetched.len() as u32;
         let via = item.via.map(|v| self.fetched[v as usize].url.clone());
         let (status, outcome, location, found) = self.fetch(h, &item, depth, me);
@@ -645,6 +741,10 @@ impl Crawl<'_> {
                 (name, self.web.delay(h, &self.policy.agent))
             })
             .collect();
+        for &n in &self.sub_robots {
+            let name = format!("s{n}.{}", crate::model::SUB_DOMAIN);
+            delays.push((name, self.web.config.default_delay));
+        }
         delays.sort();
         let mut at_budget = BTreeSet::new();
         for (url, why) in &self.never {
@@ -669,7 +769,7 @@ fn host_of_ref(r: PageRef) -> Option<u32> {
         PageRef::Page { host, .. }
         | PageRef::Calendar { host, .. }
         | PageRef::Session { host, .. } => Some(host),
-        PageRef::Outside { .. } => None,
+        PageRef::Outside { .. } | PageRef::Sub { .. } => None,
     }
 }
 
