@@ -20,11 +20,15 @@ use std::net::IpAddr;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// Requests in flight and the earliest next start, per address.
+/// Requests in flight, the earliest next start and the threads waiting, per address.
 #[derive(Default)]
 struct Slot {
     active: usize,
     next: Option<Instant>,
+    /// Threads waiting for this address: a release wakes one of them, not every waiter of every
+    /// address.
+    waiting: usize,
+    freed: Arc<Condvar>,
 }
 
 /// The per-IP limits shared by the fetches of one process (see the module docs).
@@ -32,7 +36,6 @@ pub struct IpGate {
     limit: usize,
     delay: Duration,
     slots: Mutex<HashMap<IpAddr, Slot>>,
-    freed: Condvar,
 }
 
 impl std::fmt::Debug for IpGate {
@@ -58,7 +61,6 @@ impl IpGate {
             limit: (limit as usize).max(1),
             delay,
             slots: Mutex::new(HashMap::new()),
-            freed: Condvar::new(),
         })
     }
 
@@ -74,16 +76,20 @@ impl IpGate {
                 slot.active += 1;
                 return IpPermit { gate: self, ip };
             }
-            // Woken when a permit of any address is dropped, or when the delay is over.
+            // Woken when a permit of this address is dropped, or when the delay is over.
             let until = wait_until.unwrap_or(deadline).min(deadline);
             let timeout = until
                 .saturating_duration_since(now)
                 .max(Duration::from_millis(1));
-            slots = self
-                .freed
+            slot.waiting += 1;
+            let freed = Arc::clone(&slot.freed);
+            slots = freed
                 .wait_timeout(slots, timeout)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+            if let Some(slot) = slots.get_mut(&ip) {
+                slot.waiting -= 1;
+            }
         }
     }
 }
@@ -95,12 +101,12 @@ impl Drop for IpPermit<'_> {
             slot.active = slot.active.saturating_sub(1);
             let next = Instant::now() + self.gate.delay;
             slot.next = Some(slot.next.map_or(next, |t| t.max(next)));
-            if slot.active == 0 && self.gate.delay.is_zero() {
+            if slot.waiting > 0 {
+                slot.freed.notify_one();
+            } else if slot.active == 0 && self.gate.delay.is_zero() {
                 slots.remove(&self.ip);
             }
         }
-        drop(slots);
-        self.gate.freed.notify_all();
     }
 }
 
