@@ -157,6 +157,9 @@ fn inject_adds_seeds_between_cycles_and_the_merge_deduplicates_them() {
     }
     assert_eq!(times[&homes[0]], 1);
     assert_eq!(times[&homes[5]], 1);
+    // Injected runs are files like any other of the crawl: `check crawl` finds nothing wrong.
+    let check = dragnet::crawl::check::check_crawl(&c.dir, Some(&cfg)).unwrap();
+    assert!(check.ok(), "{check:?}");
 }
 
 /// A regex matching the URLs of `home`'s host.
