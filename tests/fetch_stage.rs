@@ -570,6 +570,68 @@ fn a_deadline_leaves_each_hosts_lowest_priority_urls() {
     server.stop();
 }
 
+/// Hosts enter rotation by priority (among the feeder's window): when the deadline cuts a
+/// run of many hosts on one address (one request at a time, 100 ms apart), the hosts left are
+/// the lowest-priority ones, not the last by key.
+#[test]
+fn a_deadline_leaves_the_lowest_priority_hosts() {
+    let (web, server) = start(WebConfig {
+        seed: 14,
+        hosts: 20,
+        pages: 1,
+        listeners: 1,
+        hostile_every: 0,
+        max_crawl_delay: Duration::from_millis(10),
+        ..WebConfig::default()
+    });
+    let seeds: Vec<String> = (0..20).map(|h| format!("{}/", web.origin(h))).collect();
+    let mut cfg = test_config();
+    cfg.crawl.partitions = 1;
+    cfg.fetch.threads = 1;
+    cfg.fetch.per_ip_connections = 1;
+    cfg.fetch.per_ip_delay_secs = 0.1;
+    cfg.fetch.deadline_secs = 1.5;
+    cfg.fetch.follow_per_host = 0;
+    let c = crawl_of(&web, &seeds, cfg);
+    let list = c.dir.fetchlist(0, 0);
+    let mut r = RunReader::open_expect(&list, Schema::FETCHLIST).unwrap();
+    let mut records = Vec::new();
+    while r.advance().unwrap() {
+        let mut item = FetchItem::decode(r.payload()).unwrap();
+        item.priority = (xxhash_rust::xxh3::xxh3_64(item.url.as_bytes()) % 1000) as f64 / 1000.0;
+        records.push((r.key().to_vec(), item.encode()));
+    }
+    drop(r);
+    let mut w = RunWriter::create(&list, Schema::FETCHLIST).unwrap();
+    for (k, v) in &records {
+        w.push(k, v).unwrap();
+    }
+    w.finish().unwrap();
+    fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet()).unwrap();
+    let got = results(&c, 0);
+    let fetched: Vec<f64> = got
+        .values()
+        .filter(|r| r.status > 0)
+        .map(|r| r.priority)
+        .collect();
+    let left: Vec<f64> = got
+        .values()
+        .filter(|r| r.error == "deferred")
+        .map(|r| r.priority)
+        .collect();
+    assert!(
+        !fetched.is_empty() && !left.is_empty(),
+        "{fetched:?} {left:?}"
+    );
+    let lowest_fetched = fetched.iter().copied().fold(f64::INFINITY, f64::min);
+    let highest_left = left.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert!(
+        lowest_fetched >= highest_left,
+        "fetched down to {lowest_fetched}, left up to {highest_left}"
+    );
+    server.stop();
+}
+
 /// A fetch of a small web into gzip WARCs, checked by our own reader.
 fn gzip_warc_fetch() -> Crawl {
     let (web, server) = start(WebConfig {

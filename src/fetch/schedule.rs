@@ -16,9 +16,11 @@
 //! ([`Prioritized`]; ties go to the host that has waited longest), and each host's URLs are in
 //! priority order (the fetch stage sorts a host's URLs as it adds them). So when the deadline
 //! cuts a partition short, what is left is, host by host and among the hosts in rotation, the
-//! lowest-priority work, not whatever sorted last by key. (Hosts still waiting for a back queue
-//! when the deadline comes are taken in the fetch list's host-key order, a window of about one
-//! host per worker: which hosts enter rotation first is not yet by priority.)
+//! lowest-priority work, not whatever sorted last by key. Which hosts enter rotation is the
+//! feeder's choice: it reads the fetch list (sorted by host key) 64 hosts ahead and adds the one
+//! whose best URL ranks highest, so the order is by priority within that window, not over the
+//! whole partition (which would need the fetch list in memory, or in priority order and the host
+//! table by key).
 //!
 //! Two additions to the slides' design, both from running crawls: a host whose IP address already
 //! has `per_ip` requests in flight is skipped until one of them completes (a thousand virtual

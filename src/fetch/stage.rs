@@ -16,7 +16,9 @@
 //!
 //! The calling thread is the *feeder*: it streams the fetch list host by host, joins each host
 //! with its record in the old host table (both are sorted by host key: one merge-join pass),
-//! resolves the host once for the per-IP limit (names the crawl's table lacks were usually
+//! keeps the next 64 hosts in a window and hands the one with the highest-priority URL on first
+//! (so a deadline leaves the lowest-priority hosts of the window), resolves the host once for
+//! the per-IP limit (names the crawl's table lacks were usually
 //! looked up already: a prefetch thread reads the fetch list a few hundred hosts ahead and
 //! resolves their names eight at a time into the fetcher's DNS cache), and hands the host's
 //! URLs to the Mercator

@@ -20,6 +20,25 @@ use crate::records::FetchItem;
 use crate::records::HostRecord;
 use crate::run::{self, Cursor, RunReader};
 
+/// Hosts the feeder reads ahead and admits by priority (its memory: these hosts' URLs).
+const FEED_WINDOW: usize = 64;
+
+/// A host read and waiting in the feeder's window: its best priority, key, URLs, old record and
+/// lifetime budget spent.
+type WindowHost = (f64, u64, Vec<Job>, Option<HostRecord>, u64);
+
+/// Removes and returns the window's host with the highest best priority (the first read on
+/// ties, so equal priorities keep the fetch list's order).
+fn take_best(window: &mut Vec<WindowHost>) -> WindowHost {
+    let mut best = 0;
+    for (i, h) in window.iter().enumerate().skip(1) {
+        if h.0.total_cmp(&window[best].0).is_gt() {
+            best = i;
+        }
+    }
+    window.remove(best)
+}
+
 /// Hosts the DNS prefetch may look up ahead of the feeder.
 const DNS_AHEAD: u64 = 256;
 /// Lookups the DNS prefetch runs at once.
@@ -105,6 +124,7 @@ impl Shared<'_> {
             None => false,
         };
         let mut budget_next = next_budget(budget.as_deref_mut())?;
+        let mut window: Vec<WindowHost> = Vec::with_capacity(FEED_WINDOW);
         let mut more = fetchlist.advance()?;
         while more || !jobs.is_empty() {
             let key = more.then(|| run::key_u64(&fetchlist.key()[..8]));
@@ -146,7 +166,21 @@ impl Shared<'_> {
                 }
                 budget_next = next_budget(budget.as_deref_mut())?;
             }
-            self.add_host(hk, std::mem::take(&mut jobs), record, listed, max_waiting)?;
+            let best = jobs
+                .iter()
+                .map(|j| j.item.priority)
+                .fold(f64::NEG_INFINITY, f64::max);
+            window.push((best, hk, std::mem::take(&mut jobs), record, listed));
+            // Hosts enter rotation by priority among the next few read (a window of
+            // `FEED_WINDOW`): a deadline leaves the lowest-priority hosts, not the last by key.
+            if window.len() >= FEED_WINDOW {
+                let (_, hk, jobs, record, listed) = take_best(&mut window);
+                self.add_host(hk, jobs, record, listed, max_waiting)?;
+            }
+        }
+        while !window.is_empty() {
+            let (_, hk, jobs, record, listed) = take_best(&mut window);
+            self.add_host(hk, jobs, record, listed, max_waiting)?;
         }
         while let Some(r) = old_hosts.as_deref_mut().filter(|_| old_valid) {
             lock(&self.host_out).push(r.key(), r.payload())?;
