@@ -177,13 +177,7 @@ fn websim_rate_limited_hosts_are_crawled_to_the_truth_without_ignoring_retry_aft
     // All of the hosts' `Retry-After: 1` is obeyed.
     cfg.fetch.max_retry_after_secs = 1.0;
     let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
-    let opts = dragnet::exec::CycleOptions {
-        until_empty: true,
-        max_cycles: 20,
-        progress: dragnet::fetch::ProgressMode::Quiet,
-        log: false,
-        ..Default::default()
-    };
+    let opts = common::until_empty(20);
     let r = dragnet::exec::run_cycles(&c.dir, &c.cfg, &opts).unwrap();
     assert!(r.complete(), "{r:?}");
     let audit = server.stop();

@@ -8,7 +8,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use dragnet::exec::{run_cycles, CycleOptions};
+use dragnet::exec::run_cycles;
 use websim::model::{Hostile, WebConfig, SUB_DOMAIN};
 use websim::truth::{truth, Outcome, Policy};
 
@@ -46,13 +46,7 @@ fn a_trap_minting_subdomains_is_bounded_by_the_domain_budget() {
     cfg.prioritize.max_urls_per_host_total = u64::from(web.config.pages) + 100;
     cfg.prioritize.max_urls_per_domain_total = u64::from(BUDGET);
     let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
-    let opts = CycleOptions {
-        until_empty: true,
-        max_cycles: 40,
-        progress: dragnet::fetch::ProgressMode::Quiet,
-        log: false,
-        ..CycleOptions::default()
-    };
+    let opts = common::until_empty(40);
     let r = run_cycles(&c.dir, &c.cfg, &opts).unwrap();
     assert!(r.complete() && r.stopped.contains("empty"), "{r:?}");
     assert_eq!(server.stop().counts.total(), 0);

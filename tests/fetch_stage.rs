@@ -513,6 +513,25 @@ fn the_deadline_defers_what_is_left() {
     server.stop();
 }
 
+/// Gives the URLs of the crawl's first fetch list priorities unrelated to the key order (a hash
+/// of the URL, in [0, 1)).
+fn priorities_by_hash(c: &Crawl) {
+    let list = c.dir.fetchlist(0, 0);
+    let mut r = RunReader::open_expect(&list, Schema::FETCHLIST).unwrap();
+    let mut records = Vec::new();
+    while r.advance().unwrap() {
+        let mut item = FetchItem::decode(r.payload()).unwrap();
+        item.priority = (xxhash_rust::xxh3::xxh3_64(item.url.as_bytes()) % 1000) as f64 / 1000.0;
+        records.push((r.key().to_vec(), item.encode()));
+    }
+    drop(r);
+    let mut w = RunWriter::create(&list, Schema::FETCHLIST).unwrap();
+    for (k, v) in &records {
+        w.push(k, v).unwrap();
+    }
+    w.finish().unwrap();
+}
+
 /// The fetch order follows priority: when the deadline cuts the run, what each host has left
 /// is its lowest-priority URLs (the fetch list holds them by fingerprint).
 #[test]
@@ -531,21 +550,7 @@ fn a_deadline_leaves_each_hosts_lowest_priority_urls() {
     cfg.fetch.deadline_secs = 1.0;
     cfg.fetch.follow_per_host = 0;
     let c = crawl_of(&web, &seeds, cfg);
-    // Priorities unrelated to the key order: a hash of the URL.
-    let list = c.dir.fetchlist(0, 0);
-    let mut r = RunReader::open_expect(&list, Schema::FETCHLIST).unwrap();
-    let mut records = Vec::new();
-    while r.advance().unwrap() {
-        let mut item = FetchItem::decode(r.payload()).unwrap();
-        item.priority = (xxhash_rust::xxh3::xxh3_64(item.url.as_bytes()) % 1000) as f64 / 1000.0;
-        records.push((r.key().to_vec(), item.encode()));
-    }
-    drop(r);
-    let mut w = RunWriter::create(&list, Schema::FETCHLIST).unwrap();
-    for (k, v) in &records {
-        w.push(k, v).unwrap();
-    }
-    w.finish().unwrap();
+    priorities_by_hash(&c);
     fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet()).unwrap();
     let got = results(&c, 0);
     let mut deferred_any = false;
@@ -593,20 +598,7 @@ fn a_deadline_leaves_the_lowest_priority_hosts() {
     cfg.fetch.deadline_secs = 1.5;
     cfg.fetch.follow_per_host = 0;
     let c = crawl_of(&web, &seeds, cfg);
-    let list = c.dir.fetchlist(0, 0);
-    let mut r = RunReader::open_expect(&list, Schema::FETCHLIST).unwrap();
-    let mut records = Vec::new();
-    while r.advance().unwrap() {
-        let mut item = FetchItem::decode(r.payload()).unwrap();
-        item.priority = (xxhash_rust::xxh3::xxh3_64(item.url.as_bytes()) % 1000) as f64 / 1000.0;
-        records.push((r.key().to_vec(), item.encode()));
-    }
-    drop(r);
-    let mut w = RunWriter::create(&list, Schema::FETCHLIST).unwrap();
-    for (k, v) in &records {
-        w.push(k, v).unwrap();
-    }
-    w.finish().unwrap();
+    priorities_by_hash(&c);
     fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet()).unwrap();
     let got = results(&c, 0);
     let fetched: Vec<f64> = got

@@ -12,20 +12,11 @@ use dragnet::exec::{run_cycles, CycleOptions};
 const M: u32 = 2;
 
 fn until_empty() -> CycleOptions {
-    CycleOptions {
-        until_empty: true,
-        max_cycles: 30,
-        progress: dragnet::fetch::ProgressMode::Quiet,
-        log: false,
-        ..CycleOptions::default()
-    }
+    common::until_empty(30)
 }
 
 fn one_cycle() -> CycleOptions {
-    CycleOptions {
-        max_cycles: 1,
-        ..until_empty()
-    }
+    common::until_empty(1)
 }
 
 fn denied(url: &str) -> bool {

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dragnet::exec::{run_cycles, CycleOptions};
+use dragnet::exec::run_cycles;
 use dragnet::fetch::client::{Fetcher, Validators};
 use dragnet::fetch::tls::{client_config, TlsRoots};
 use dragnet::records::FetchResult;
@@ -73,13 +73,7 @@ fn a_mixed_http_and_https_crawl_fetches_exactly_the_truth() {
     assert!(seeds.iter().any(|s| s.starts_with("http://")));
     assert!(seeds.iter().any(|s| s.starts_with("https://")));
     let c = common::websim_crawl(&web, &seeds, cfg);
-    let opts = CycleOptions {
-        until_empty: true,
-        max_cycles: 40,
-        progress: dragnet::fetch::ProgressMode::Quiet,
-        log: false,
-        ..CycleOptions::default()
-    };
+    let opts = common::until_empty(40);
     let r = run_cycles(&c.dir, &c.cfg, &opts).unwrap();
     assert!(r.complete(), "{r:?}");
     let audit = server.stop();

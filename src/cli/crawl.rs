@@ -22,16 +22,7 @@ pub(crate) fn init(
         config,
         partitions,
     };
-    let mut on_bad = |b: &crawl::BadSeed| {
-        eprintln!(
-            "{}:{}: skipped seed {:?}: {}",
-            seeds.display(),
-            b.line,
-            b.text,
-            b.error
-        );
-    };
-    let r = crawl::init(dir, &opts, &mut on_bad)?;
+    let r = crawl::init(dir, &opts, &mut |b| skipped_seed(&seeds, b))?;
     eprintln!(
         "initialized {} with {} partitions: {} seeds from {} lines ({} duplicates, {} bad) in {} partitions, {:.2}s",
         r.dir.display(),
@@ -52,18 +43,20 @@ pub(crate) fn init(
     Ok(if r.bad > 0 { EXIT_PARTIAL } else { EXIT_OK })
 }
 
+/// Says on stderr which line of the seed file was skipped, and why.
+fn skipped_seed(seeds: &Path, b: &crawl::BadSeed) {
+    eprintln!(
+        "{}:{}: skipped seed {:?}: {}",
+        seeds.display(),
+        b.line,
+        b.text,
+        b.error
+    );
+}
+
 /// `dragnet inject`.
 pub(crate) fn inject(seeds: &Path, priority: f64, dir: &Path) -> Result<i32, Error> {
-    let mut on_bad = |b: &crawl::BadSeed| {
-        eprintln!(
-            "{}:{}: skipped seed {:?}: {}",
-            seeds.display(),
-            b.line,
-            b.text,
-            b.error
-        );
-    };
-    let r = crawl::inject(dir, seeds, priority, &mut on_bad)?;
+    let r = crawl::inject(dir, seeds, priority, &mut |b| skipped_seed(seeds, b))?;
     eprintln!(
         "injected {} seeds from {} lines ({} bad) into cycle {} of {} ({} partitions)",
         r.seeds,

@@ -313,6 +313,19 @@ pub fn outcome(dir: &dragnet::crawl::CrawlDir, partitions: u32) -> Outcome {
     o
 }
 
+/// Cycles until the fetch lists are empty (at most `max_cycles`), quietly: how the websim tests
+/// crawl a web to its end.
+#[allow(dead_code)]
+pub fn until_empty(max_cycles: u32) -> dragnet::exec::CycleOptions {
+    dragnet::exec::CycleOptions {
+        until_empty: true,
+        max_cycles,
+        progress: dragnet::fetch::ProgressMode::Quiet,
+        log: false,
+        ..dragnet::exec::CycleOptions::default()
+    }
+}
+
 /// What a finished `dragnet` run said: its exit status, stdout and stderr, for assertion messages.
 #[allow(dead_code)]
 pub fn out_text(o: &std::process::Output) -> String {
