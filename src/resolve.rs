@@ -266,6 +266,21 @@ impl Lookup for SystemLookup {
     }
 }
 
+/// A name being looked up; dropped only if the lookup unwinds (see [`DnsCache::resolve`]).
+struct InFlight<'a> {
+    cache: &'a DnsCache,
+    key: &'a str,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut map = self.cache.map.lock().unwrap_or_else(|e| e.into_inner());
+        map.in_flight.remove(self.key);
+        drop(map);
+        self.cache.done.notify_all();
+    }
+}
+
 /// A cached answer: the addresses, or why there are none.
 type Answer = std::result::Result<Arc<[IpAddr]>, String>;
 
@@ -341,6 +356,12 @@ impl DnsCache {
         }
         // Outside the lock: a slow lookup holds no other name up.
         self.lookups.fetch_add(1, Ordering::Relaxed);
+        // Should the lookup panic, the name must not stay "in flight" (its waiters would wait
+        // for ever): the guard takes it out and wakes them as the panic unwinds.
+        let guard = InFlight {
+            cache: self,
+            key: &key,
+        };
         let answer = match self.lookup.lookup(&key, port) {
             Ok(a) if !a.is_empty() => Ok(Arc::from(a)),
             Ok(_) => Err(format!("{name}: no address")),
@@ -351,6 +372,7 @@ impl DnsCache {
         } else {
             self.limits.negative_ttl
         };
+        std::mem::forget(guard);
         let now = Instant::now();
         let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
         map.in_flight.remove(&key);
@@ -385,6 +407,30 @@ fn normalize(host: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lookup that panics the first time it is asked.
+    #[derive(Debug, Default)]
+    struct PanicsOnce(std::sync::atomic::AtomicBool);
+
+    impl Lookup for PanicsOnce {
+        fn lookup(&self, _name: &str, _port: u16) -> io::Result<Vec<IpAddr>> {
+            if !self.0.swap(true, Ordering::SeqCst) {
+                panic!("resolver bug");
+            }
+            Ok(vec!["127.0.0.1".parse().unwrap()])
+        }
+    }
+
+    #[test]
+    fn a_lookup_that_panics_leaves_no_name_in_flight() {
+        let cache = DnsCache::new(Arc::new(PanicsOnce::default()), CacheLimits::default());
+        let first =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cache.resolve("a.test", 80)));
+        assert!(first.is_err());
+        // Not stuck waiting for the lookup that died: asked again, and answered.
+        assert_eq!(cache.resolve("a.test", 80).unwrap().len(), 1);
+        assert_eq!(cache.lookups(), 2);
+    }
 
     #[test]
     fn wildcard_entries_cover_a_domain() {
