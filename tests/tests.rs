@@ -6,6 +6,7 @@
 mod common;
 
 mod backoff;
+mod cdxj;
 mod check_crawl;
 mod cli;
 mod crash;

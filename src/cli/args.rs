@@ -196,6 +196,19 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write a CDXJ index of WARC files (the format pywb replays from)
+    ///
+    /// One line per response, revisit and resource record: `SURT timestamp {json}`, sorted, with
+    /// the fields cdxj-indexer writes (url, mime, status, digest, length, offset, filename).
+    /// Reads .warc, .warc.gz and .warc.zst, anyone's.
+    Index {
+        /// WARC files to index.
+        #[arg(long, required = true, num_args = 1..)]
+        warc: Vec<PathBuf>,
+        /// Write the index here (atomically) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Inspect URLs, run files, WARC files, robots.txt verdicts and links
     #[command(subcommand)]
     Check(Check),

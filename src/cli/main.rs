@@ -103,6 +103,17 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             config,
             json,
         } => crawl::reparse(&warc, &out, config.as_deref(), json),
+        Command::Index { warc, out } => {
+            let n = dragnet::warc::cdxj::index_to(&warc, out.as_deref())?;
+            if let Some(out) = &out {
+                eprintln!(
+                    "indexed {n} records of {} files into {}",
+                    warc.len(),
+                    out.display()
+                );
+            }
+            Ok(dragnet::error::EXIT_OK)
+        }
         Command::Check(Check::Url {
             partitions,
             config,

@@ -23,6 +23,7 @@
 //!
 //! The byte-level description (header list, framing, naming, offsets) is in `docs/formats.md`.
 
+pub mod cdxj;
 pub mod check;
 pub mod digest;
 mod frame;
