@@ -487,10 +487,14 @@ fn private_addresses_are_refused_by_default() {
     assert_eq!(report.requests, 0, "nothing reached the server");
 }
 
-#[test]
-fn the_deadline_defers_what_is_left() {
+/// A crawl of 2 hosts x 40 pages, all listed, one partition, 0.2 s between requests to a host
+/// and a deadline of 1 s: more than the deadline allows; `tweak` adjusts its configuration.
+fn deadline_crawl(
+    seed: u64,
+    tweak: impl FnOnce(&mut Config),
+) -> (std::sync::Arc<Web>, Server, Crawl) {
     let (web, server) = start(WebConfig {
-        seed: 11,
+        seed,
         hosts: 2,
         pages: 40,
         hostile_every: 0,
@@ -501,7 +505,14 @@ fn the_deadline_defers_what_is_left() {
     cfg.crawl.partitions = 1;
     cfg.fetch.default_delay_secs = 0.2;
     cfg.fetch.deadline_secs = 1.0;
-    let c = crawl_of(&web, &seeds, cfg);
+    tweak(&mut cfg);
+    let crawl = crawl_of(&web, &seeds, cfg);
+    (web, server, crawl)
+}
+
+#[test]
+fn the_deadline_defers_what_is_left() {
+    let (_web, server, c) = deadline_crawl(11, |_| {});
     let t0 = Instant::now();
     let r = fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet()).unwrap();
     assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
@@ -536,20 +547,7 @@ fn priorities_by_hash(c: &Crawl) {
 /// is its lowest-priority URLs (the fetch list holds them by fingerprint).
 #[test]
 fn a_deadline_leaves_each_hosts_lowest_priority_urls() {
-    let (web, server) = start(WebConfig {
-        seed: 12,
-        hosts: 2,
-        pages: 40,
-        hostile_every: 0,
-        ..WebConfig::default()
-    });
-    let seeds = page_urls(&web, 40);
-    let mut cfg = test_config();
-    cfg.crawl.partitions = 1;
-    cfg.fetch.default_delay_secs = 0.2;
-    cfg.fetch.deadline_secs = 1.0;
-    cfg.fetch.follow_per_host = 0;
-    let c = crawl_of(&web, &seeds, cfg);
+    let (web, server, c) = deadline_crawl(12, |cfg| cfg.fetch.follow_per_host = 0);
     priorities_by_hash(&c);
     fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet()).unwrap();
     let got = results(&c, 0);
