@@ -7,11 +7,11 @@ use crate::common;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use dragnet::warc::cdxj::{index_file, index_files};
+use dragnet::warc::cdxj::index_files;
 
 fn sorted_index(files: &[PathBuf]) -> String {
     let mut out = Vec::new();
-    index_files(files, &mut out).unwrap();
+    index_files(files, &mut out, 1 << 20, &std::env::temp_dir()).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -66,14 +66,13 @@ fn record_at(path: &Path, offset: u64, length: u64) -> Vec<u8> {
 #[test]
 fn every_line_of_a_crawls_index_cuts_out_its_record() {
     for compression in ["gzip", "zstd"] {
-        let (_c, files) = crawl_warcs(compression);
-        let mut lines = Vec::new();
-        for f in &files {
-            index_file(f, &mut lines).unwrap();
-        }
+        let (c, files) = crawl_warcs(compression);
+        let index = sorted_index(&files);
+        let lines: Vec<&str> = index.lines().collect();
         assert!(lines.len() >= 8, "{compression}: {} lines", lines.len());
         for l in &lines {
-            let j: serde_json::Value = serde_json::from_str(&l.json).unwrap();
+            let (key, json) = l.split_at(l.find(" {").unwrap());
+            let j: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
             let field = |k: &str| j[k].as_str().unwrap_or_default().to_string();
             let path = files
                 .iter()
@@ -85,19 +84,27 @@ fn every_line_of_a_crawls_index_cuts_out_its_record() {
                 field("length").parse().unwrap(),
             );
             let text = String::from_utf8_lossy(&rec);
-            assert!(
-                text.starts_with("WARC/1.1\r\n"),
-                "{compression}: {}",
-                l.text()
-            );
+            assert!(text.starts_with("WARC/1.1\r\n"), "{compression}: {l}");
             assert!(
                 text.contains(&format!("WARC-Target-URI: {}\r\n", field("url"))),
-                "{compression}: {}",
-                l.text()
+                "{compression}: {l}"
             );
             assert!(text.contains("WARC-Type: response") || text.contains("WARC-Type: revisit"));
-            assert!(l.key.starts_with(&dragnet::keys::surt(&field("url"))));
+            assert!(key.starts_with(&dragnet::keys::surt(&field("url"))));
         }
+        // The fetch indexed the same records as it wrote them: the same lines, with the files'
+        // paths under cycles/.
+        let fetched = std::fs::read_to_string(c.dir.partition_cdxj(0, 0)).unwrap();
+        let renamed: String = index
+            .lines()
+            .map(|l| {
+                l.replace(
+                    "\"filename\": \"p0000-",
+                    "\"filename\": \"000000/warc/p0000-",
+                ) + "\n"
+            })
+            .collect();
+        assert_eq!(fetched, renamed, "{compression}");
     }
 }
 
@@ -120,4 +127,87 @@ fn cdxj_indexer_agrees_on_a_crawls_gzip_warcs() {
     theirs.sort_unstable();
     let ours: Vec<&str> = ours.lines().collect();
     assert_eq!(ours, theirs);
+}
+
+/// The lines of a CDXJ file.
+fn cdxj_lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_crawl_keeps_a_pywb_collection_the_cycles_index_merged_into_the_crawls() {
+    let (web, server) = common::small_web(32, 6, 8);
+    let mut cfg = common::websim_config(3, 2);
+    cfg.fetch.warc_compression = "gzip".into();
+    let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
+    let r = dragnet::exec::run_cycles(&c.dir, &c.cfg, &common::until_empty(8)).unwrap();
+    server.stop();
+    assert!(r.cycles.len() >= 2, "{} cycles", r.cycles.len());
+    // The last cycle directory holds the empty fetch lists the crawl stopped at.
+    let cycles: Vec<u32> = c.dir.cycles()[..r.cycles.len()].to_vec();
+    let mut union = Vec::new();
+    for &cycle in &cycles {
+        // The cycle's index is its partitions' merged, and each partition's is what
+        // `dragnet index` makes of its WARC files (with their paths under cycles/).
+        let mut parts = Vec::new();
+        for p in 0..3 {
+            parts.extend(cdxj_lines(&c.dir.partition_cdxj(cycle, p)));
+        }
+        parts.sort();
+        assert_eq!(cdxj_lines(&c.dir.cycle_cdxj(cycle)), parts, "cycle {cycle}");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(c.dir.warc_dir(cycle))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        let renamed: Vec<String> = sorted_index(&files)
+            .lines()
+            .map(|l| {
+                l.replace(
+                    "\"filename\": \"p",
+                    &format!("\"filename\": \"{cycle:06}/warc/p"),
+                )
+            })
+            .collect();
+        assert_eq!(parts, renamed, "cycle {cycle}");
+        union.extend(parts);
+    }
+    union.sort();
+    let whole = dragnet::crawl::index::crawl_index(&c.dir);
+    assert_eq!(cdxj_lines(&whole), union);
+    assert_eq!(dragnet::crawl::index::indexed_cycles(&c.dir), cycles);
+    // Every line's file is found through `archive/`, as pywb looks for it.
+    for l in union.iter().step_by(7) {
+        let j: serde_json::Value = serde_json::from_str(&l[l.find(" {").unwrap()..]).unwrap();
+        let file = c.dir.archive_link().join(j["filename"].as_str().unwrap());
+        let rec = record_at(
+            &file,
+            j["offset"].as_str().unwrap().parse().unwrap(),
+            j["length"].as_str().unwrap().parse().unwrap(),
+        );
+        let want = format!("WARC-Target-URI: {}\r\n", j["url"].as_str().unwrap());
+        assert!(String::from_utf8_lossy(&rec).contains(&want), "{l}");
+    }
+    // Ending a cycle again adds nothing; without indexes/ it is rebuilt the same.
+    let last = *cycles.last().unwrap();
+    let again = dragnet::crawl::index::after_cycle(&c.dir, 3, last).unwrap();
+    assert!(again.cycles_added.is_empty(), "{again:?}");
+    std::fs::remove_dir_all(c.dir.indexes_dir()).unwrap();
+    let rebuilt = dragnet::crawl::index::after_cycle(&c.dir, 3, last).unwrap();
+    assert_eq!(rebuilt.cycles_added, cycles);
+    assert_eq!(cdxj_lines(&whole), union);
+    // A merge killed after the index was written but before its list of cycles: redone, the
+    // index holds each line once.
+    std::fs::write(c.dir.indexes_dir().join("index.cycles"), "0\n").unwrap();
+    dragnet::crawl::index::after_cycle(&c.dir, 3, last).unwrap();
+    assert_eq!(cdxj_lines(&whole), union);
+    // A partition index lost (a crawl older than them) is made again from the WARC files.
+    std::fs::remove_file(c.dir.partition_cdxj(0, 1)).unwrap();
+    let cycle_index = cdxj_lines(&c.dir.cycle_cdxj(0));
+    dragnet::crawl::index::index_cycle(&c.dir, 3, 0).unwrap();
+    assert_eq!(cdxj_lines(&c.dir.cycle_cdxj(0)), cycle_index);
 }

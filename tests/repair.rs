@@ -29,7 +29,10 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(d) = dirs.pop() {
         for e in std::fs::read_dir(&d).unwrap().flatten() {
-            if e.file_type().unwrap().is_dir() {
+            if e.file_type().unwrap().is_symlink() {
+                let to = std::fs::read_link(e.path()).unwrap();
+                out.push((e.path(), to.to_string_lossy().as_bytes().to_vec()));
+            } else if e.file_type().unwrap().is_dir() {
                 dirs.push(e.path());
             } else {
                 out.push((e.path(), std::fs::read(e.path()).unwrap()));
@@ -145,6 +148,56 @@ fn damage_anywhere_a_cycle_wrote_is_repaired_and_the_crawl_ends_the_same() {
         assert!(out.status.success(), "{what}: {}", text(&out));
         let got = common::outcome(&dragnet::crawl::CrawlDir::new(&dir), M);
         assert!(got == want, "{what}: the repaired crawl ended differently");
+    }
+
+    // A damaged CDXJ index, or the archive link, is made again: the same bytes, nothing rolled
+    // back.
+    let whole = dragnet::crawl::index::crawl_index(&crawl);
+    let index_cases = [
+        ("a partition's CDXJ index", crawl.partition_cdxj(0, 1)),
+        ("a cycle's CDXJ index", crawl.cycle_cdxj(1)),
+        ("the crawl's CDXJ index", whole.clone()),
+        (
+            "the list of the crawl's index",
+            whole.with_extension("cycles"),
+        ),
+        ("the archive link", crawl.archive_link()),
+    ];
+    for (what, target) in &index_cases {
+        let dir = scratch.path().join(what.replace([' ', '\''], "-"));
+        common::copy_dir(&base, &dir);
+        let path = dir.join(rel(target));
+        if target == &crawl.archive_link() {
+            std::fs::remove_file(&path).unwrap();
+            std::os::unix::fs::symlink("elsewhere", &path).unwrap();
+        } else {
+            let mut b = std::fs::read(&path).unwrap();
+            if b.len() > 400 {
+                let i = b.len() / 3;
+                b.swap(i, i + 200); // out of order, or a line that does not parse
+            } else {
+                b.insert(0, b'x'); // not a cycle number
+            }
+            b.truncate(b.len() - 1); // and an unfinished last line
+            std::fs::write(&path, &b).unwrap();
+        }
+        let check = dragnet(&["check", "crawl"], &dir);
+        assert_eq!(check.status.code(), Some(3), "{what}: {}", text(&check));
+        let fixed = dragnet(&["repair", "--json"], &dir);
+        assert_eq!(fixed.status.code(), Some(0), "{what}: {}", text(&fixed));
+        let r: serde_json::Value = serde_json::from_slice(&fixed.stdout).unwrap();
+        assert!(r["rolled_back_to"].is_null(), "{what}: {r}");
+        let check = dragnet(&["check", "crawl"], &dir);
+        assert_eq!(check.status.code(), Some(0), "{what}: {}", text(&check));
+        assert!(
+            snapshot(&dir)
+                .into_iter()
+                .map(|(p, b)| (p.strip_prefix(&dir).unwrap().to_path_buf(), b))
+                .eq(snapshot(&base)
+                    .into_iter()
+                    .map(|(p, b)| (p.strip_prefix(&base).unwrap().to_path_buf(), b))),
+            "{what}: the repaired crawl differs from the undamaged one"
+        );
     }
 
     // A WARC of a complete cycle cannot be made again: reported, left, exit 3.

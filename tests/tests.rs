@@ -27,6 +27,7 @@ mod merge_stage;
 mod parse_stage;
 mod pipeline;
 mod prioritize_stage;
+mod pywb;
 mod repair;
 mod robots_conformance;
 mod run_corruption;

@@ -104,7 +104,7 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             json,
         } => crawl::reparse(&warc, &out, config.as_deref(), json),
         Command::Index { warc, out } => {
-            let n = dragnet::warc::cdxj::index_to(&warc, out.as_deref())?;
+            let n = dragnet::warc::cdxj::index_to(&warc, out.as_deref(), 256 << 20)?;
             if let Some(out) = &out {
                 eprintln!(
                     "indexed {n} records of {} files into {}",

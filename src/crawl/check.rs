@@ -42,6 +42,11 @@ pub enum FileKind {
     Run,
     /// A WARC file (`.warc`, `.warc.gz`, `.warc.zst`).
     Warc,
+    /// A CDXJ index (`*.cdxj`) or the list of cycles the crawl's index holds
+    /// (`indexes/index.cycles`).
+    Cdxj,
+    /// `archive`: the link to `cycles/` that makes the crawl a pywb collection.
+    ArchiveLink,
     /// A split stage's CLOCK cache (`*.clock`).
     ClockCache,
     /// A frontier queue's data file (`*.dat`), checked with its meta.
@@ -106,6 +111,9 @@ pub fn kind_of(rel: &Path) -> FileKind {
         }
         _ => {}
     }
+    if rel == Path::new("archive") {
+        return FileKind::ArchiveLink;
+    }
     if top == "logs" || top == "slurm" {
         return FileKind::Log;
     }
@@ -120,6 +128,8 @@ pub fn kind_of(rel: &Path) -> FileKind {
         FileKind::Run
     } else if crate::warc::Compression::from_name(&name).is_some() {
         FileKind::Warc
+    } else if name.ends_with(".cdxj") || (top == "indexes" && name == "index.cycles") {
+        FileKind::Cdxj
     } else if name.ends_with(".clock") {
         FileKind::ClockCache
     } else if name.ends_with(".dat") {
@@ -208,6 +218,10 @@ pub fn check_crawl(crawl: &CrawlDir, cfg: Option<&Config>) -> Result<CrawlCheck>
             }
             FileKind::QueueData => crate::queue::pager::check_files(&path),
             FileKind::QueueJournal => Ok(()),
+            FileKind::Cdxj => {
+                check_cdxj(&path).and_then(|()| check_written(&path, written.get(&rel)))
+            }
+            FileKind::ArchiveLink => check_archive_link(&path),
         };
         if let Err(e) = checked {
             out.damaged.push((rel, e.with_causes(": ")));
@@ -231,6 +245,70 @@ fn check_written(path: &Path, want: Option<&super::FileDigest>) -> Result<()> {
                 "it is not the file its stage committed: {bytes} bytes with xxh3 {sum}, the \
                  stage's .done marker recorded {} bytes with xxh3 {}",
                 want.bytes, want.xxh3
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A CDXJ index: every line `SURT 14-digit-timestamp {JSON}` with the fields a replay needs,
+/// in sorted order; the list of cycles of the crawl's index: one number a line.
+fn check_cdxj(path: &Path) -> Result<()> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(path).ctx("open", path)?;
+    let mut rd = std::io::BufReader::new(f);
+    let cycles = path.extension().is_some_and(|e| e == "cycles");
+    let mut line = Vec::new();
+    let mut last = Vec::new();
+    let mut offset = 0u64;
+    let mut number = 0u64;
+    loop {
+        line.clear();
+        let n = rd.read_until(b'\n', &mut line).ctx("read", path)?;
+        if n == 0 {
+            return Ok(());
+        }
+        number += 1;
+        let bad = |why: &str| crate::Error::corrupt(path, offset, format!("line {number}: {why}"));
+        if line.pop() != Some(b'\n') {
+            return Err(bad("the file ends in the middle of a line"));
+        }
+        let text = std::str::from_utf8(&line).map_err(|_| bad("not UTF-8"))?;
+        if cycles {
+            text.parse::<u32>().map_err(|_| bad("not a cycle number"))?;
+        } else {
+            let mut parts = text.splitn(3, ' ');
+            let (_surt, ts, json) = (parts.next(), parts.next(), parts.next());
+            if !ts.is_some_and(|t| t.len() == 14 && t.bytes().all(|b| b.is_ascii_digit())) {
+                return Err(bad("no 14-digit timestamp after the key"));
+            }
+            let v: serde_json::Value = json
+                .and_then(|j| serde_json::from_str(j).ok())
+                .ok_or_else(|| bad("no JSON object after the timestamp"))?;
+            for k in ["url", "offset", "length", "filename"] {
+                if !v.get(k).is_some_and(serde_json::Value::is_string) {
+                    return Err(bad(&format!("no \"{k}\" in the JSON")));
+                }
+            }
+            if number > 1 && line < last {
+                return Err(bad("sorts before the line above it"));
+            }
+            std::mem::swap(&mut last, &mut line);
+        }
+        offset += n as u64;
+    }
+}
+
+/// `archive` must lead to `cycles/` (the crawl's indexes name files under it).
+fn check_archive_link(path: &Path) -> Result<()> {
+    let to = std::fs::read_link(path).ctx("read the link", path)?;
+    if to != Path::new("cycles") {
+        return Err(crate::Error::corrupt(
+            path,
+            0,
+            format!(
+                "a link to {} instead of `cycles`: the crawl's CDXJ indexes name WARC files                  under cycles/; remove it and the next cycle makes it again",
+                to.display()
             ),
         ));
     }

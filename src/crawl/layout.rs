@@ -10,6 +10,10 @@
 //!   cycles/CCCCCC/fetchlist/pNNNN.run   what cycle C fetches in partition N
 //!   cycles/CCCCCC/warc/pNNNN-SSSSSS.warc.zst   what the fetch of partition N received
 //!   cycles/CCCCCC/fetched/pNNNN.run     what became of each URL of the fetch list
+//!   cycles/CCCCCC/cdxj/pNNNN.cdxj       CDXJ index of the partition's WARC files (fetch)
+//!   cycles/CCCCCC/index.cdxj            CDXJ index of the cycle's WARC files (end of cycle)
+//!   indexes/index.cdxj                  CDXJ index of the whole crawl (end of cycle)
+//!   archive -> cycles                   so that the crawl directory is a pywb collection
 //!   cycles/CCCCCC/links/pNNNN.run       links found by parse (target host, fp)
 //!   cycles/CCCCCC/pages/pNNNN.run       page facts from parse (fp)
 //!   cycles/CCCCCC/split/to-pQQQQ/from-pPPPP.run   what split of P routes to owner Q (fp)
@@ -205,6 +209,29 @@ impl CrawlDir {
     /// (`pNNNN-SSSSSS.warc.zst`).
     pub fn warc_dir(&self, cycle: u32) -> PathBuf {
         self.cycle_dir(cycle).join("warc")
+    }
+
+    /// `cycles/CCCCCC/cdxj/pNNNN.cdxj`: the CDXJ index of partition NNNN's WARC files, written by
+    /// its fetch ([`crate::crawl::index`]).
+    pub fn partition_cdxj(&self, cycle: u32, p: u32) -> PathBuf {
+        self.cycle_dir(cycle)
+            .join("cdxj")
+            .join(format!("{}.cdxj", CrawlDir::partition_name(p)))
+    }
+
+    /// `cycles/CCCCCC/index.cdxj`: the CDXJ index of every WARC file of cycle C.
+    pub fn cycle_cdxj(&self, cycle: u32) -> PathBuf {
+        self.cycle_dir(cycle).join("index.cdxj")
+    }
+
+    /// `indexes/`: the crawl's CDXJ index, where pywb looks for one in a collection.
+    pub fn indexes_dir(&self) -> PathBuf {
+        self.root.join("indexes")
+    }
+
+    /// `archive`: a link to `cycles/`, where pywb looks for the files an index names.
+    pub fn archive_link(&self) -> PathBuf {
+        self.root.join("archive")
     }
 
     /// `cycles/CCCCCC/fetched/pNNNN.run`: what became of each URL of the fetch list.

@@ -10,6 +10,7 @@ pub mod check;
 mod config;
 mod done;
 pub mod failed;
+pub mod index;
 mod init;
 mod inject;
 mod layout;

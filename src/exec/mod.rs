@@ -6,7 +6,8 @@
 //!
 //! Both run a stage for a partition the same way ([`run_stage`]: the gate of
 //! [`crate::crawl::gate`] — already done, or upstream not ready — then the stage and its `.done`,
-//! or a `.failed` marker with the error) and end a cycle the same way ([`after_cycle`]: `metrics.prom`, old state pruned), so a crawl can move between them
+//! or a `.failed` marker with the error) and end a cycle the same way ([`after_cycle`]: `metrics.prom`, CDXJ indexes merged, old state
+//! pruned), so a crawl can move between them
 //! from one cycle to the next, and a partition one of them left failed is retried by either.
 
 pub mod config;
@@ -37,12 +38,24 @@ pub fn next_cycle(crawl: &CrawlDir, m: u32) -> u32 {
 }
 
 /// What every executor does once a cycle's stages have run: rewrites `metrics.prom`, and if the
-/// cycle completed, removes state versions older than `[cycle] keep_cycles` cycles need, and the
+/// cycle completed, merges its CDXJ indexes into the cycle's and the crawl's
+/// ([`crate::crawl::index`]) and removes state versions older than `[cycle] keep_cycles` cycles need, and the
 /// runs between the stages of the cycles before ([`crate::crawl::prune`]). Problems are logged,
 /// not returned: the cycle's work is committed.
 pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, log: &dyn Fn(&str)) {
     if let Err(e) = crate::crawl::metrics::write_metrics(crawl, cfg) {
         log(&format!("cannot write metrics.prom: {e}"));
+    }
+    if complete {
+        match crate::crawl::index::after_cycle(crawl, cfg.crawl.partitions, cycle) {
+            Ok(r) if !r.cycles_added.is_empty() => log(&format!(
+                "CDXJ index: cycle {cycle} {}, the crawl's {} (indexes/index.cdxj)",
+                plural(r.cycle_lines.unwrap_or(0), "capture", "captures"),
+                plural(r.crawl_lines.unwrap_or(0), "capture", "captures"),
+            )),
+            Ok(_) => {}
+            Err(e) => log(&format!("cannot update the CDXJ indexes: {e}")),
+        }
     }
     let keep = cfg.cycle.keep_cycles;
     if complete && keep > 0 {

@@ -20,6 +20,11 @@
 //!   at tag K, and the next `dragnet cycle` runs K again from its committed inputs. This needs the
 //!   versions K of every partition's seen set and URL db (`[cycle] keep_cycles` keeps the last
 //!   two cycles'); a rollback further back is refused, with what is missing.
+//! - **A CDXJ index** (a partition's, a cycle's, the crawl's, its list of cycles) or the
+//!   `archive` link: made again, nothing rolled back. A partition's index from its WARC files
+//!   (the same bytes its fetch wrote), then the cycle's and the crawl's from those
+//!   ([`crate::crawl::index::rebuild`]). A rollback removes the crawl's index too (it holds the
+//!   captures of the cycles rolled back) and rebuilds it from the cycles left.
 //! - **Not repairable here**, reported (exit 3): WARC files of cycles already complete (the crawl's
 //!   state no longer needs them, but the archive cannot be made again without fetching again:
 //!   restore them from a copy), the manifest and crawl.toml (settings: restore or rewrite them),
@@ -66,6 +71,8 @@ enum Fix {
     Rollback(u32),
     /// Remove it (lock, metrics, logs, temporaries).
     Remove,
+    /// A CDXJ index or the `archive` link: made again ([`crate::crawl::index`]).
+    Index,
     /// Leave it; the reason and the remedy.
     Cannot(String),
 }
@@ -110,6 +117,7 @@ fn fix_for(rel: &Path, kind: FileKind, current: u32) -> Fix {
         | FileKind::Log
         | FileKind::Temporary
         | FileKind::FailedMarker => return Fix::Remove,
+        FileKind::Cdxj | FileKind::ArchiveLink => return Fix::Index,
         FileKind::Manifest => {
             return Fix::Cannot(
                 "the manifest holds the settings fixed at init: restore it from a copy (it must \
@@ -182,6 +190,7 @@ pub fn repair(crawl: &CrawlDir, cfg: &Config, dry_run: bool) -> Result<RepairRep
     let mut rollback: Option<u32> = None;
     let mut frontiers = BTreeSet::new();
     let mut remove = Vec::new();
+    let mut indexes = Vec::new();
     for (rel, why) in &check.damaged {
         match fix_for(rel, kind_of(rel), current) {
             Fix::Frontier(p) => {
@@ -189,6 +198,7 @@ pub fn repair(crawl: &CrawlDir, cfg: &Config, dry_run: bool) -> Result<RepairRep
             }
             Fix::Rollback(k) => rollback = Some(rollback.map_or(k, |r| r.min(k))),
             Fix::Remove => remove.push(rel.clone()),
+            Fix::Index => indexes.push(rel.clone()),
             Fix::Cannot(what) => r.unrepairable.push((rel.clone(), format!("{why}; {what}"))),
         }
     }
@@ -223,6 +233,9 @@ pub fn repair(crawl: &CrawlDir, cfg: &Config, dry_run: bool) -> Result<RepairRep
         }
         r.removed.push(rel);
     }
+    if !indexes.is_empty() {
+        r.removed.extend(remove_indexes(crawl, &indexes, dry_run)?);
+    }
     if let Some(k) = rollback {
         r.rolled_back_to = Some(k);
         r.removed.extend(roll_back(crawl, m, k, dry_run)?);
@@ -241,7 +254,51 @@ pub fn repair(crawl: &CrawlDir, cfg: &Config, dry_run: bool) -> Result<RepairRep
             r.frontiers_rebuilt.push((p, n));
         }
     }
+    if (rollback.is_some() || !indexes.is_empty()) && !dry_run {
+        // The indexes of the cycles left (a rolled-back cycle gets its own when it ends again).
+        crate::crawl::index::rebuild(crawl, m)?;
+    }
     Ok(r)
+}
+
+/// Removes damaged indexes and what was merged from them: a partition's index is made again at
+/// once from its WARC files (the same bytes its fetch wrote), a cycle's and the crawl's at the
+/// end of the repair. Returns what was removed.
+fn remove_indexes(crawl: &CrawlDir, damaged: &[PathBuf], dry_run: bool) -> Result<Vec<PathBuf>> {
+    let mut doomed = vec![crawl.indexes_dir()];
+    for rel in damaged {
+        let path = crawl.root().join(rel);
+        match cycle_of(rel) {
+            Some((c, rest)) if rest.first().map(String::as_str) == Some("cdxj") => {
+                let p = rest
+                    .get(1)
+                    .and_then(|n| n.strip_prefix('p'))
+                    .and_then(|n| n.strip_suffix(".cdxj"))
+                    .and_then(|n| n.parse().ok())
+                    .ok_or_else(|| Error::corrupt(&path, 0, "not a partition's index"))?;
+                if !dry_run {
+                    crate::crawl::index::reindex_partition(crawl, c, p, &path)?;
+                }
+                doomed.push(crawl.cycle_cdxj(c));
+            }
+            _ => doomed.push(path),
+        }
+    }
+    let mut removed = Vec::new();
+    for path in doomed {
+        if path.symlink_metadata().is_err() {
+            continue;
+        }
+        if !dry_run {
+            if path.is_dir() && !path.is_symlink() {
+                std::fs::remove_dir_all(&path).ctx("remove", &path)?;
+            } else {
+                std::fs::remove_file(&path).ctx("remove", &path)?;
+            }
+        }
+        removed.push(PathBuf::from(crawl.relative(&path)));
+    }
+    Ok(removed)
 }
 
 /// Removes what the crawl made from the start of cycle `k` on (module docs); returns what.
@@ -258,6 +315,11 @@ fn roll_back(crawl: &CrawlDir, m: u32, k: u32, dry_run: bool) -> Result<Vec<Path
         removed.push(PathBuf::from(crawl.relative(&path)));
         Ok(())
     };
+    // The crawl's index holds the captures of the cycles rolled back (rebuilt from the cycles
+    // left at the end of the repair).
+    if crawl.indexes_dir().exists() {
+        rm(crawl.indexes_dir())?;
+    }
     for c in crawl.cycles() {
         if c > k {
             rm(crawl.cycle_dir(c))?;

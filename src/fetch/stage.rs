@@ -342,6 +342,12 @@ pub fn fetch_partition(
     let budget = usize::try_from(cfg.sort.memory_budget.0 / 16)
         .unwrap_or(usize::MAX)
         .clamp(1 << 20, 16 << 20);
+    // The WARC writer indexes what it writes (`crate::crawl::index`).
+    wcfg.index = Some(crate::warc::writer::WriterIndex {
+        filename_prefix: crate::crawl::index::filename_prefix(cycle),
+        budget,
+        tmp_dir: stage_dir.clone(),
+    });
     let f = &cfg.fetch;
     let parse = (f.parse || follow.is_some())
         .then(|| InlineParse::new(cfg, &stage_dir, f.parse))
@@ -468,10 +474,17 @@ pub fn fetch_partition(
         ..
     } = shared;
     let followed = followed.into_inner();
-    let summary = warc
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .finish()?;
+    let mut warc = warc.into_inner().unwrap_or_else(|e| e.into_inner());
+    let index = warc.take_index();
+    let summary = warc.finish()?;
+    let cdxj_path = crawl.partition_cdxj(cycle, p);
+    let cdxj_lines = match index {
+        Some(sorter) => {
+            crate::storage::create_dir_all(cdxj_path.parent().expect("has a parent"))?;
+            crate::crawl::index::write_sorted(sorter, &cdxj_path)?
+        }
+        None => 0,
+    };
     let mut w = RunWriter::create(&fetched_path, Schema::FETCHED)?;
     results
         .into_inner()
@@ -500,6 +513,7 @@ pub fn fetch_partition(
     counts.insert(counter::WARC_FILES.into(), summary.files.len() as u64);
     counts.insert("warc_records".into(), summary.records);
     counts.insert("warc_bytes".into(), summary.bytes);
+    counts.insert("cdxj_lines".into(), cdxj_lines);
     if let Some(f) = &follow {
         counts.insert(counter::FOLLOWED.into(), followed);
         counts.insert("follow_filter_bytes".into(), f.filter_bytes() as u64);
@@ -532,6 +546,7 @@ pub fn fetch_partition(
     for file in &summary.files {
         m.outputs.push(FileDigest::of_file(crawl, file)?);
     }
+    m.outputs.push(FileDigest::of_file(crawl, &cdxj_path)?);
     m.counts = counts;
     let fetched = m.commit(&done_path, started)?;
     // The parse the fetch ran commits after the fetch (killed in between, the parse stage runs

@@ -1,5 +1,5 @@
 //! CDXJ indexes of WARC files, the format pywb replays from and `cdxj-indexer` writes:
-//! one line per capture, `<SURT> <14-digit timestamp> <JSON>`, sorted by key.
+//! one line per capture, `<SURT> <14-digit timestamp> <JSON>`, sorted.
 //!
 //! ```text
 //! org,iana)/ 20140126200624 {"url": "http://www.iana.org/", "mime": "text/html", "status": "200", "digest": "sha1:OSSAPWJ23L56IYVRW3GFEAR4MCJMGPTB", "length": "2258", "offset": "334", "filename": "iana.warc.gz"}
@@ -15,31 +15,36 @@
 //! by `cdxj-indexer` by default). The key is the SURT of the URL (`crate::keys::surt`, pywb's
 //! form) and the WARC-Date as `YYYYMMDDhhmmss`.
 //!
-//! `dragnet index --warc FILES... [--out F]` indexes anyone's WARCs (`.warc`, `.warc.gz`,
-//! `.warc.zst`). `tests/cdxj.rs` compares every field of every line with `cdxj-indexer`'s on the
-//! test data's WARCs.
+//! Lines are sorted as bytes, whole lines (what `LC_ALL=C sort` does and what pywb's binary
+//! search assumes). Sorting is external ([`CdxjSorter`]: a memory budget, sorted spills, one
+//! k-way merge), and so is combining sorted indexes ([`merge_sorted`]), so neither grows with
+//! the WARCs indexed.
+//!
+//! - `dragnet index --warc FILES... [--out F]` indexes anyone's WARCs (`.warc`, `.warc.gz`,
+//!   `.warc.zst`). `tests/cdxj.rs` compares every field of every line with `cdxj-indexer`'s on
+//!   the test data's WARCs.
+//! - In a crawl, the WARC writer of each fetch indexes its records as it writes them (it knows
+//!   their offsets, lengths and digests), and the executors merge the partitions' indexes per
+//!   cycle and for the whole crawl ([`crate::crawl::index`]), with `filename` the path under
+//!   `cycles/`, so that the crawl directory is a pywb collection.
 
-use std::io::Write;
-use std::path::Path;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
 
+use super::http::HttpHead;
 use super::reader::{ReaderOptions, WarcReader};
-use super::RecordType;
+use super::{RecordType, WarcHeader};
 use crate::error::{Error, IoContext, Result};
 
-/// One line of a CDXJ index: its sort key (`SURT timestamp`) and the JSON after it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct CdxjLine {
-    /// `SURT 14-digit-timestamp`.
-    pub key: String,
-    /// The JSON object.
-    pub json: String,
-}
-
-impl CdxjLine {
-    /// The line as written (without the newline).
-    pub fn text(&self) -> String {
-        format!("{} {}", self.key, self.json)
-    }
+/// Whether a record of this type gets a CDXJ line.
+pub fn is_indexed(kind: &RecordType) -> bool {
+    matches!(
+        kind,
+        RecordType::Response | RecordType::Revisit | RecordType::Resource
+    )
 }
 
 /// `2014-01-26T20:06:24Z` -> `20140126200624` (fractions dropped); `None` if it is not a
@@ -53,119 +58,380 @@ fn timestamp14(date: &str) -> Option<String> {
     (digits.len() >= 14).then(|| digits[..14].to_string())
 }
 
-/// Appends the CDXJ lines of the WARC file at `path` to `out` (unsorted: in file order).
-pub fn index_file(path: &Path, out: &mut Vec<CdxjLine>) -> Result<()> {
+/// The CDXJ line (no newline) of a record with header `h` written at `offset` with `length`
+/// bytes in `filename`; `head` is the HTTP head of its block (responses and revisits). `None`
+/// for records that are not indexed or cannot be replayed (no URL or no date).
+pub fn record_line(
+    h: &WarcHeader,
+    head: Option<&HttpHead>,
+    offset: u64,
+    length: u64,
+    filename: &str,
+) -> Option<String> {
+    let kind = h.record_type();
+    if !is_indexed(&kind) {
+        return None;
+    }
+    let url = h.target_uri().filter(|u| !u.is_empty())?;
+    let date = h.date().and_then(timestamp14)?;
+    let (mime, status) = match kind {
+        RecordType::Resource => (
+            h.content_type()
+                .unwrap_or("")
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string(),
+            None,
+        ),
+        _ => {
+            let status = head.and_then(HttpHead::status);
+            let mime = if kind == RecordType::Revisit {
+                "warc/revisit".to_string()
+            } else {
+                head.and_then(|h| h.get("content-type"))
+                    .and_then(|v| v.split(';').next())
+                    .map(|v| v.trim().to_ascii_lowercase())
+                    .unwrap_or_else(|| "unk".to_string())
+            };
+            (mime, status)
+        }
+    };
+    // In `cdxj-indexer`'s field order, with its spacing.
+    let mut line = String::with_capacity(256);
+    line.push_str(&crate::keys::surt(url));
+    line.push(' ');
+    line.push_str(&date);
+    line.push_str(" {");
+    let mut field = |k: &str, v: &str, first: bool| {
+        if !first {
+            line.push_str(", ");
+        }
+        line.push('"');
+        line.push_str(k);
+        line.push_str("\": ");
+        line.push_str(&serde_json::to_string(v).expect("strings serialize"));
+    };
+    field("url", url, true);
+    field("mime", &mime, false);
+    if let Some(s) = status {
+        field("status", &s.to_string(), false);
+    }
+    if let Some(d) = h.get("WARC-Payload-Digest") {
+        field("digest", d, false);
+    }
+    field("length", &length.to_string(), false);
+    field("offset", &offset.to_string(), false);
+    field("filename", filename, false);
+    line.push('}');
+    Some(line)
+}
+
+/// Pushes the CDXJ lines of the WARC file at `path` into `out`, with `filename` its name
+/// without directories.
+pub fn index_file(path: &Path, out: &mut CdxjSorter) -> Result<()> {
     let filename = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    index_file_as(path, &filename, out)
+}
+
+/// [`index_file`] with `filename` the `filename` field of its lines.
+pub fn index_file_as(path: &Path, filename: &str, out: &mut CdxjSorter) -> Result<()> {
     let mut rd = WarcReader::open(path, ReaderOptions::default())?;
     while let Some(mut rec) = rd.next_record()? {
         let h = rec.header().clone();
         let kind = h.record_type();
-        if !matches!(
-            kind,
-            RecordType::Response | RecordType::Revisit | RecordType::Resource
-        ) {
+        if !is_indexed(&kind) {
             rec.finish()?;
             continue;
         }
         let offset = rec.offset();
-        let url = h.target_uri().unwrap_or("").to_string();
-        let date = h.date().and_then(timestamp14);
-        let (mime, status) = match kind {
-            RecordType::Resource => (
-                h.content_type()
-                    .unwrap_or("")
-                    .split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_string(),
-                None,
-            ),
-            _ => {
-                // The HTTP head of the response (a revisit carries one too).
-                let head = rec.http_head().ok();
-                let status = head.as_ref().and_then(|h| h.status());
-                let mime = if kind == RecordType::Revisit {
-                    "warc/revisit".to_string()
-                } else {
-                    head.as_ref()
-                        .and_then(|h| h.get("content-type"))
-                        .and_then(|v| v.split(';').next())
-                        .map(|v| v.trim().to_ascii_lowercase())
-                        .unwrap_or_else(|| "unk".to_string())
-                };
-                (mime, status)
-            }
-        };
+        // The HTTP head of the response (a revisit carries one too).
+        let head = (kind != RecordType::Resource)
+            .then(|| rec.http_head().ok())
+            .flatten();
         let end = rec.finish()?;
-        let (Some(date), false) = (date, url.is_empty()) else {
-            continue; // not replayable without a URL and a date
-        };
-        // In `cdxj-indexer`'s field order, with its spacing.
-        let mut fields: Vec<(&str, String)> = vec![("url", url.clone()), ("mime", mime)];
-        if let Some(s) = status {
-            fields.push(("status", s.to_string()));
+        if let Some(line) = record_line(&h, head.as_ref(), offset, end.length, filename) {
+            out.push(line)?;
         }
-        if let Some(d) = h.get("WARC-Payload-Digest") {
-            fields.push(("digest", d.to_string()));
-        }
-        fields.push(("length", end.length.to_string()));
-        fields.push(("offset", offset.to_string()));
-        fields.push(("filename", filename.clone()));
-        let json = format!(
-            "{{{}}}",
-            fields
-                .iter()
-                .map(|(k, v)| format!(
-                    "\"{k}\": {}",
-                    serde_json::to_string(v).expect("strings serialize")
-                ))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        out.push(CdxjLine {
-            key: format!("{} {date}", crate::keys::surt(&url)),
-            json,
-        });
     }
     Ok(())
 }
 
-/// Indexes `files` and writes the lines sorted (pywb needs them so) to `out`.
-pub fn index_files(files: &[std::path::PathBuf], out: &mut dyn Write) -> Result<u64> {
-    let mut lines = Vec::new();
+/// Indexes `files` and writes the lines sorted (pywb needs them so) to `out`, sorting within
+/// `budget` bytes of memory (spills under `tmp`).
+pub fn index_files(
+    files: &[PathBuf],
+    out: &mut dyn Write,
+    budget: usize,
+    tmp: &Path,
+) -> Result<u64> {
+    let mut sorter = CdxjSorter::new(budget, tmp);
     for f in files {
-        index_file(f, &mut lines)?;
+        index_file(f, &mut sorter)?;
     }
-    lines.sort();
-    for l in &lines {
-        writeln!(out, "{}", l.text()).map_err(|e| Error::io("write", Path::new("<cdxj>"), e))?;
-    }
-    Ok(lines.len() as u64)
+    sorter.finish(out, Path::new("<cdxj>"))
 }
 
 /// [`index_files`] into a file (published atomically) or standard output.
-pub fn index_to(files: &[std::path::PathBuf], out: Option<&Path>) -> Result<u64> {
+pub fn index_to(files: &[PathBuf], out: Option<&Path>, budget: usize) -> Result<u64> {
     match out {
         Some(path) => {
-            let mut buf = Vec::new();
-            let n = index_files(files, &mut buf)?;
-            crate::storage::write_atomic(path, &buf)?;
+            let tmp = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let mut file = crate::storage::AtomicFile::create(path)?;
+            let n = {
+                let mut w = BufWriter::with_capacity(1 << 16, &mut file);
+                let n = index_files(files, &mut w, budget, tmp)?;
+                w.flush().ctx("write", path)?;
+                n
+            };
+            file.commit()?;
             Ok(n)
         }
         None => {
             let stdout = std::io::stdout();
-            let mut lock = stdout.lock();
-            let n = index_files(files, &mut lock)?;
+            let mut lock = BufWriter::with_capacity(1 << 16, stdout.lock());
+            let n = index_files(files, &mut lock, budget, &std::env::temp_dir())?;
             lock.flush().ctx("write", Path::new("<stdout>"))?;
             Ok(n)
         }
     }
 }
 
+/// An external sort of CDXJ lines: lines are buffered up to a budget in bytes, then sorted and
+/// spilled (zstd, level 1: spills are scratch) into a private directory under the parent given,
+/// made at the first spill and removed with the sorter; [`CdxjSorter::finish`] merges the
+/// spills and the last buffer.
+pub struct CdxjSorter {
+    lines: Vec<String>,
+    bytes: usize,
+    budget: usize,
+    tmp_parent: PathBuf,
+    dir: Option<PathBuf>,
+    spills: Vec<PathBuf>,
+    pushed: u64,
+}
+
+impl CdxjSorter {
+    /// A sorter holding at most about `budget` bytes of lines in memory.
+    pub fn new(budget: usize, tmp_parent: &Path) -> CdxjSorter {
+        CdxjSorter {
+            lines: Vec::new(),
+            bytes: 0,
+            budget: budget.max(4096),
+            tmp_parent: tmp_parent.to_path_buf(),
+            dir: None,
+            spills: Vec::new(),
+            pushed: 0,
+        }
+    }
+
+    /// Lines pushed so far.
+    pub fn len(&self) -> u64 {
+        self.pushed
+    }
+
+    /// Whether nothing was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.pushed == 0
+    }
+
+    /// Spill files written so far.
+    pub fn spills(&self) -> usize {
+        self.spills.len()
+    }
+
+    /// Adds a line (without its newline).
+    pub fn push(&mut self, line: String) -> Result<()> {
+        // A line's own bytes plus its `String` (24 bytes).
+        self.bytes += line.len() + 24;
+        self.lines.push(line);
+        self.pushed += 1;
+        if self.bytes >= self.budget {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn spill(&mut self) -> Result<()> {
+        let dir = match &self.dir {
+            Some(d) => d.clone(),
+            None => {
+                let d = self.tmp_parent.join(format!(
+                    ".cdxj-sort.tmp.{}.{}",
+                    crate::storage::temp_writer_tag(),
+                    SPILL_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                ));
+                std::fs::create_dir_all(&d).ctx("create", &d)?;
+                self.dir = Some(d.clone());
+                d
+            }
+        };
+        let path = dir.join(format!("{:06}.cdxj.zst", self.spills.len()));
+        let file = File::create(&path).ctx("create", &path)?;
+        let mut z = zstd::Encoder::new(BufWriter::with_capacity(1 << 16, file), 1)
+            .ctx("compress", &path)?;
+        self.lines.sort_unstable();
+        for l in self.lines.drain(..) {
+            z.write_all(l.as_bytes())
+                .and_then(|()| z.write_all(b"\n"))
+                .ctx("write", &path)?;
+        }
+        z.finish().and_then(|mut w| w.flush()).ctx("write", &path)?;
+        self.bytes = 0;
+        self.spills.push(path);
+        Ok(())
+    }
+
+    /// Writes every line pushed, sorted, each followed by a newline, to `out` (named `name` in
+    /// errors). Returns the number of lines.
+    pub fn finish(mut self, out: &mut dyn Write, name: &Path) -> Result<u64> {
+        self.lines.sort_unstable();
+        if self.spills.is_empty() {
+            for l in &self.lines {
+                out.write_all(l.as_bytes())
+                    .and_then(|()| out.write_all(b"\n"))
+                    .ctx("write", name)?;
+            }
+            return Ok(self.lines.len() as u64);
+        }
+        let mut inputs: Vec<LineSource> = Vec::with_capacity(self.spills.len() + 1);
+        for path in &self.spills {
+            let f = File::open(path).ctx("open", path)?;
+            let z = zstd::Decoder::new(f).ctx("decompress", path)?;
+            inputs.push(LineSource::new(
+                path.clone(),
+                Box::new(BufReader::with_capacity(1 << 16, z)),
+            ));
+        }
+        let rest = std::mem::take(&mut self.lines).join("\n");
+        let rest = if rest.is_empty() { rest } else { rest + "\n" };
+        inputs.push(LineSource::new(
+            PathBuf::from("<memory>"),
+            Box::new(std::io::Cursor::new(rest.into_bytes())),
+        ));
+        merge_sources(inputs, out, name, false)
+    }
+}
+
+impl Drop for CdxjSorter {
+    fn drop(&mut self) {
+        if let Some(d) = &self.dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+static SPILL_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// One sorted input of a merge: its name (for errors), its lines, and the last line read.
+struct LineSource {
+    name: PathBuf,
+    rd: Box<dyn BufRead>,
+    line: Vec<u8>,
+    number: u64,
+}
+
+impl LineSource {
+    fn new(name: PathBuf, rd: Box<dyn BufRead>) -> LineSource {
+        LineSource {
+            name,
+            rd,
+            line: Vec::new(),
+            number: 0,
+        }
+    }
+
+    /// Reads the next line (without its newline) into `self.line`, checking the order; `false`
+    /// at the end.
+    fn advance(&mut self) -> Result<bool> {
+        let mut next = Vec::with_capacity(self.line.len());
+        let n = self
+            .rd
+            .read_until(b'\n', &mut next)
+            .ctx("read", &self.name)?;
+        if n == 0 {
+            return Ok(false);
+        }
+        if next.last() == Some(&b'\n') {
+            next.pop();
+        }
+        self.number += 1;
+        if self.number > 1 && next < self.line {
+            return Err(Error::corrupt(
+                &self.name,
+                0,
+                format!(
+                    "line {} sorts before the line above it: a CDXJ index must be sorted \
+                     (`LC_ALL=C sort` it, or make it again with `dragnet index`)",
+                    self.number
+                ),
+            ));
+        }
+        self.line = next;
+        Ok(true)
+    }
+}
+
+/// Merges sorted CDXJ `inputs` into `out` (named `name` in errors), keeping the order; with
+/// `dedup`, a line equal to the one written before it is dropped (merging an index into one
+/// that already holds it changes nothing). An input out of order is an error naming it.
+/// Returns the number of lines written.
+pub fn merge_sorted(
+    inputs: &[PathBuf],
+    out: &mut dyn Write,
+    name: &Path,
+    dedup: bool,
+) -> Result<u64> {
+    let mut sources = Vec::with_capacity(inputs.len());
+    for path in inputs {
+        let f = File::open(path).ctx("open", path)?;
+        sources.push(LineSource::new(
+            path.clone(),
+            Box::new(BufReader::with_capacity(1 << 16, f)),
+        ));
+    }
+    merge_sources(sources, out, name, dedup)
+}
+
+fn merge_sources(
+    mut sources: Vec<LineSource>,
+    out: &mut dyn Write,
+    name: &Path,
+    dedup: bool,
+) -> Result<u64> {
+    let mut heap = BinaryHeap::with_capacity(sources.len());
+    for (i, s) in sources.iter_mut().enumerate() {
+        if s.advance()? {
+            heap.push(Reverse((std::mem::take(&mut s.line), i)));
+        }
+    }
+    let mut written = 0u64;
+    let mut last: Vec<u8> = Vec::new();
+    while let Some(Reverse((line, i))) = heap.pop() {
+        if !(dedup && written > 0 && line == last) {
+            out.write_all(&line)
+                .and_then(|()| out.write_all(b"\n"))
+                .ctx("write", name)?;
+            written += 1;
+            last.clear();
+            last.extend_from_slice(&line);
+        }
+        // The source checks its next line against this one.
+        let s = &mut sources[i];
+        s.line = line;
+        if s.advance()? {
+            heap.push(Reverse((std::mem::take(&mut s.line), i)));
+        }
+    }
+    Ok(written)
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,5 +447,95 @@ mod tests {
             Some("20240518015810")
         );
         assert_eq!(timestamp14("yesterday"), None);
+    }
+
+    fn lines(n: usize, seed: u64) -> Vec<String> {
+        let mut x = seed;
+        (0..n)
+            .map(|i| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                format!(
+                    "com,example)/{:x} 2024{:010} {{\"n\": \"{i}\"}}",
+                    x >> 40,
+                    x % 1000
+                )
+            })
+            .collect()
+    }
+
+    fn sorted(budget: usize, input: &[String], tmp: &Path) -> (Vec<u8>, usize) {
+        let mut s = CdxjSorter::new(budget, tmp);
+        for l in input {
+            s.push(l.clone()).unwrap();
+        }
+        let spills = s.spills();
+        let mut out = Vec::new();
+        assert_eq!(
+            s.finish(&mut out, Path::new("t")).unwrap(),
+            input.len() as u64
+        );
+        (out, spills)
+    }
+
+    #[test]
+    fn a_sort_that_spills_gives_what_one_in_memory_gives() {
+        let tmp = tempfile::tempdir().unwrap();
+        let input = lines(5000, 7);
+        let (big, spills) = sorted(1 << 30, &input, tmp.path());
+        assert_eq!(spills, 0);
+        let (small, spills) = sorted(8192, &input, tmp.path());
+        assert!(spills > 10, "{spills}");
+        assert_eq!(small, big);
+        let mut want = input.clone();
+        want.sort();
+        assert_eq!(String::from_utf8(big).unwrap(), want.join("\n") + "\n");
+        // The spill directory goes with the sorter.
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn merging_keeps_the_order_drops_repeats_when_asked_and_names_an_unsorted_input() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut all = lines(300, 3);
+        all.sort();
+        let write = |name: &str, ls: &[String]| {
+            let p = tmp.path().join(name);
+            std::fs::write(&p, ls.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+            p
+        };
+        let a = write(
+            "a.cdxj",
+            &all.iter().step_by(2).cloned().collect::<Vec<_>>(),
+        );
+        let b = write(
+            "b.cdxj",
+            &all.iter().skip(1).step_by(2).cloned().collect::<Vec<_>>(),
+        );
+        let whole = write("whole.cdxj", &all);
+        let mut out = Vec::new();
+        let n = merge_sorted(&[a.clone(), b.clone()], &mut out, Path::new("o"), false).unwrap();
+        assert_eq!(n, 300);
+        assert_eq!(String::from_utf8(out).unwrap(), all.join("\n") + "\n");
+        // Merging an index into one that holds it already: the same lines once, with dedup.
+        let mut out = Vec::new();
+        merge_sorted(&[whole.clone(), a.clone()], &mut out, Path::new("o"), true).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), all.join("\n") + "\n");
+        let mut out = Vec::new();
+        assert_eq!(
+            merge_sorted(&[whole, a], &mut out, Path::new("o"), false).unwrap(),
+            450
+        );
+        let mut shuffled = all.clone();
+        shuffled.swap(10, 20);
+        let bad = write("bad.cdxj", &shuffled);
+        let e = merge_sorted(&[b, bad], &mut Vec::new(), Path::new("o"), false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("bad.cdxj") && e.contains("line 12") && e.contains("sort"),
+            "{e}"
+        );
     }
 }

@@ -22,6 +22,7 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::cdxj::{self, CdxjSorter};
 use super::digest;
 use super::{
     file_name, warc_date, Compression, IdGen, IdSource, RecordType, Truncated, WarcHeader,
@@ -55,6 +56,21 @@ pub struct WriterConfig {
     /// Extra `name: value` fields for each file's warcinfo record (operator, isPartOf, robots,
     /// http-header-user-agent, ...), after `software`, `format` and `conformsTo`.
     pub warcinfo: Vec<(String, String)>,
+    /// Index the records as they are written ([`WarcWriter::take_index`]), or not (`None`).
+    pub index: Option<WriterIndex>,
+}
+
+/// How a [`WarcWriter`] indexes what it writes: a CDXJ line per response, revisit and resource
+/// record ([`super::cdxj::record_line`]), sorted within a memory budget.
+#[derive(Clone, Debug)]
+pub struct WriterIndex {
+    /// Put before each file's name in the `filename` field (`000003/warc/` in a crawl, whose
+    /// index is read from `cycles/`).
+    pub filename_prefix: String,
+    /// Memory for the lines before they spill to disk.
+    pub budget: usize,
+    /// Where spills go (a private directory under it).
+    pub tmp_dir: PathBuf,
 }
 
 impl WriterConfig {
@@ -74,6 +90,7 @@ impl WriterConfig {
             ids: IdSource::Random,
             subsecond_dates: true,
             warcinfo: Vec::new(),
+            index: None,
         }
     }
 }
@@ -177,6 +194,7 @@ pub struct WarcWriter {
     summary: WriterSummary,
     zstd: Option<zstd::bulk::Compressor<'static>>,
     packed: Vec<u8>,
+    index: Option<CdxjSorter>,
 }
 
 /// One record to write.
@@ -253,7 +271,12 @@ impl WarcWriter {
                 ));
             }
         }
+        let index = cfg
+            .index
+            .as_ref()
+            .map(|i| CdxjSorter::new(i.budget, &i.tmp_dir));
         Ok(WarcWriter {
+            index,
             ids: IdGen::new(cfg.ids),
             serial: cfg.first_serial,
             open: None,
@@ -375,6 +398,12 @@ impl WarcWriter {
         })?;
         self.maybe_rotate()?;
         Ok(loc)
+    }
+
+    /// The CDXJ lines of the records written so far, to be finished into an index (`None` if the
+    /// writer does not index, or they were taken).
+    pub fn take_index(&mut self) -> Option<CdxjSorter> {
+        self.index.take()
     }
 
     /// Publishes the file being written (if any) and returns what was written.
@@ -511,6 +540,21 @@ impl WarcWriter {
             self.packed.shrink_to(KEEP_BUFFER);
         }
         let length = open.file.written() - offset;
+        if let (Some(sorter), Some(ix)) = (self.index.as_mut(), self.cfg.index.as_ref()) {
+            if cdxj::is_indexed(&rec.kind) {
+                let head = (rec.kind != RecordType::Resource)
+                    .then(|| {
+                        let mut block = std::io::Read::chain(rec.block[0], rec.block[1]);
+                        super::http::read_head(&mut block, super::http::DEFAULT_MAX_HEAD).ok()
+                    })
+                    .flatten();
+                let filename = format!("{}{}", ix.filename_prefix, open.name);
+                if let Some(line) = cdxj::record_line(&h, head.as_ref(), offset, length, &filename)
+                {
+                    sorter.push(line)?;
+                }
+            }
+        }
         self.summary.records += 1;
         self.summary.bytes += length;
         Ok(RecordLocation {

@@ -249,7 +249,9 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
         let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
+        if e.file_type().unwrap().is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(e.path()).unwrap(), target).unwrap();
+        } else if e.file_type().unwrap().is_dir() {
             copy_dir(&e.path(), &target);
         } else {
             std::fs::copy(e.path(), target).unwrap();
