@@ -576,6 +576,15 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult, max_attempts: u32) -> bool {
         r.digest = f.digest;
         r.etag = f.etag.clone();
         r.last_modified = f.last_modified.clone();
+        // A new payload, whole, is what the next revisit of an identical one refers to; a revisit
+        // keeps referring to the capture it did.
+        if !f.revisit && !f.payload_digest.is_empty() && !f.truncated {
+            r.capture = crate::records::Capture {
+                payload_digest: f.payload_digest.clone(),
+                date_us: f.warc_date_us,
+                record_id: f.record_id.clone(),
+            };
+        }
     }
     false
 }

@@ -29,6 +29,7 @@ mod pipeline;
 mod prioritize_stage;
 mod pywb;
 mod repair;
+mod revisit;
 mod robots_conformance;
 mod run_corruption;
 mod run_files;

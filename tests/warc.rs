@@ -301,7 +301,7 @@ fn write_sample(dir: &Path, compression: Compression, rotate: u64, count: usize)
         }
         let rt = match kind {
             ResponseKind::Response { .. } => RecordType::Response,
-            ResponseKind::NotModified(_) => RecordType::Revisit,
+            ResponseKind::NotModified(_) | ResponseKind::IdenticalPayload(_) => RecordType::Revisit,
         };
         records.push((loc.response.clone(), rt, uri.clone(), resp.clone()));
         if i % 3 == 0 {

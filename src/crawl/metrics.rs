@@ -177,6 +177,11 @@ pub fn render(s: &Status) -> String {
             "Response bytes received in that cycle.",
         )
         .one(u(f.bytes));
+        p.gauge(
+            "dragnet_cycle_fetch_revisits",
+            "2xx answers of that cycle written as revisits of an identical payload.",
+        )
+        .one(u(f.revisits));
     }
     let t = &s.fetch_total;
     p.counter(
@@ -203,6 +208,11 @@ pub fn render(s: &Status) -> String {
         "Response bytes received, all cycles in the directory.",
     )
     .one(u(t.bytes));
+    p.counter(
+        "dragnet_fetch_revisits_total",
+        "2xx answers written as revisits of an identical payload, all cycles in the directory.",
+    )
+    .one(u(t.revisits));
 
     if s.cache_cycle.is_some() {
         p.gauge(

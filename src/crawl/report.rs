@@ -73,6 +73,8 @@ pub mod counter {
     pub const ERROR_PREFIX: &str = "error_";
     /// fetch: WARC files written.
     pub const WARC_FILES: &str = "warc_files";
+    /// Fetch: answers written as revisits of an identical payload (`[fetch] dedup`).
+    pub const REVISITS: &str = "revisits";
     /// parse: 1 when the fetch ran the parse as the pages arrived (`[fetch] parse`).
     pub const INLINE: &str = "inline";
     /// parse: pages read; split: links read.

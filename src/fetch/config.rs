@@ -101,6 +101,11 @@ pub struct FetchSection {
     /// WARC back. `false` leaves the parse to `dragnet parse`, which reads the WARC; both write
     /// the same links and pages.
     pub parse: bool,
+    /// Write an answer whose payload is byte for byte that of the URL's last capture as a
+    /// `revisit` record (identical-payload-digest profile, as Heritrix does) pointing at that
+    /// capture, with the HTTP headers and no body: a recrawl of unchanged pages costs their
+    /// headers, not their bodies. `false` writes every answer as a `response`.
+    pub dedup: bool,
     /// Media types whose bodies are kept (prefixes such as `text/` allowed); others are recorded
     /// with their headers only. Empty keeps everything.
     pub content_types: Vec<String>,
@@ -158,6 +163,7 @@ impl Default for FetchSection {
             follow_redirects: 5,
             follow_per_host: 1000,
             parse: true,
+            dedup: true,
             content_types: Vec::new(),
             allow_private_addresses: false,
             deadline_secs: 3600.0,

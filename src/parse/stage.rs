@@ -221,9 +221,11 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
 }
 
 /// Whether the parse reads the body of the page a fetch result answered: a 2xx HTML page,
-/// sitemap or feed.
+/// sitemap or feed, unless it is a revisit of an identical payload (the WARC holds no body,
+/// and the links are those of the capture it refers to, found when that was parsed: as for a
+/// 304).
 pub(super) fn reads_body(fr: &FetchResult) -> bool {
-    (200..300).contains(&fr.status) && is_parsed(&fr.content_type, &fr.url)
+    (200..300).contains(&fr.status) && !fr.revisit && is_parsed(&fr.content_type, &fr.url)
 }
 
 /// The parse of one fetch result, wherever its response comes from (the WARC here, the fetch's

@@ -325,6 +325,7 @@ impl Prioritize<'_> {
                         priority: rec.score,
                         etag: rec.etag,
                         last_modified: rec.last_modified,
+                        capture: rec.capture,
                     },
                 ));
             }

@@ -27,7 +27,7 @@ pub use frontier::FrontierUpdate;
 pub use hosts::{HostRecord, OriginRobots, Policy};
 pub use links::{LinkKind, LinkRecord, PageRecord};
 pub use split::SplitRecord;
-pub use url::{FetchItem, FetchResult, UrlRecord, UrlState};
+pub use url::{Capture, FetchItem, FetchResult, UrlRecord, UrlState};
 
 use crate::run::format::{get_varint, put_varint};
 

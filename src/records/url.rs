@@ -17,24 +17,70 @@ pub struct FetchItem {
     pub etag: String,
     /// `Last-Modified` of the last fetch, sent as `If-Modified-Since` (empty: none).
     pub last_modified: String,
+    /// The capture holding the URL's last payload (recrawls): an answer with the same payload
+    /// digest is written as a revisit referring to it (`[fetch] dedup`).
+    pub capture: Capture,
+}
+
+/// A response record holding a URL's payload: what an identical-payload-digest revisit refers
+/// to (Heritrix's duplication reduction).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Capture {
+    /// Its `WARC-Payload-Digest` (`sha1:` and base32); empty: no capture known.
+    pub payload_digest: String,
+    /// Its `WARC-Date`, Unix microseconds.
+    pub date_us: u64,
+    /// Its `WARC-Record-ID`, angle brackets included.
+    pub record_id: String,
+}
+
+impl Capture {
+    /// Whether a capture is known.
+    pub fn is_known(&self) -> bool {
+        !self.payload_digest.is_empty()
+    }
+
+    fn put(&self, e: &mut Enc) {
+        e.str(&self.payload_digest)
+            .u64(self.date_us)
+            .str(&self.record_id);
+    }
+
+    fn get(d: &mut Dec<'_>) -> Result<Capture, DecodeError> {
+        Ok(Capture {
+            payload_digest: d.str("capture digest")?.to_string(),
+            date_us: d.u64("capture date")?,
+            record_id: d.str("capture record id")?.to_string(),
+        })
+    }
 }
 
 impl FetchItem {
-    /// Version 1: url, depth, priority. Version 2 adds the validators of a recrawl; an item
-    /// without validators is still written as version 1, so first fetches stay byte-identical to
-    /// what earlier builds wrote.
-    const VERSION: u8 = 2;
+    /// Version 1: url, depth, priority. Version 2 adds the validators of a recrawl, version 3
+    /// the capture a revisit would refer to; an item is written in the oldest version that
+    /// holds it, so first fetches stay byte-identical to what earlier builds wrote.
+    const VERSION: u8 = 3;
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
-        let v2 = !self.etag.is_empty() || !self.last_modified.is_empty();
+        let v3 = self.capture.is_known();
+        let v2 = v3 || !self.etag.is_empty() || !self.last_modified.is_empty();
         let mut e = Enc::default();
-        e.u8(if v2 { 2 } else { 1 })
-            .str(&self.url)
-            .u64(u64::from(self.depth))
-            .f64(self.priority);
+        e.u8(if v3 {
+            3
+        } else if v2 {
+            2
+        } else {
+            1
+        })
+        .str(&self.url)
+        .u64(u64::from(self.depth))
+        .f64(self.priority);
         if v2 {
             e.str(&self.etag).str(&self.last_modified);
+        }
+        if v3 {
+            self.capture.put(&mut e);
         }
         e.0
     }
@@ -59,6 +105,9 @@ impl FetchItem {
         if v >= 2 {
             item.etag = d.str("etag")?.to_string();
             item.last_modified = d.str("last_modified")?.to_string();
+        }
+        if v >= 3 {
+            item.capture = Capture::get(&mut d)?;
         }
         d.end()?;
         Ok(item)
@@ -131,13 +180,16 @@ pub struct UrlRecord {
     /// Failed attempts in a row (no usable answer, robots.txt unreachable, host failing); reset
     /// by a usable answer. At `[prioritize] max_attempts` the URL is given up (state `Gone`).
     pub failures: u32,
+    /// The response record holding the URL's last payload (version 3): what a revisit of an
+    /// unchanged payload refers to.
+    pub capture: Capture,
 }
 
 impl UrlRecord {
-    /// Version 1: up to `fetches`. Version 2 adds `recrawl_queued` and `failures`; a record with
-    /// both zero is still written as version 1, so URL dbs stay byte-identical to earlier builds'
-    /// until recrawls begin.
-    const VERSION: u8 = 2;
+    /// Version 1: up to `fetches`. Version 2 adds `recrawl_queued` and `failures`, version 3
+    /// the `capture`; a record is written in the oldest version that holds it, so URL dbs stay
+    /// byte-identical to earlier builds' until those are set.
+    const VERSION: u8 = 3;
 
     /// A newly discovered URL.
     pub fn discovered(url: String, depth: u32, score: f64, cycle: u32) -> UrlRecord {
@@ -156,29 +208,40 @@ impl UrlRecord {
             fetches: 0,
             recrawl_queued: 0,
             failures: 0,
+            capture: Capture::default(),
         }
     }
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
-        let v2 = self.recrawl_queued != 0 || self.failures != 0;
+        let v3 = self.capture.is_known();
+        let v2 = v3 || self.recrawl_queued != 0 || self.failures != 0;
         let mut e = Enc::default();
-        e.u8(if v2 { 2 } else { 1 })
-            .str(&self.url)
-            .u8(self.state as u8)
-            .u64(u64::from(self.depth))
-            .f64(self.score)
-            .u64(u64::from(self.discovered))
-            .u64(self.fetched_at)
-            .u64(u64::from(self.http_status))
-            .str(&self.etag)
-            .str(&self.last_modified)
-            .u64(self.digest)
-            .u64(u64::from(self.changes))
-            .u64(u64::from(self.fetches));
+        e.u8(if v3 {
+            3
+        } else if v2 {
+            2
+        } else {
+            1
+        })
+        .str(&self.url)
+        .u8(self.state as u8)
+        .u64(u64::from(self.depth))
+        .f64(self.score)
+        .u64(u64::from(self.discovered))
+        .u64(self.fetched_at)
+        .u64(u64::from(self.http_status))
+        .str(&self.etag)
+        .str(&self.last_modified)
+        .u64(self.digest)
+        .u64(u64::from(self.changes))
+        .u64(u64::from(self.fetches));
         if v2 {
             e.u64(u64::from(self.recrawl_queued))
                 .u64(u64::from(self.failures));
+        }
+        if v3 {
+            self.capture.put(&mut e);
         }
         e.0
     }
@@ -212,11 +275,15 @@ impl UrlRecord {
             fetches: small(d.u64("fetches")?, "fetches")?,
             recrawl_queued: 0,
             failures: 0,
+            capture: Capture::default(),
         };
         let mut r = r;
         if v >= 2 {
             r.recrawl_queued = small(d.u64("recrawl_queued")?, "recrawl_queued")?;
             r.failures = small(d.u64("failures")?, "failures")?;
+        }
+        if v >= 3 {
+            r.capture = Capture::get(&mut d)?;
         }
         d.end()?;
         Ok(r)
@@ -241,9 +308,9 @@ mod tests {
         for n in 0..b.len() {
             assert!(FetchItem::decode(&b[..n]).is_err(), "truncated to {n}");
         }
-        let mut v3 = b.clone();
-        v3[0] = 3;
-        assert!(FetchItem::decode(&v3).unwrap_err().0.contains("version 3"));
+        let mut v4 = b.clone();
+        v4[0] = 4;
+        assert!(FetchItem::decode(&v4).unwrap_err().0.contains("version 4"));
         let recrawl = FetchItem {
             etag: "\"e1\"".into(),
             last_modified: "Tue, 01 Dec 2026 10:00:00 GMT".into(),
@@ -252,6 +319,21 @@ mod tests {
         let b = recrawl.encode();
         assert_eq!(b[0], 2, "validators need version 2");
         assert_eq!(FetchItem::decode(&b).unwrap(), recrawl);
+        for n in 0..b.len() {
+            assert!(FetchItem::decode(&b[..n]).is_err(), "truncated to {n}");
+        }
+        let dedup = FetchItem {
+            capture: Capture {
+                payload_digest: "sha1:AAAA".into(),
+                date_us: 1_700_000_000_123_456,
+                record_id: "<urn:uuid:x>".into(),
+            },
+            etag: String::new(),
+            ..recrawl
+        };
+        let b = dedup.encode();
+        assert_eq!(b[0], 3, "a capture needs version 3");
+        assert_eq!(FetchItem::decode(&b).unwrap(), dedup);
         for n in 0..b.len() {
             assert!(FetchItem::decode(&b[..n]).is_err(), "truncated to {n}");
         }
@@ -273,6 +355,16 @@ mod tests {
         r.failures = 2;
         let b = r.encode();
         assert_eq!(b[0], 2);
+        assert_eq!(UrlRecord::decode(&b).unwrap(), r);
+        for n in 0..b.len() {
+            assert!(UrlRecord::decode(&b[..n]).is_err(), "truncated to {n}");
+        }
+        r.recrawl_queued = 0;
+        r.failures = 0;
+        r.capture.payload_digest = "sha1:BBBB".into();
+        r.capture.date_us = 5;
+        let b = r.encode();
+        assert_eq!(b[0], 3);
         assert_eq!(UrlRecord::decode(&b).unwrap(), r);
         for n in 0..b.len() {
             assert!(UrlRecord::decode(&b[..n]).is_err(), "truncated to {n}");
@@ -322,12 +414,20 @@ pub struct FetchResult {
     /// The OPIC cash the URL was scheduled with, from the fetch list: what parse splits over the
     /// page's out-links (v2; 0 in v1 records).
     pub priority: f64,
+    /// `WARC-Payload-Digest` of the record (v3; empty if none).
+    pub payload_digest: String,
+    /// `WARC-Record-ID` of the record (v3; empty if none).
+    pub record_id: String,
+    /// `WARC-Date` of the record, Unix microseconds (v3; 0 if none).
+    pub warc_date_us: u64,
+    /// The record is a revisit of an identical payload ([`Capture`]): no body in the WARC (v3).
+    pub revisit: bool,
 }
 
 impl FetchResult {
-    /// Version 2 adds `depth` and `priority`; a result with neither is still written as
-    /// version 1 (the oldest version that can hold it).
-    const VERSION: u8 = 2;
+    /// Version 2 adds `depth` and `priority`, version 3 `payload_digest`, `record_id` and
+    /// `revisit`; a result is written in the oldest version that can hold it.
+    const VERSION: u8 = 3;
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
@@ -348,9 +448,20 @@ impl FetchResult {
             .str(&self.last_modified)
             .str(&self.redirect)
             .str(&self.error);
-        if self.depth != 0 || self.priority != 0.0 {
+        let v3 = !self.payload_digest.is_empty()
+            || !self.record_id.is_empty()
+            || self.warc_date_us != 0
+            || self.revisit;
+        if v3 || self.depth != 0 || self.priority != 0.0 {
             e.0[0] = 2;
             e.u64(u64::from(self.depth)).f64(self.priority);
+        }
+        if v3 {
+            e.0[0] = 3;
+            e.str(&self.payload_digest)
+                .str(&self.record_id)
+                .u64(self.warc_date_us)
+                .u8(u8::from(self.revisit));
         }
         e.0
     }
@@ -386,12 +497,21 @@ impl FetchResult {
             last_modified: d.str("last_modified")?.to_string(),
             redirect: d.str("redirect")?.to_string(),
             error: d.str("error")?.to_string(),
-            depth: 0,
-            priority: 0.0,
+            ..FetchResult::default()
         };
         if v >= 2 {
             r.depth = u32::try_from(d.u64("depth")?).map_err(|_| range("depth"))?;
             r.priority = d.f64("priority")?;
+        }
+        if v >= 3 {
+            r.payload_digest = d.str("payload_digest")?.to_string();
+            r.record_id = d.str("record_id")?.to_string();
+            r.warc_date_us = d.u64("warc_date_us")?;
+            r.revisit = match d.u8("revisit")? {
+                0 => false,
+                1 => true,
+                v => return Err(DecodeError(format!("revisit flag {v} is not 0 or 1"))),
+            };
         }
         d.end()?;
         Ok(r)
@@ -413,15 +533,21 @@ mod fetch_result_tests {
             digest in any::<u64>(), file in "[a-z0-9.-]{0,20}", off in any::<u64>(),
             wlen in any::<u64>(), etag in ".{0,10}", lm in ".{0,10}", redirect in ".{0,20}",
             error in "[a-z_]{0,10}", depth in 0u32..3, priority in prop_oneof![Just(0.0), 0.0f64..2.0],
+            payload_digest in prop_oneof![Just(String::new()), "sha1:[A-Z2-7]{4}"],
+            record_id in prop_oneof![Just(String::new()), "<urn:uuid:[a-f0-9]{4}>"],
+            revisit in any::<bool>(), warc_date_us in prop_oneof![Just(0u64), any::<u64>()],
         ) {
             let r = FetchResult {
                 url, status, fetched_at_ms: at, duration_ms: dur, content_type: ct, length: len,
                 truncated, digest, warc_file: file, warc_offset: off, warc_length: wlen, etag,
-                last_modified: lm, redirect, error, depth, priority,
+                last_modified: lm, redirect, error, depth, priority, payload_digest, record_id,
+                warc_date_us, revisit,
             };
-            let v1 = depth == 0 && priority == 0.0;
+            let v3 = !r.payload_digest.is_empty() || !r.record_id.is_empty() || revisit
+                || warc_date_us != 0;
+            let v1 = !v3 && depth == 0 && priority == 0.0;
             let b = r.encode();
-            prop_assert_eq!(b[0], if v1 { 1 } else { 2 });
+            prop_assert_eq!(b[0], if v1 { 1 } else if v3 { 3 } else { 2 });
             prop_assert_eq!(FetchResult::decode(&b).unwrap(), r);
             for cut in 0..b.len() {
                 prop_assert!(FetchResult::decode(&b[..cut]).is_err());

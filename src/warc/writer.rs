@@ -26,7 +26,7 @@ use super::cdxj::{self, CdxjSorter};
 use super::digest;
 use super::{
     file_name, warc_date, Compression, IdGen, IdSource, RecordType, Truncated, WarcHeader,
-    PROFILE_SERVER_NOT_MODIFIED, WARC_VERSION,
+    PROFILE_IDENTICAL_PAYLOAD_DIGEST, PROFILE_SERVER_NOT_MODIFIED, WARC_VERSION,
 };
 use crate::error::{Error, IoContext, Result};
 use crate::storage::{self, AtomicFile};
@@ -121,6 +121,11 @@ pub enum ResponseKind<'a> {
     /// A 304 Not Modified answer to a conditional GET: a `revisit` record with the
     /// server-not-modified profile whose block is the 304's status line and headers.
     NotModified(Revisit<'a>),
+    /// An answer whose payload is that of an earlier capture: a `revisit` record with the
+    /// identical-payload-digest profile whose block is the response's status line and headers
+    /// (`response_rest`, the body, is not written; `WARC-Truncated: length`, as Heritrix
+    /// writes it).
+    IdenticalPayload(Revisit<'a>),
 }
 
 /// What a server-not-modified revisit refers to (all optional: the urldb may know them).
@@ -337,8 +342,20 @@ impl WarcWriter {
                 }
                 (RecordType::Response, Payload::Http)
             }
-            ResponseKind::NotModified(r) => {
-                extra.push(("WARC-Profile", PROFILE_SERVER_NOT_MODIFIED.to_owned()));
+            ResponseKind::NotModified(r) | ResponseKind::IdenticalPayload(r) => {
+                let identical = matches!(ex.kind, ResponseKind::IdenticalPayload(_));
+                extra.push((
+                    "WARC-Profile",
+                    if identical {
+                        PROFILE_IDENTICAL_PAYLOAD_DIGEST
+                    } else {
+                        PROFILE_SERVER_NOT_MODIFIED
+                    }
+                    .to_owned(),
+                ));
+                if identical {
+                    extra.push(("WARC-Truncated", "length".to_owned()));
+                }
                 if let Some(u) = r.refers_to_uri {
                     extra.push(("WARC-Refers-To-Target-URI", u.to_owned()));
                 }
@@ -364,7 +381,10 @@ impl WarcWriter {
             target: Some(ex.target_uri),
             extra,
             content_type: "application/http;msgtype=response",
-            block: [ex.response, ex.response_rest],
+            block: match ex.kind {
+                ResponseKind::IdenticalPayload(_) => [ex.response, &[]],
+                _ => [ex.response, ex.response_rest],
+            },
             payload,
         })?;
         self.maybe_rotate()?;

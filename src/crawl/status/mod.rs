@@ -135,6 +135,8 @@ pub struct FetchSummary {
     pub by_status: BTreeMap<String, u64>,
     /// Results with an error, by kind (`robots`, `deferred`, `timeout`, ...).
     pub errors: BTreeMap<String, u64>,
+    /// 2xx answers written as revisits of an identical payload (`[fetch] dedup`).
+    pub revisits: u64,
 }
 
 impl FetchSummary {
@@ -146,6 +148,7 @@ impl FetchSummary {
                 counter::URLS => self.urls += v,
                 counter::REQUESTS => self.requests += v,
                 counter::BYTES => self.bytes += v,
+                counter::REVISITS => self.revisits += v,
                 counter::NO_ANSWER => *self.by_status.entry(k.clone()).or_default() += v,
                 _ => {
                     if let Some(class) = k.strip_prefix(counter::STATUS_PREFIX) {

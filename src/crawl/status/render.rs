@@ -48,6 +48,9 @@ fn fetch_line(f: &FetchSummary) -> String {
     for (k, v) in &f.by_status {
         let _ = write!(line, " {k} {v}");
     }
+    if f.revisits > 0 {
+        let _ = write!(line, " ({} unchanged: revisits)", f.revisits);
+    }
     if !f.errors.is_empty() {
         let errs: Vec<String> = f.errors.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = write!(line, "; errors: {}", errs.join(", "));

@@ -13,7 +13,7 @@ use crate::crawl::report::counter;
 use crate::error::Result;
 use crate::fetch::client::{Cut, Fetched, HostClient, Validators};
 use crate::fetch::schedule::{politeness_delay, Lease, Next};
-use crate::records::{FetchItem, FetchResult};
+use crate::records::{Capture, FetchItem, FetchResult};
 use crate::records::{OriginRobots, Policy};
 use crate::run;
 use crate::warc::writer::{Exchange, ExchangeLocations, ResponseKind, Revisit};
@@ -386,7 +386,7 @@ impl Shared<'_> {
             self.counters
                 .bytes
                 .fetch_add(got.body.len() as u64, Relaxed);
-            self.write_warc(target.as_str(), &got)?;
+            self.write_warc(target.as_str(), &got, &Capture::default())?;
             match (&got.location, hops < self.cfg.fetch.max_redirects) {
                 (Some(loc), true) if (300..400).contains(&got.status) => match Url::parse(loc) {
                     Ok(next) if matches!(next.scheme(), "http" | "https") => {
@@ -462,15 +462,41 @@ impl Shared<'_> {
         }
     }
 
-    pub(super) fn write_warc(&self, uri: &str, got: &Fetched) -> Result<ExchangeLocations> {
+    /// Writes the exchange: a response record, a server-not-modified revisit for a 304, or an
+    /// identical-payload-digest revisit when the payload is that of the URL's last capture
+    /// (`[fetch] dedup`: a whole 2xx body whose digest equals the capture's). Returns where,
+    /// and whether it was a revisit of an identical payload.
+    pub(super) fn write_warc(
+        &self,
+        uri: &str,
+        got: &Fetched,
+        capture: &Capture,
+    ) -> Result<(ExchangeLocations, bool)> {
+        let refers_date = |c: &Capture| Some(UNIX_EPOCH + Duration::from_micros(c.date_us));
+        let identical = self.cfg.fetch.dedup
+            && capture.is_known()
+            && (200..300).contains(&got.status)
+            && got.cut.is_none()
+            && {
+                let mut d = crate::warc::digest::Sha1Digest::new();
+                d.update(&got.body);
+                d.value() == capture.payload_digest
+            };
         let kind = if got.status == 304 {
             ResponseKind::NotModified(Revisit::default())
+        } else if identical {
+            ResponseKind::IdenticalPayload(Revisit {
+                refers_to_uri: Some(uri),
+                refers_to_date: refers_date(capture),
+                refers_to: Some(capture.record_id.as_str()).filter(|id| !id.is_empty()),
+                payload_digest: Some(capture.payload_digest.as_str()),
+            })
         } else {
             ResponseKind::Response {
                 truncated: got.truncated(),
             }
         };
-        lock(&self.warc).write_exchange(&Exchange {
+        let loc = lock(&self.warc).write_exchange(&Exchange {
             target_uri: uri,
             date: got.started,
             ip: Some(got.ip),
@@ -478,7 +504,8 @@ impl Shared<'_> {
             response: &got.raw_response_head,
             response_rest: &got.body,
             kind,
-        })
+        })?;
+        Ok((loc, identical))
     }
 
     /// Writes an answered fetch to the WARC and returns its result.
@@ -486,7 +513,7 @@ impl Shared<'_> {
         self.counters
             .bytes
             .fetch_add(got.body.len() as u64, Relaxed);
-        let loc = self.write_warc(url.as_str(), got)?;
+        let (loc, revisit) = self.write_warc(url.as_str(), got, &job.item.capture)?;
         let mut error = got.error_kind().unwrap_or("").to_owned();
         let mut digest = 0;
         if (200..300).contains(&got.status) && got.cut != Some(Cut::ContentType) {
@@ -514,6 +541,13 @@ impl Shared<'_> {
             error,
             depth: job.item.depth,
             priority: job.item.priority,
+            payload_digest: loc.response.payload_digest.clone().unwrap_or_default(),
+            record_id: loc.response.record_id.clone(),
+            warc_date_us: got
+                .started
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros() as u64),
+            revisit,
         })
     }
 
@@ -553,6 +587,9 @@ impl Shared<'_> {
             }
             if result.truncated {
                 *t.entry("truncated".into()).or_default() += 1;
+            }
+            if result.revisit {
+                *t.entry(counter::REVISITS.into()).or_default() += 1;
             }
         }
         self.counters.done.fetch_add(1, Relaxed);
