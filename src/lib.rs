@@ -30,6 +30,7 @@ pub mod crawl;
 pub mod direct;
 pub mod error;
 pub mod exec;
+pub mod export;
 pub mod fetch;
 #[doc(hidden)]
 pub mod fuzz;

@@ -195,6 +195,10 @@ pub(crate) enum Command {
         /// Print the report as JSON on stdout.
         #[arg(long)]
         json: bool,
+        /// Also write the visible text of every HTML page as a WET file
+        /// (`text-000001.warc.wet.zst`: WARC conversion records, as Common Crawl's).
+        #[arg(long)]
+        text: bool,
     },
     /// Write a CDXJ index of WARC files (the format pywb replays from)
     ///
@@ -208,6 +212,30 @@ pub(crate) enum Command {
         /// Write the index here (atomically) instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// Export a crawl's pages, links, URL db or page text as Parquet or JSON Lines
+    ///
+    /// Streams from the crawl's run files (and WARC files, for links and text) with bounded
+    /// memory; the columns are in docs/formats.md ("Exported tables"). DuckDB reads the output
+    /// with `SELECT * FROM 'pages.parquet'`.
+    Export {
+        /// What to export.
+        #[arg(long, value_enum)]
+        what: WhatArg,
+        /// The file format.
+        #[arg(long, value_enum, default_value = "parquet")]
+        format: FormatArg,
+        /// The file to write (atomically).
+        #[arg(long)]
+        out: PathBuf,
+        /// Only this cycle (pages, links, text); default: every cycle parsed everywhere.
+        #[arg(long)]
+        cycle: Option<u32>,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory.
+        dir: PathBuf,
     },
     /// Inspect URLs, run files, WARC files, robots.txt verdicts and links
     #[command(subcommand)]
@@ -236,6 +264,46 @@ pub(crate) struct CycleCount {
     /// The bound for --until-empty.
     #[arg(long, default_value_t = 1000)]
     pub(crate) max_cycles: u32,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum WhatArg {
+    /// One row per answered URL: status, type, title, canonical, where its record is.
+    Pages,
+    /// One row per link: from, to, tag, rel, anchor text.
+    Links,
+    /// The URL db: state, fetches, changes, priority, last capture.
+    Urls,
+    /// The visible text of every HTML page.
+    Text,
+}
+
+impl From<WhatArg> for dragnet::export::What {
+    fn from(w: WhatArg) -> Self {
+        match w {
+            WhatArg::Pages => Self::Pages,
+            WhatArg::Links => Self::Links,
+            WhatArg::Urls => Self::Urls,
+            WhatArg::Text => Self::Text,
+        }
+    }
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum FormatArg {
+    /// Apache Parquet (zstd).
+    Parquet,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+impl From<FormatArg> for dragnet::export::Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Parquet => Self::Parquet,
+            FormatArg::Jsonl => Self::Jsonl,
+        }
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]

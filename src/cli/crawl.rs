@@ -83,6 +83,32 @@ pub(crate) fn status(json: bool, dir: &Path) -> Result<i32, Error> {
     Ok(EXIT_OK)
 }
 
+/// `dragnet export`.
+pub(crate) fn export(
+    what: dragnet::export::What,
+    format: dragnet::export::Format,
+    out: &Path,
+    cycle: Option<u32>,
+    json: bool,
+    dir: &Path,
+) -> Result<i32, Error> {
+    let (crawl, cfg) = CrawlDir::open(dir)?;
+    let t0 = std::time::Instant::now();
+    let r = dragnet::export::export(&crawl, &cfg, what, format, out, cycle)?;
+    if json {
+        outln!("{}", serde_json::to_string(&r).expect("report serializes"));
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "export: {} rows from {} into {} in {secs:.2}s ({:.1} MB/s read)",
+        r.rows,
+        dragnet::util::plural(r.cycles.len() as u64, "cycle", "cycles"),
+        out.display(),
+        r.bytes_read as f64 / 1e6 / secs.max(1e-9)
+    );
+    Ok(EXIT_OK)
+}
+
 /// `dragnet unlock`.
 pub(crate) fn unlock(force: bool, dir: &Path) -> Result<i32, Error> {
     match crawl::unlock(dir, force)? {
@@ -174,12 +200,13 @@ pub(crate) fn reparse(
     out: &Path,
     config: Option<&Path>,
     json: bool,
+    text: bool,
 ) -> Result<i32, Error> {
     let cfg = match config {
         Some(p) => Config::load(p)?,
         None => Config::default(),
     };
-    let r = dragnet::parse::reparse(warc, out, &cfg)?;
+    let r = dragnet::parse::stage::reparse_with(warc, out, &cfg, text)?;
     if json {
         outln!("{}", serde_json::to_string(&r).expect("report serializes"));
     }

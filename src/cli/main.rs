@@ -102,7 +102,8 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             out,
             config,
             json,
-        } => crawl::reparse(&warc, &out, config.as_deref(), json),
+            text,
+        } => crawl::reparse(&warc, &out, config.as_deref(), json, text),
         Command::Index { warc, out } => {
             let n = dragnet::warc::cdxj::index_to(&warc, out.as_deref(), 256 << 20)?;
             if let Some(out) = &out {
@@ -114,6 +115,14 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             }
             Ok(dragnet::error::EXIT_OK)
         }
+        Command::Export {
+            what,
+            format,
+            out,
+            cycle,
+            json,
+            dir,
+        } => crawl::export(what.into(), format.into(), &out, cycle, json, &dir),
         Command::Check(Check::Url {
             partitions,
             config,

@@ -126,7 +126,8 @@ pub fn kind_of(rel: &Path) -> FileKind {
         FileKind::FailedMarker
     } else if name.ends_with(".run") {
         FileKind::Run
-    } else if crate::warc::Compression::from_name(&name).is_some() {
+    } else if crate::warc::Compression::from_name(&name.replacen(".warc.wet", ".warc", 1)).is_some()
+    {
         FileKind::Warc
     } else if name.ends_with(".cdxj") || (top == "indexes" && name == "index.cycles") {
         FileKind::Cdxj

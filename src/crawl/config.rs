@@ -36,6 +36,9 @@ pub struct Config {
     /// `[fetch]`: politeness, limits, the SSRF guard, WARC output.
     #[serde(default)]
     pub fetch: FetchSection,
+    /// `[parse]`: what the parse takes from pages besides links (archive mode's requisites).
+    #[serde(default)]
+    pub parse: crate::parse::ParseSection,
     /// `[scope]`: which discovered URLs the crawl keeps; crawler-trap defences.
     #[serde(default)]
     pub scope: crate::split::scope::ScopeSection,

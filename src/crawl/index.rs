@@ -144,7 +144,10 @@ pub fn reindex_partition(crawl: &CrawlDir, cycle: u32, p: u32, out: &Path) -> Re
             .map(|e| e.path())
             .filter(|f| {
                 let n = f.file_name().unwrap_or_default().to_string_lossy();
-                n.starts_with(&mine) && n.contains(".warc") && !n.starts_with('.')
+                n.starts_with(&mine)
+                    && n.contains(".warc")
+                    && !n.contains(".warc.wet")
+                    && !n.starts_with('.')
             })
             .collect(),
         Err(_) => Vec::new(),

@@ -290,6 +290,8 @@ pub fn fetch_partition(
     let prefix = CrawlDir::partition_name(p);
     let restarted = unfinished_requests(&warc_dir, &prefix);
     remove_partition_warcs(&warc_dir, &prefix)?;
+    // And the WET file an inline parse of that attempt wrote.
+    crate::parse::wet::remove_wet(&warc_dir, &prefix)?;
     let fetched_path = crawl.fetched(cycle, p);
     let stage_dir = crawl.stage_dir(cycle, Stage::Fetch);
     for d in [
@@ -350,7 +352,18 @@ pub fn fetch_partition(
     });
     let f = &cfg.fetch;
     let parse = (f.parse || follow.is_some())
-        .then(|| InlineParse::new(cfg, &stage_dir, f.parse))
+        .then(|| {
+            InlineParse::new(
+                cfg,
+                &stage_dir,
+                f.parse,
+                (
+                    &warc_dir,
+                    &prefix,
+                    format!("dragnet fetch: text of cycle {cycle}, partition {p}"),
+                ),
+            )
+        })
         .transpose()?;
     let parse_writes = parse.as_ref().is_some_and(InlineParse::writes);
     let max_active = (f.threads as usize) * (f.queues_per_thread as usize);

@@ -46,6 +46,11 @@ pub(super) fn is_sitemap(content_type: &str, url: &str) -> bool {
         .ends_with(".xml.gz"))
 }
 
+/// Whether a document is a stylesheet (parsed for its `url()`s in archive mode).
+pub(super) fn is_css(content_type: &str) -> bool {
+    content_type == "text/css"
+}
+
 /// Whether the parse stage reads the body of a document at all.
 pub(super) fn is_parsed(content_type: &str, url: &str) -> bool {
     is_html(content_type) || is_sitemap(content_type, url)
@@ -109,6 +114,8 @@ pub(super) struct Interned {
 /// The extraction shared by parse and reparse: one page in, a page record and links out.
 pub(super) struct Extractor {
     pub(super) canon: Canonicalizer,
+    /// Archive mode: requisites are links too (`[parse] requisites`).
+    pub(super) requisites: bool,
     pub(super) max_decoded: u64,
     pub(super) counts: BTreeMap<String, u64>,
     /// Resolved link targets ([`Resolved::to_u32`]), keyed by the part of the base URL a
@@ -228,6 +235,7 @@ impl Extractor {
         Extractor {
             url_cache,
             canon: Canonicalizer::new(&cfg.canon),
+            requisites: cfg.parse.requisites,
             max_decoded: cfg.fetch.max_decoded.0,
             counts: BTreeMap::new(),
             joins: StrMap::new(scale(JOIN_CACHE).max(1024), scale(JOIN_BYTES).max(1 << 16)),
@@ -565,6 +573,10 @@ impl Extractor {
             self.sitemap(&mut page, body, depth, cash, out)?;
             return Ok(page);
         }
+        if self.requisites && is_css(&content_type) {
+            self.stylesheet(&mut page, body, depth, cash, out)?;
+            return Ok(page);
+        }
         if !is_html(&content_type) {
             return Ok(page);
         }
@@ -574,7 +586,12 @@ impl Extractor {
         let mut text = std::mem::take(&mut self.text);
         let (decoded, orig) = html::decode_text(body, enc, &mut text);
         let mut found =
-            html::scan_into(decoded, orig, html::recycle(std::mem::take(&mut self.raw)));
+            html::scan_into(
+                decoded,
+                orig,
+                html::recycle(std::mem::take(&mut self.raw)),
+                self.requisites,
+            );
         page.charset = enc.name().to_owned();
         page.title = found.title.clone().unwrap_or_default();
         let meta_robots = found.meta_robots.as_deref();
@@ -612,7 +629,15 @@ impl Extractor {
             if canonical {
                 page.canonical = self.url_of(id).to_owned();
             }
-            list.push((id, LinkKind::of_tag(l.tag), l.nofollow()));
+            let requisite = self.requisites
+                && (html::REQUISITE_TAGS.contains(&l.tag)
+                    || (l.tag == "link" && l.rel.as_deref().is_some_and(html::is_requisite_rel)));
+            let kind = if requisite {
+                LinkKind::Requisite
+            } else {
+                LinkKind::of_tag(l.tag)
+            };
+            list.push((id, kind, l.nofollow()));
         }
         self.resolved = resolved;
         self.raw = html::recycle(std::mem::take(&mut found.raw));
@@ -656,7 +681,13 @@ impl Extractor {
                 kind,
                 nofollow: !follow,
                 cash: c,
-                depth: depth.saturating_add(1),
+                // A requisite is part of its page: at its depth (depth limits do not cut a page
+                // from its images and stylesheets).
+                depth: if kind == LinkKind::Requisite {
+                    depth
+                } else {
+                    depth.saturating_add(1)
+                },
             };
             if self.emit(id, meta, out)? {
                 if follow {
@@ -668,6 +699,48 @@ impl Extractor {
         }
         self.targets = targets;
         Ok(page)
+    }
+
+    /// Requisites of a stylesheet (archive mode): every `url()` and `@import`, at the
+    /// stylesheet's own depth, sharing its cash. Decoded as UTF-8 (a URL rarely needs more).
+    pub(super) fn stylesheet(
+        &mut self,
+        page: &mut PageRecord,
+        body: &[u8],
+        depth: u32,
+        cash: f64,
+        out: &mut Emit<'_>,
+    ) -> Result<()> {
+        self.bump("stylesheets", 1);
+        let css = String::from_utf8_lossy(body);
+        let mut targets = Vec::new();
+        super::css::css_urls(&css, &mut |u| targets.push(u.into_owned()));
+        page.outlinks = u32::try_from(targets.len()).unwrap_or(u32::MAX);
+        let share = if targets.is_empty() {
+            0.0
+        } else {
+            cash / targets.len() as f64
+        };
+        let base = Url::parse(&page.url).ok();
+        let source = page.url.clone();
+        for t in targets {
+            let meta = LinkMeta {
+                source: &source,
+                kind: LinkKind::Requisite,
+                nofollow: false,
+                cash: share,
+                depth,
+            };
+            match base.as_ref().map(|b| b.join(&t)) {
+                Some(Ok(u)) if matches!(u.scheme(), "http" | "https") => {
+                    if self.link(u.as_str(), None, meta, out)? {
+                        self.followed += 1;
+                    }
+                }
+                _ => self.bump("links_skipped_scheme", 1),
+            }
+        }
+        Ok(())
     }
 
     /// Links of a sitemap, sitemap index or RSS/Atom feed: every `<loc>` (capped at 50,000

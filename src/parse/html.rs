@@ -172,6 +172,9 @@ pub(crate) struct Scan<'t> {
     pub(crate) title: Option<String>,
     /// Link targets in document order.
     pub(crate) raw: Vec<RawLink<'t>>,
+    /// With anchors asked for ([`scan_with_anchors`]): the text of each `<a>` link, by its index
+    /// in `raw`.
+    pub(crate) anchors: Vec<(usize, String)>,
 }
 
 impl Scan<'_> {
@@ -287,14 +290,127 @@ pub fn extract_links(bytes: &[u8], doc_url: &Url, content_type: Option<&str>) ->
 /// page-level signals and link targets, unresolved (the caller resolves them against
 /// [`Scan::base`] or the document URL).
 pub(crate) fn scan<'t>(text: &'t str, orig: Option<&'t [u8]>) -> Scan<'t> {
-    scan_into(text, orig, Vec::new())
+    scan_into(text, orig, Vec::new(), false)
 }
 
-/// [`scan`], with the links put in `raw` (cleared first; a buffer from [`recycle`]).
+/// The tags of the requisites [`scan_into`] finds (archive mode): what a browser loads to show
+/// the page. A `link` is a requisite by its `rel` ([`is_requisite_rel`]).
+pub const REQUISITE_TAGS: [&str; 12] = [
+    "img", "source", "script", "input", "video", "audio", "track", "embed", "object", "style",
+    "body", "table",
+];
+
+/// Whether a `<link rel>` names something the page loads to show itself (a stylesheet, an
+/// icon, a preload), rather than a related document.
+pub fn is_requisite_rel(rel: &str) -> bool {
+    rel.split_ascii_whitespace().any(|r| {
+        [
+            "stylesheet",
+            "icon",
+            "apple-touch-icon",
+            "apple-touch-icon-precomposed",
+            "mask-icon",
+            "preload",
+            "modulepreload",
+            "manifest",
+        ]
+        .iter()
+        .any(|k| r.eq_ignore_ascii_case(k))
+    })
+}
+
+/// The URLs of a `srcset` attribute (the HTML standard's candidate parsing, descriptors
+/// dropped).
+pub fn srcset_urls(srcset: &str) -> Vec<&str> {
+    let b = srcset.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b',') {
+            i += 1;
+        }
+        let start = i;
+        while i < b.len() && !b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let mut url = &srcset[start..i];
+        if url.ends_with(',') {
+            url = url.trim_end_matches(',');
+        } else {
+            // Descriptors up to the next comma outside parentheses.
+            let mut depth = 0u32;
+            while i < b.len() {
+                match b[i] {
+                    b'(' => depth += 1,
+                    b')' => depth = depth.saturating_sub(1),
+                    b',' if depth == 0 => break,
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        if !url.is_empty() {
+            out.push(url);
+        }
+    }
+    out
+}
+
+/// [`scan`], with the links put in `raw` (cleared first; a buffer from [`recycle`]); with
+/// `requisites`, also what the page loads to show itself (tags [`REQUISITE_TAGS`]: `src`,
+/// `srcset`, `poster`, `data`, `background`, the URLs of `<style>` and `style=""`).
 pub(crate) fn scan_into<'t>(
     text: &'t str,
     orig: Option<&'t [u8]>,
+    raw: Vec<RawLink<'t>>,
+    requisites: bool,
+) -> Scan<'t> {
+    scan_impl(text, orig, raw, requisites, false)
+}
+
+/// [`scan`], with the text of every `<a>` link ([`Scan::anchors`]): what `dragnet export --what
+/// links` writes.
+pub(crate) fn scan_with_anchors<'t>(text: &'t str, orig: Option<&'t [u8]>) -> Scan<'t> {
+    scan_impl(text, orig, Vec::new(), false, true)
+}
+
+/// The most characters of an anchor text kept.
+const MAX_ANCHOR_CHARS: usize = 1000;
+
+/// The text of an anchor from the document text `part` (the tags in it dropped, character
+/// references decoded, whitespace collapsed), cut at [`MAX_ANCHOR_CHARS`].
+fn anchor_text(part: &str) -> String {
+    let mut bare = String::with_capacity(part.len().min(4 * MAX_ANCHOR_CHARS));
+    let mut in_tag = false;
+    for c in part.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                bare.push(' ');
+            }
+            _ if !in_tag => bare.push(c),
+            _ => {}
+        }
+        if bare.len() > 8 * MAX_ANCHOR_CHARS {
+            break;
+        }
+    }
+    decode_refs(&bare, false)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(MAX_ANCHOR_CHARS)
+        .collect()
+}
+
+fn scan_impl<'t>(
+    text: &'t str,
+    orig: Option<&'t [u8]>,
     mut raw: Vec<RawLink<'t>>,
+    requisites: bool,
+    anchors: bool,
 ) -> Scan<'t> {
     raw.clear();
     let mut page = Scan {
@@ -302,7 +418,10 @@ pub(crate) fn scan_into<'t>(
         meta_robots: None,
         title: None,
         raw,
+        anchors: Vec::new(),
     };
+    // The `<a>` being read (anchors): its index in `raw` and where its content starts.
+    let mut open_a: Option<(usize, usize)> = None;
     let mut tk = Tokenizer::new(text, orig);
     let mut foreign: Vec<Foreign> = Vec::new();
     let (mut templates, mut framesets, mut in_select) = (0usize, 0usize, false);
@@ -320,6 +439,12 @@ pub(crate) fn scan_into<'t>(
                 || (!t.end && !f.svg && !annotation && (is("mglyph") || is("malignmark")))
                 || (!t.end && annotation && is("svg"))
         });
+        if anchors && (t.end || !in_foreign) && is("a") {
+            // An end tag closes the anchor, and so does another `<a>` (the parser closes it).
+            if let Some((i, from)) = open_a.take() {
+                page.anchors.push((i, anchor_text(&tk.text_of(&text[from..tk.pos]))));
+            }
+        }
         if t.end {
             if in_foreign {
                 // The standard walks up the foreign elements to one of the same name and pops
@@ -411,7 +536,21 @@ pub(crate) fn scan_into<'t>(
             }
             "plaintext" => break,
             "script" => {
+                let src = if requisites { tk.attr("src") } else { None };
                 tk.skip_script();
+                src.map(|s| ("script", s))
+            }
+            "style" if requisites => {
+                let inner = tk.skip_raw(&name);
+                if live {
+                    super::css::css_urls(inner, &mut |u| {
+                        page.raw.push(RawLink {
+                            tag: "style",
+                            target: u,
+                            rel: None,
+                        })
+                    });
+                }
                 None
             }
             "style" | "xmp" | "noembed" | "noframes" | "textarea" => {
@@ -453,17 +592,147 @@ pub(crate) fn scan_into<'t>(
                     None
                 }
             }
+            _ if requisites && live => {
+                requisites_of(&name, &tk, &mut page.raw);
+                None
+            }
             _ => None,
         };
+        if requisites && live && name != "style" {
+            // `style=""` on any element.
+            if let Some(style) = tk.attr("style") {
+                style_urls(style, &mut page.raw);
+            }
+        }
         if let Some((tag, target)) = target.filter(|_| live) {
             page.raw.push(RawLink {
                 tag,
                 target,
                 rel: tk.attr("rel"),
             });
+            if anchors && tag == "a" {
+                open_a = Some((page.raw.len() - 1, tk.pos));
+            }
         }
     }
+    if let Some((i, from)) = open_a {
+        page.anchors.push((i, anchor_text(&tk.text_of(&text[from..]))));
+    }
     page
+}
+
+/// A link of a page with its anchor text (`dragnet export --what links`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnchoredLink {
+    /// The link, resolved as [`extract_links`] resolves it.
+    pub link: Link,
+    /// The text of an `<a>` link (tags dropped, whitespace collapsed); empty for other tags.
+    pub text: String,
+}
+
+/// [`extract_links`] with the anchor text of every `<a>` link.
+pub fn links_with_text(
+    bytes: &[u8],
+    doc_url: &Url,
+    content_type: Option<&str>,
+) -> Vec<AnchoredLink> {
+    let enc = detect_charset(bytes, content_type);
+    let mut buf = String::new();
+    let (text, orig) = decode_text(bytes, enc, &mut buf);
+    let found = scan_with_anchors(text, orig);
+    let base = found.base(doc_url).unwrap_or_else(|| doc_url.clone());
+    let mut texts: std::collections::HashMap<usize, &str> = found
+        .anchors
+        .iter()
+        .map(|(i, t)| (*i, t.as_str()))
+        .collect();
+    let mut out = Vec::with_capacity(found.raw.len());
+    for (i, l) in found.raw.iter().enumerate() {
+        let Ok(mut url) = base.join(&l.target) else {
+            continue;
+        };
+        url.set_fragment(None);
+        if !matches!(url.scheme(), "http" | "https") {
+            continue;
+        }
+        out.push(AnchoredLink {
+            link: Link {
+                url: url.into(),
+                tag: l.tag.to_string(),
+                nofollow: l.nofollow(),
+                rel: l.rel.as_ref().map(|r| r.to_string()),
+            },
+            text: texts.remove(&i).unwrap_or_default().to_string(),
+        });
+    }
+    out
+}
+
+/// The requisites of one start tag `name` (lower-case) but `script`, `style` and `link`, which
+/// [`scan_into`] handles: its `src`, `srcset`, `poster`, `data`, `background`.
+fn requisites_of<'t>(name: &str, tk: &Tokenizer<'t>, raw: &mut Vec<RawLink<'t>>) {
+    let Some(&tag) = REQUISITE_TAGS.iter().find(|t| **t == name) else {
+        return;
+    };
+    let mut push = |target: Cow<'t, str>| {
+        if !target.trim().is_empty() {
+            raw.push(RawLink {
+                tag,
+                target,
+                rel: None,
+            });
+        }
+    };
+    match name {
+        "input" => {
+            if tk
+                .attr("type")
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("image"))
+            {
+                tk.attr("src").map(&mut push);
+            }
+        }
+        "object" => {
+            tk.attr("data").map(&mut push);
+        }
+        "body" | "table" => {
+            tk.attr("background").map(&mut push);
+        }
+        _ => {
+            tk.attr("src").map(&mut push);
+            if name == "video" {
+                tk.attr("poster").map(&mut push);
+            }
+            if let Some(set) = tk.attr("srcset") {
+                match set {
+                    Cow::Borrowed(s) => srcset_urls(s)
+                        .into_iter()
+                        .for_each(|u| push(Cow::Borrowed(u))),
+                    Cow::Owned(s) => srcset_urls(&s)
+                        .into_iter()
+                        .for_each(|u| push(Cow::Owned(u.to_owned()))),
+                }
+            }
+        }
+    }
+}
+
+/// The URLs of a `style` attribute's CSS, as requisites.
+fn style_urls<'t>(style: Cow<'t, str>, raw: &mut Vec<RawLink<'t>>) {
+    if !style.contains("url(") && !style.contains("URL(") && !style.contains("Url(") {
+        return;
+    }
+    let mut push = |target: Cow<'t, str>| {
+        raw.push(RawLink {
+            tag: "style",
+            target,
+            rel: None,
+        })
+    };
+    match style {
+        Cow::Borrowed(s) => super::css::css_urls(s, &mut push),
+        Cow::Owned(s) => super::css::css_urls(&s, &mut |u| push(Cow::Owned(u.into_owned()))),
+    }
 }
 
 /// `raw`, emptied, as a buffer for links of another lifetime: the allocation is kept (the
@@ -506,7 +775,7 @@ fn refresh_target(content: &str) -> Option<String> {
     (!t.is_empty()).then(|| t.to_string())
 }
 
-mod entities;
+pub(crate) mod entities;
 #[cfg(test)]
 mod tests;
-mod tokenizer;
+pub(crate) mod tokenizer;

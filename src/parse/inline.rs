@@ -47,8 +47,9 @@ pub(crate) fn document<'a>(
     raw_head: &[u8],
     rest: &'a [u8],
     max_decoded: u64,
+    requisites: bool,
 ) -> Option<Document<'a>> {
-    if fr.status == 0 || !reads_body(fr) {
+    if fr.status == 0 || !reads_body(fr, requisites) {
         return None;
     }
     let head = http::read_head(&mut &raw_head[..], http::DEFAULT_MAX_HEAD).ok()?;
@@ -64,6 +65,8 @@ pub(crate) fn document<'a>(
 struct Outputs {
     links: Sorter,
     pages: Sorter,
+    /// The WET file (`[parse] text`).
+    wet: Option<super::wet::Wet>,
 }
 
 /// A partition's parse, fed by its fetch (see the module docs).
@@ -75,8 +78,14 @@ pub(crate) struct InlineParse {
 
 impl InlineParse {
     /// The parse of a fetch whose scratch directory is `stage_dir`; with `outputs` false it
-    /// only extracts links (for in-run following) and writes nothing.
-    pub(crate) fn new(cfg: &Config, stage_dir: &Path, outputs: bool) -> Result<InlineParse> {
+    /// only extracts links (for in-run following) and writes nothing. `wet`: where the WET file
+    /// of `[parse] text` goes (the WARC directory and the partition's name), and what it is.
+    pub(crate) fn new(
+        cfg: &Config,
+        stage_dir: &Path,
+        outputs: bool,
+        wet: (&Path, &str, String),
+    ) -> Result<InlineParse> {
         let out = if outputs {
             // The fetch's share of the budget: its results sorter has a sixteenth, the caches of
             // the extraction a quarter.
@@ -85,9 +94,15 @@ impl InlineParse {
                     .unwrap_or(usize::MAX)
                     .max(1 << 20)
             };
+            let (dir, prefix, about) = wet;
             Some(Outputs {
                 links: Sorter::new(Schema::LINKS, share(4), stage_dir)?,
                 pages: Sorter::new(Schema::PAGES, share(16).min(16 << 20), stage_dir)?,
+                wet: cfg
+                    .parse
+                    .text
+                    .then(|| super::wet::Wet::new(cfg, dir, prefix, about))
+                    .transpose()?,
             })
         } else {
             None
@@ -114,7 +129,7 @@ impl InlineParse {
         each: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<()> {
         let InlineParse { ex, out } = self;
-        if fr.status != 0 && reads_body(fr) {
+        if fr.status != 0 && reads_body(fr, ex.requisites) {
             // As `dragnet parse` counts the WARC records it reads.
             ex.bump("records", 1);
         }
@@ -131,6 +146,9 @@ impl InlineParse {
             }
         };
         let page = result_page(ex, fr, head, body, &mut emit)?;
+        if let (Some((h, b)), Some(w)) = (doc, out.as_mut().and_then(|o| o.wet.as_mut())) {
+            super::stage::text_of(w, ex, fr, h, b)?;
+        }
         if let (Some(page), Some(o)) = (page, out.as_mut()) {
             o.pages.push(key, &page.encode())?;
             ex.bump(counter::PAGES, 1);
@@ -151,7 +169,12 @@ impl InlineParse {
         started: SystemTime,
     ) -> Result<Option<DoneMarker>> {
         let InlineParse { mut ex, out } = self;
-        let Some(Outputs { mut links, pages }) = out else {
+        let Some(Outputs {
+            mut links,
+            pages,
+            wet,
+        }) = out
+        else {
             return Ok(None);
         };
         let links_path = crawl.links(cycle, p);
@@ -178,6 +201,11 @@ impl InlineParse {
         m.inputs.push(FileDigest::of_run(crawl, fetched)?);
         m.outputs.push(FileDigest::of_run(crawl, &links_path)?);
         m.outputs.push(FileDigest::of_run(crawl, &pages_path)?);
+        if let Some(w) = wet {
+            for f in w.finish()? {
+                m.outputs.push(FileDigest::of_file(crawl, &f)?);
+            }
+        }
         m.counts = ex.into_counts();
         Ok(Some(m))
     }

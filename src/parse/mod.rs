@@ -4,7 +4,9 @@
 //!   WARC files ([`parse_partition`], [`reparse`]); OPIC cash shares.
 //! - the link and page records of its run files are [`crate::records::LinkRecord`] and
 //!   [`crate::records::PageRecord`].
-//! - [`html`]: link extraction from HTML.
+//! - [`html`]: link extraction from HTML; [`css`]: the URLs a stylesheet loads (archive mode).
+//! - [`config`]: `[parse]` (archive mode's page requisites, WET files).
+//! - [`text`]: the visible text of an HTML page; `wet`: WET files of it.
 //! - `inline`: the same parse run by the fetch stage as pages arrive (`[fetch] parse`), which
 //!   commits the partition's parse with the fetch.
 //!
@@ -14,10 +16,15 @@
 //! conformance pages; 100% now, and 8x faster). `docs/parse.md` has the details.
 
 mod cache;
+pub mod config;
+pub mod css;
 mod extract;
 pub mod html;
 pub(crate) mod inline;
 pub mod sitemap;
 pub mod stage;
+pub mod text;
+pub(crate) mod wet;
 
+pub use config::ParseSection;
 pub use stage::{parse_partition, reparse, ReparseReport};

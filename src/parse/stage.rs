@@ -36,7 +36,7 @@ use std::time::SystemTime;
 
 use url::Url;
 
-use super::extract::{is_parsed, media_type, Emit, Extractor, LinkMeta};
+use super::extract::{is_css, is_parsed, media_type, Emit, Extractor, LinkMeta};
 use crate::crawl::report::counter;
 use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, IoContext, Result};
@@ -179,6 +179,20 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     // A record holds at most max_body of body plus the WARC and HTTP heads.
     let limit = cfg.fetch.max_body.0 + 2 * cfg.fetch.max_header_bytes.0 + (1 << 20);
     let mut files = RecordFiles::new(crawl.warc_dir(cycle), limit)?;
+    let prefix = CrawlDir::partition_name(p);
+    super::wet::remove_wet(&crawl.warc_dir(cycle), &prefix)?;
+    let mut wet = cfg
+        .parse
+        .text
+        .then(|| {
+            super::wet::Wet::new(
+                cfg,
+                &crawl.warc_dir(cycle),
+                &prefix,
+                format!("dragnet parse: text of cycle {cycle}, partition {p}"),
+            )
+        })
+        .transpose()?;
     let mut emit = |key: &[u8], payload: &[u8]| links.push(key, payload);
 
     let mut results = RunReader::open_expect(&fetched_path, Schema::FETCHED)?;
@@ -189,7 +203,7 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
         let mut decoded = std::mem::take(&mut ex.body);
         decoded.clear();
         let mut body: &[u8] = &[];
-        if fr.status != 0 && reads_body(&fr) && !fr.warc_file.is_empty() {
+        if fr.status != 0 && reads_body(&fr, ex.requisites) && !fr.warc_file.is_empty() {
             let plain = files.read(&fr.warc_file, fr.warc_offset, fr.warc_length)?;
             ex.bump("records", 1);
             let path = || crawl.warc_dir(cycle).join(&fr.warc_file);
@@ -197,6 +211,9 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
                 head = Some(h);
                 body = b.unwrap_or(&decoded);
             }
+        }
+        if let (Some(w), Some(h)) = (wet.as_mut(), head.as_ref()) {
+            text_of(w, &mut ex, &fr, h, body)?;
         }
         let page = result_page(&mut ex, &fr, head.as_ref(), body, &mut emit);
         ex.body = decoded;
@@ -216,16 +233,84 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     m.inputs.push(FileDigest::of_run(crawl, &fetched_path)?);
     m.outputs.push(FileDigest::of_run(crawl, &links_path)?);
     m.outputs.push(FileDigest::of_run(crawl, &pages_path)?);
+    if let Some(w) = wet {
+        for f in w.finish()? {
+            m.outputs.push(FileDigest::of_file(crawl, &f)?);
+        }
+    }
     m.counts = ex.into_counts();
     Ok(StageReport::ran(m.commit(&done_path, started)?))
 }
 
+/// Writes the visible text of an HTML page `fr` (head `head`, decoded `body`) to `wet`.
+pub(super) fn text_of(
+    wet: &mut super::wet::Wet,
+    ex: &mut Extractor,
+    fr: &FetchResult,
+    head: &HttpHead,
+    body: &[u8],
+) -> Result<()> {
+    let ct = head.get("content-type");
+    if !ct.is_some_and(|c| super::extract::is_html(&media_type(c))) {
+        return Ok(());
+    }
+    let date_us = if fr.warc_date_us != 0 {
+        fr.warc_date_us
+    } else {
+        fr.fetched_at_ms * 1000
+    };
+    wet.page(&fr.url, date_us, &fr.record_id, body, ct)?;
+    ex.bump("text_pages", 1);
+    Ok(())
+}
+
+/// Calls `f` with every HTML page partition `p` of `cycle` fetched (fetch-result order: by
+/// fingerprint), its response head and decoded body read from the WARC files, as the parse
+/// stage reads them. Returns the bytes of WARC records read. (`dragnet export --what
+/// links|text`.)
+pub fn for_each_html_page(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    cycle: u32,
+    p: u32,
+    f: &mut dyn FnMut(&FetchResult, &HttpHead, &[u8]) -> Result<()>,
+) -> Result<u64> {
+    let fetched_path = crawl.fetched(cycle, p);
+    let ex = Extractor::new(cfg);
+    let limit = cfg.fetch.max_body.0 + 2 * cfg.fetch.max_header_bytes.0 + (1 << 20);
+    let mut files = RecordFiles::new(crawl.warc_dir(cycle), limit)?;
+    let mut results = RunReader::open_expect(&fetched_path, Schema::FETCHED)?;
+    let mut decoded = Vec::new();
+    let mut read = 0;
+    while results.advance()? {
+        let fr = FetchResult::decode(results.payload())
+            .map_err(|e| Error::corrupt(&fetched_path, 0, format!("fetch result: {e}")))?;
+        if fr.status == 0
+            || !reads_body(&fr, false)
+            || fr.warc_file.is_empty()
+            || !super::extract::is_html(&fr.content_type)
+        {
+            continue;
+        }
+        let plain = files.read(&fr.warc_file, fr.warc_offset, fr.warc_length)?;
+        read += fr.warc_length;
+        let path = || crawl.warc_dir(cycle).join(&fr.warc_file);
+        if let Some((h, b)) = ex.response(plain, &path, &mut decoded)? {
+            let body = b.unwrap_or(&decoded);
+            f(&fr, &h, body)?;
+        }
+    }
+    Ok(read)
+}
+
 /// Whether the parse reads the body of the page a fetch result answered: a 2xx HTML page,
-/// sitemap or feed, unless it is a revisit of an identical payload (the WARC holds no body,
-/// and the links are those of the capture it refers to, found when that was parsed: as for a
-/// 304).
-pub(super) fn reads_body(fr: &FetchResult) -> bool {
-    (200..300).contains(&fr.status) && !fr.revisit && is_parsed(&fr.content_type, &fr.url)
+/// sitemap or feed (and in archive mode, `requisites`, a stylesheet), unless it is a revisit of
+/// an identical payload (the WARC holds no body, and the links are those of the capture it
+/// refers to, found when that was parsed: as for a 304).
+pub(super) fn reads_body(fr: &FetchResult, requisites: bool) -> bool {
+    (200..300).contains(&fr.status)
+        && !fr.revisit
+        && (is_parsed(&fr.content_type, &fr.url) || (requisites && is_css(&fr.content_type)))
 }
 
 /// The parse of one fetch result, wherever its response comes from (the WARC here, the fetch's
@@ -335,6 +420,17 @@ pub(super) fn robots_sitemaps(
 /// `out/pages.run` (see the module docs). A file that cannot be read to the end is reported in
 /// `failed_files` after what it held before the damage was parsed; the others go on.
 pub fn reparse(warcs: &[PathBuf], out: &Path, cfg: &Config) -> Result<ReparseReport> {
+    reparse_with(warcs, out, cfg, false)
+}
+
+/// [`reparse`]; with `text`, also the visible text of every HTML page as a WET file,
+/// `out/text-SSSSSS.warc.wet.zst` (`dragnet reparse --text`).
+pub fn reparse_with(
+    warcs: &[PathBuf],
+    out: &Path,
+    cfg: &Config,
+    text: bool,
+) -> Result<ReparseReport> {
     let started = std::time::Instant::now();
     crate::storage::create_dir_all(out)?;
     crate::storage::remove_temps(out)?;
@@ -345,9 +441,13 @@ pub fn reparse(warcs: &[PathBuf], out: &Path, cfg: &Config) -> Result<ReparseRep
     let mut pages = Sorter::new(Schema::PAGES, budget, out)?;
     let mut ex = Extractor::new(cfg);
     let mut failed = Vec::new();
+    super::wet::remove_wet(out, "text")?;
+    let mut wet = text
+        .then(|| super::wet::Wet::new(cfg, out, "text", "dragnet reparse --text".into()))
+        .transpose()?;
     for path in warcs {
         let mut emit = |key: &[u8], payload: &[u8]| links.push(key, payload);
-        match reparse_file(path, &mut ex, &mut emit, &mut pages) {
+        match reparse_file(path, &mut ex, &mut emit, &mut pages, wet.as_mut()) {
             Ok(()) => ex.bump("files", 1),
             Err(e) => failed.push(format!("{e}")),
         }
@@ -361,6 +461,9 @@ pub fn reparse(warcs: &[PathBuf], out: &Path, cfg: &Config) -> Result<ReparseRep
     pages.finish(&mut KeepFirst, &mut w)?;
     let pages_written = w.finish()?.records;
     ex.counts.insert("pages_unique".into(), pages_written);
+    if let Some(w) = wet {
+        w.finish()?;
+    }
     let report = ReparseReport {
         stage: StageReport {
             skipped: false,
@@ -380,6 +483,7 @@ fn reparse_file(
     ex: &mut Extractor,
     emit: &mut Emit<'_>,
     pages: &mut Sorter,
+    mut wet: Option<&mut super::wet::Wet>,
 ) -> Result<()> {
     let mut rd = WarcReader::open(path, ReaderOptions::default())?;
     while let Some(mut rec) = rd.next_record()? {
@@ -391,6 +495,8 @@ fn reparse_file(
         let Some(uri) = h.target_uri().map(str::to_owned) else {
             continue;
         };
+        let record_id = h.record_id().unwrap_or("").to_owned();
+        let date_us = h.date().and_then(parse_warc_date_us).unwrap_or(0);
         let Ok(k) = ex.canon.canonicalize(&uri, None) else {
             ex.bump("responses_unusable_uri", 1);
             continue;
@@ -410,6 +516,15 @@ fn reparse_file(
                 let _ = r.read_to_end(&mut body);
             }
         }
+        if let (Some(w), true) = (wet.as_deref_mut(), (200..300).contains(&status) && parsed) {
+            let fr = FetchResult {
+                url: uri.clone(),
+                record_id: record_id.clone(),
+                warc_date_us: date_us,
+                ..FetchResult::default()
+            };
+            text_of(w, ex, &fr, &head, &body)?;
+        }
         let page = ex.page(&k.url, status, Some(&head), &body, 0, 1.0, emit);
         ex.body = body;
         let mut page = page?;
@@ -418,6 +533,12 @@ fn reparse_file(
         ex.bump(counter::PAGES, 1);
     }
     Ok(())
+}
+
+/// A `WARC-Date` (with or without a fraction) as Unix microseconds.
+fn parse_warc_date_us(d: &str) -> Option<u64> {
+    let (secs, nanos) = crate::util::parse_rfc3339_nanos(d)?;
+    Some(secs * 1_000_000 + u64::from(nanos / 1000))
 }
 
 /// What a parse (or a reparse) did, in one line.

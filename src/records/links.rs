@@ -30,6 +30,9 @@ pub enum LinkKind {
     RobotsSitemap = 8,
     /// `rel=canonical`.
     Canonical = 9,
+    /// What a page loads to show itself (archive mode, `[parse] requisites`): an image, a
+    /// script, a stylesheet, media, a CSS `url()` or `@import`. At the page's own depth.
+    Requisite = 10,
 }
 
 impl LinkKind {
@@ -58,6 +61,7 @@ impl LinkKind {
             7 => LinkKind::Sitemap,
             8 => LinkKind::RobotsSitemap,
             9 => LinkKind::Canonical,
+            10 => LinkKind::Requisite,
             _ => return Err(DecodeError(format!("unknown link kind {v}"))),
         })
     }

@@ -58,6 +58,9 @@ pub struct WriterConfig {
     pub warcinfo: Vec<(String, String)>,
     /// Index the records as they are written ([`WarcWriter::take_index`]), or not (`None`).
     pub index: Option<WriterIndex>,
+    /// A WET file (text conversions, [`WarcWriter::write_conversion`]): named
+    /// `<prefix>-<serial>.warc.wet.zst` (or `.gz`, or none), as Common Crawl names its WET files.
+    pub wet: bool,
 }
 
 /// How a [`WarcWriter`] indexes what it writes: a CDXJ line per response, revisit and resource
@@ -91,6 +94,7 @@ impl WriterConfig {
             subsecond_dates: true,
             warcinfo: Vec::new(),
             index: None,
+            wet: false,
         }
     }
 }
@@ -420,6 +424,35 @@ impl WarcWriter {
         Ok(loc)
     }
 
+    /// Writes a `conversion` record: `text` (UTF-8, `text/plain`), derived from the record
+    /// `refers_to` (`WARC-Refers-To`) of `target_uri` captured at `date`, as Common Crawl's WET
+    /// files hold the visible text of each page.
+    pub fn write_conversion(
+        &mut self,
+        target_uri: &str,
+        date: SystemTime,
+        refers_to: Option<&str>,
+        text: &str,
+    ) -> Result<RecordLocation> {
+        self.ensure_open(date)?;
+        let id = self.ids.next_id();
+        let loc = self.write(Rec {
+            kind: RecordType::Conversion,
+            id,
+            date,
+            target: Some(target_uri),
+            extra: refers_to
+                .map(|r| ("WARC-Refers-To", r.to_owned()))
+                .into_iter()
+                .collect(),
+            content_type: "text/plain",
+            block: [text.as_bytes(), &[]],
+            payload: Payload::None,
+        })?;
+        self.maybe_rotate()?;
+        Ok(loc)
+    }
+
     /// The CDXJ lines of the records written so far, to be finished into an index (`None` if the
     /// writer does not index, or they were taken).
     pub fn take_index(&mut self) -> Option<CdxjSorter> {
@@ -436,7 +469,10 @@ impl WarcWriter {
         if self.open.is_some() {
             return Ok(());
         }
-        let name = file_name(&self.cfg.prefix, self.serial, self.cfg.compression);
+        let mut name = file_name(&self.cfg.prefix, self.serial, self.cfg.compression);
+        if self.cfg.wet {
+            name = name.replacen(".warc", ".warc.wet", 1);
+        }
         let file = AtomicFile::create(&self.cfg.dir.join(&name))?;
         self.serial += 1;
         let warcinfo_id = self.ids.next_id();

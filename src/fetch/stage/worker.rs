@@ -238,6 +238,7 @@ impl Shared<'_> {
             &got.raw_response_head,
             &got.body,
             self.cfg.fetch.max_decoded.0,
+            self.cfg.parse.requisites,
         );
         let host_key = crate::keys::host_key(url.host_str().unwrap_or(""));
         let mut found = Vec::new();

@@ -191,3 +191,115 @@ fn a_valueless_attribute_in_a_windows_1252_document_is_an_empty_value() {
         );
     }
 }
+
+/// The raw targets and tags `scan_into` finds with `requisites`.
+fn requisites(html: &str) -> Vec<(String, String)> {
+    let s = scan_into(html, None, Vec::new(), true);
+    s.raw
+        .iter()
+        .map(|l| (l.tag.to_string(), l.target.to_string()))
+        .collect()
+}
+
+#[test]
+fn requisites_are_found_in_every_place_a_page_loads_them_from() {
+    let html = r#"<html><head>
+        <link rel="stylesheet" href="/s.css"><link rel=alternate href="/feed">
+        <style>body { background: url(bg.png) } @import "more.css";</style>
+        <script src="/app.js"></script>
+        </head><body background="paper.gif">
+        <img src="a.png" srcset="b.png 2x, c.png 3x">
+        <picture><source srcset="d.webp 1x,e.webp 2x" type="image/webp"></picture>
+        <video src="v.mp4" poster="p.jpg"><track src="t.vtt"></video><audio src="s.ogg"></audio>
+        <embed src="e.swf"><object data="o.svg"></object>
+        <input type=image src="go.png"><input type=text src="not.png">
+        <div style="background-image: url('/div.png')">x</div>
+        <template><img src="hidden.png"></template>
+        <a href="/page">p</a>
+        </body></html>"#;
+    let got = requisites(html);
+    let want = [
+        ("link", "/s.css"),
+        ("link", "/feed"),
+        ("style", "bg.png"),
+        ("style", "more.css"),
+        ("script", "/app.js"),
+        ("body", "paper.gif"),
+        ("img", "a.png"),
+        ("img", "b.png"),
+        ("img", "c.png"),
+        ("source", "d.webp"),
+        ("source", "e.webp"),
+        ("video", "v.mp4"),
+        ("video", "p.jpg"),
+        ("track", "t.vtt"),
+        ("audio", "s.ogg"),
+        ("embed", "e.swf"),
+        ("object", "o.svg"),
+        ("input", "go.png"),
+        ("style", "/div.png"),
+        ("a", "/page"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(t, u)| (t.to_string(), u.to_string()))
+        .collect();
+    assert_eq!(got, want);
+    // Without requisites only the links (and the stylesheet <link>, a link as ever).
+    let plain: Vec<String> = scan_into(html, None, Vec::new(), false)
+        .raw
+        .iter()
+        .map(|l| l.target.to_string())
+        .collect();
+    assert_eq!(plain, ["/s.css", "/feed", "/page"]);
+    assert!(is_requisite_rel("Stylesheet") && is_requisite_rel("shortcut icon"));
+    assert!(!is_requisite_rel("alternate") && !is_requisite_rel("next"));
+}
+
+#[test]
+fn srcset_candidates_as_the_standard_splits_them() {
+    assert_eq!(srcset_urls("a.png"), ["a.png"]);
+    assert_eq!(srcset_urls(" a.png 1x , b.png 2x"), ["a.png", "b.png"]);
+    assert_eq!(srcset_urls("a.png, b.png 2x"), ["a.png", "b.png"]);
+    // No space after the comma: one URL (the standard splits candidates at whitespace).
+    assert_eq!(srcset_urls("a.png,b.png 2x"), ["a.png,b.png"]);
+    assert_eq!(srcset_urls("a,b.png 100w"), ["a,b.png"]);
+    assert_eq!(
+        srcset_urls("data:image/png;base64,AAA 1x, c.png (max-width: 10px, x) 2x, d.png"),
+        ["data:image/png;base64,AAA", "c.png", "d.png"]
+    );
+    assert!(srcset_urls(" , ,").is_empty());
+}
+
+#[test]
+fn anchor_texts_go_with_their_links() {
+    let base = Url::parse("http://h/dir/").unwrap();
+    let html = br#"<p><a href="/one">One <b>bold</b>
+        &amp; more</a> <a href=two rel="nofollow next"><img src=x.png alt=pic></a>
+        <link rel=stylesheet href=s.css><a href=three>cut by <a href=four>four</a>
+        <template><a href=/hidden>no</a></template><a href=/last>to the end"#;
+    let got: Vec<(String, String, String, Option<String>)> = links_with_text(html, &base, None)
+        .into_iter()
+        .map(|l| (l.link.url, l.link.tag, l.text, l.link.rel))
+        .collect();
+    let want = [
+        ("http://h/one", "a", "One bold & more", None),
+        ("http://h/dir/two", "a", "", Some("nofollow next")),
+        ("http://h/dir/s.css", "link", "", Some("stylesheet")),
+        ("http://h/dir/three", "a", "cut by", None),
+        ("http://h/dir/four", "a", "four", None),
+        ("http://h/last", "a", "to the end", None),
+    ];
+    let want: Vec<(String, String, String, Option<String>)> = want
+        .iter()
+        .map(|(u, t, x, r)| (u.to_string(), t.to_string(), x.to_string(), r.map(str::to_string)))
+        .collect();
+    assert_eq!(got, want);
+    // The same links, in the same order, as the link extractor finds.
+    let plain: Vec<String> = extract_links(html, &base, None)
+        .links
+        .into_iter()
+        .map(|l| l.url)
+        .collect();
+    assert_eq!(plain, want.iter().map(|w| w.0.clone()).collect::<Vec<_>>());
+}

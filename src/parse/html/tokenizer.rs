@@ -9,19 +9,19 @@ use encoding_rs::WINDOWS_1252;
 use super::entities::decode_refs;
 
 /// ASCII whitespace as the tokenizer sees it (CR too: input preprocessing turns it into LF).
-pub(super) fn is_ws(c: u8) -> bool {
+pub(crate) fn is_ws(c: u8) -> bool {
     matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
 }
 
 /// Whether `b[i..]` starts with `</name` (ASCII case-insensitive) followed by whitespace, `/`
 /// or `>`: an "appropriate end tag" that ends RCDATA, RAWTEXT or script data.
-pub(super) fn end_tag_at(b: &[u8], i: usize, name: &str) -> bool {
+pub(crate) fn end_tag_at(b: &[u8], i: usize, name: &str) -> bool {
     b.get(i + 1) == Some(&b'/') && name_at(b, i + 2, name)
 }
 
 /// Whether `b[i..]` starts with `name` (ASCII case-insensitive) followed by whitespace, `/` or
 /// `>`.
-pub(super) fn name_at(b: &[u8], i: usize, name: &str) -> bool {
+pub(crate) fn name_at(b: &[u8], i: usize, name: &str) -> bool {
     let end = i + name.len();
     b.get(i..end)
         .is_some_and(|s| s.eq_ignore_ascii_case(name.as_bytes()))
@@ -30,13 +30,13 @@ pub(super) fn name_at(b: &[u8], i: usize, name: &str) -> bool {
 }
 
 /// A start or end tag; its attributes are in [`Tokenizer::attrs`].
-pub(super) struct TagToken<'a> {
+pub(crate) struct TagToken<'a> {
     /// The tag name as written (compare ASCII case-insensitively).
-    pub(super) name: &'a str,
+    pub(crate) name: &'a str,
     /// An end tag (`</p>`).
-    pub(super) end: bool,
+    pub(crate) end: bool,
     /// A start tag written `<x/>`.
-    pub(super) self_closing: bool,
+    pub(crate) self_closing: bool,
 }
 
 /// The HTML standard's tokenizer (§13.2.5), reduced to what link extraction needs: it yields
@@ -44,25 +44,25 @@ pub(super) struct TagToken<'a> {
 /// standard's rules. Which elements hold RCDATA, RAWTEXT or script data is decided by tree
 /// construction, so the caller switches those states with [`Tokenizer::skip_raw`] and
 /// [`Tokenizer::skip_script`]. Every byte is looked at a bounded number of times.
-pub(super) struct Tokenizer<'a> {
+pub(crate) struct Tokenizer<'a> {
     /// The decoded document.
-    pub(super) s: &'a str,
+    pub(crate) s: &'a str,
     /// Where tokenizing resumes; always at a character boundary.
-    pub(super) pos: usize,
+    pub(crate) pos: usize,
     /// The attributes of the last tag, as (name, raw value), duplicates kept in order (the first
     /// one counts).
-    pub(super) attrs: Vec<(&'a str, &'a str)>,
+    pub(crate) attrs: Vec<(&'a str, &'a str)>,
     /// Whether `<![CDATA[` opens a CDATA section (in foreign content) or a bogus comment.
-    pub(super) cdata: bool,
+    pub(crate) cdata: bool,
     /// The windows-1252 bytes of the document when `s` is their ASCII skeleton (see
     /// [`decode_text`]): what the tokenizer hands out is decoded from here.
-    pub(super) orig: Option<&'a [u8]>,
+    pub(crate) orig: Option<&'a [u8]>,
 }
 
 impl<'a> Tokenizer<'a> {
     /// A tokenizer at the start of `s`; `orig`, if given, is the windows-1252 document whose
     /// ASCII skeleton `s` is.
-    pub(super) fn new(s: &'a str, orig: Option<&'a [u8]>) -> Self {
+    pub(crate) fn new(s: &'a str, orig: Option<&'a [u8]>) -> Self {
         Tokenizer {
             s,
             pos: 0,
@@ -74,7 +74,7 @@ impl<'a> Tokenizer<'a> {
 
     /// The bytes of the document under `part`, a slice of `s` (or a string of its own, such as
     /// the empty value of an attribute written without one: its own bytes).
-    pub(super) fn bytes_of(&self, part: &'a str) -> &'a [u8] {
+    pub(crate) fn bytes_of(&self, part: &'a str) -> &'a [u8] {
         let Some(orig) = self.orig else {
             return part.as_bytes();
         };
@@ -91,7 +91,7 @@ impl<'a> Tokenizer<'a> {
 
     /// The text of `part`, a slice of `s`: `part` itself, or decoded from the document if `s`
     /// is a skeleton and `part` covers non-ASCII bytes.
-    pub(super) fn text_of(&self, part: &'a str) -> Cow<'a, str> {
+    pub(crate) fn text_of(&self, part: &'a str) -> Cow<'a, str> {
         let bytes = self.bytes_of(part);
         if self.orig.is_none() || bytes.is_ascii() {
             return Cow::Borrowed(part);
@@ -105,13 +105,13 @@ impl<'a> Tokenizer<'a> {
     }
 
     /// Whether two tag names (slices of `s`) are equal ASCII-case-insensitively, as text.
-    pub(super) fn same_name(&self, a: &'a str, b: &'a str) -> bool {
+    pub(crate) fn same_name(&self, a: &'a str, b: &'a str) -> bool {
         self.bytes_of(a).eq_ignore_ascii_case(self.bytes_of(b))
     }
 
     /// The next tag, or `None` at the end of input (a tag cut off by the end is dropped, as the
     /// standard says).
-    pub(super) fn next_tag(&mut self) -> Option<TagToken<'a>> {
+    pub(crate) fn next_tag(&mut self) -> Option<TagToken<'a>> {
         let b = self.s.as_bytes();
         loop {
             let lt = self.pos + memchr::memchr(b'<', &b[self.pos..])?;
@@ -132,7 +132,7 @@ impl<'a> Tokenizer<'a> {
     }
 
     /// Moves past the first `end` at or after `from`, or to the end of input.
-    pub(super) fn skip_past(&mut self, from: usize, end: &str) {
+    pub(crate) fn skip_past(&mut self, from: usize, end: &str) {
         let rest = &self.s.as_bytes()[from..];
         let found = match end.as_bytes() {
             [c] => memchr::memchr(*c, rest),
@@ -142,7 +142,7 @@ impl<'a> Tokenizer<'a> {
     }
 
     /// Skips what follows `<!`: a comment, a doctype, a CDATA section or a bogus comment.
-    pub(super) fn markup_declaration(&mut self, at: usize) {
+    pub(crate) fn markup_declaration(&mut self, at: usize) {
         let b = self.s.as_bytes();
         let rest = &b[at..];
         if rest.starts_with(b"--") {
@@ -158,7 +158,7 @@ impl<'a> Tokenizer<'a> {
 
     /// Skips a comment whose text starts at `c`: it ends at `-->` or `--!>`, or at once with
     /// `<!-->` and `<!--->`.
-    pub(super) fn comment(&mut self, c: usize) {
+    pub(crate) fn comment(&mut self, c: usize) {
         let b = self.s.as_bytes();
         if b.get(c) == Some(&b'>') {
             self.pos = c + 1;
@@ -183,7 +183,7 @@ impl<'a> Tokenizer<'a> {
 
     /// Reads a tag whose name starts at `start`: the tag name, before/after attribute name,
     /// attribute value and self-closing start tag states.
-    pub(super) fn tag(&mut self, start: usize, end: bool) -> Option<TagToken<'a>> {
+    pub(crate) fn tag(&mut self, start: usize, end: bool) -> Option<TagToken<'a>> {
         let s = self.s;
         let b = s.as_bytes();
         let delim = |c: u8| is_ws(c) || c == b'/' || c == b'>';
@@ -266,7 +266,7 @@ impl<'a> Tokenizer<'a> {
 
     /// The value of the first attribute called `name`, character references decoded (borrowed
     /// from the document when there are none).
-    pub(super) fn attr(&self, name: &str) -> Option<Cow<'a, str>> {
+    pub(crate) fn attr(&self, name: &str) -> Option<Cow<'a, str>> {
         let &(_, v) = self
             .attrs
             .iter()
@@ -279,7 +279,7 @@ impl<'a> Tokenizer<'a> {
 
     /// Skips the RCDATA or RAWTEXT content of the element `name` just opened, up to its end tag
     /// (which is tokenized next), and returns the raw text.
-    pub(super) fn skip_raw(&mut self, name: &str) -> &'a str {
+    pub(crate) fn skip_raw(&mut self, name: &str) -> &'a str {
         let b = self.s.as_bytes();
         let start = self.pos;
         let mut k = start;
@@ -297,7 +297,7 @@ impl<'a> Tokenizer<'a> {
 
     /// Skips script data up to `</script>`, following the script data escaped and double
     /// escaped states: inside `<!--`, a `<script>` hides the next `</script>` until `-->`.
-    pub(super) fn skip_script(&mut self) {
+    pub(crate) fn skip_script(&mut self) {
         let b = self.s.as_bytes();
         // 0: script data; 1: escaped; 2: double escaped. `dashes` counts the `-` just seen.
         let (mut state, mut dashes) = (0u8, 0u8);
@@ -346,21 +346,77 @@ impl<'a> Tokenizer<'a> {
         }
         self.pos = b.len();
     }
+
+    /// The next text run or tag, or `None` at the end of input: [`Tokenizer::next_tag`] for
+    /// visible-text extraction (`crate::parse::text`), which also needs the text between the
+    /// tags. A `<` that starts no markup (`a < b`, `<3`) is text, as in the standard's data
+    /// state; a tag cut off by the end of input ends the input.
+    pub(crate) fn next_token(&mut self) -> Option<Token<'a>> {
+        let b = self.s.as_bytes();
+        let mut start = self.pos;
+        let mut k = start;
+        loop {
+            let Some(i) = memchr::memchr(b'<', &b[k.min(b.len())..]) else {
+                self.pos = b.len();
+                return (start < b.len()).then(|| Token::Text(&self.s[start..]));
+            };
+            let lt = k + i;
+            let markup = matches!(b.get(lt + 1), Some(c) if c.is_ascii_alphabetic() || matches!(c, b'/' | b'!' | b'?'));
+            if !markup {
+                k = lt + 1;
+                continue;
+            }
+            if lt > start {
+                self.pos = lt;
+                return Some(Token::Text(&self.s[start..lt]));
+            }
+            self.pos = lt + 1;
+            match b[lt + 1] {
+                b'/' => match b.get(lt + 2) {
+                    Some(c) if c.is_ascii_alphabetic() => {
+                        return self.tag(lt + 2, true).map(Token::Tag)
+                    }
+                    Some(b'>') => self.pos = lt + 3,
+                    // `</` at the end of input is text.
+                    None => {
+                        self.pos = b.len();
+                        return Some(Token::Text(&self.s[lt..]));
+                    }
+                    Some(_) => self.skip_past(lt + 2, ">"),
+                },
+                b'!' => self.markup_declaration(lt + 2),
+                b'?' => self.skip_past(lt + 1, ">"),
+                _ => return self.tag(lt + 1, false).map(Token::Tag),
+            }
+            start = self.pos;
+            k = start;
+        }
+    }
+}
+
+/// What [`Tokenizer::next_token`] yields: a run of text (character references not decoded yet)
+/// or a tag.
+pub(crate) enum Token<'a> {
+    /// Text between markup, a slice of `s`: never empty, and comments, doctypes, bogus comments
+    /// and CDATA sections are not part of it.
+    Text(&'a str),
+    /// A start or end tag; its attributes are in [`Tokenizer::attrs`].
+    Tag(TagToken<'a>),
 }
 
 /// An element on the stack of open SVG and MathML elements.
-pub(super) struct Foreign<'a> {
+pub(crate) struct Foreign<'a> {
     /// The tag name as written.
-    pub(super) name: &'a str,
+    pub(crate) name: &'a str,
     /// Whether this is an SVG element (else MathML).
-    pub(super) svg: bool,
+    pub(crate) svg: bool,
 }
 
 impl Foreign<'_> {
     /// An HTML integration point (`foreignObject`, `desc`, `title` in SVG; `annotation-xml`
     /// with an HTML encoding is approximated by its name) or a MathML text integration point
     /// (`mi`, `mo`, `mn`, `ms`, `mtext`): HTML start tags inside it are HTML elements.
-    pub(super) fn integration_point(&self) -> bool {
+    pub(crate) fn integration_point(&self) -> bool {
         let n = self.name;
         if self.svg {
             ["foreignobject", "desc", "title"]
@@ -375,7 +431,7 @@ impl Foreign<'_> {
 }
 
 /// Start tags that end foreign content (SVG, MathML) and are processed as HTML.
-pub(super) const BREAKOUT: [&str; 44] = [
+pub(crate) const BREAKOUT: [&str; 44] = [
     "b",
     "big",
     "blockquote",

@@ -72,6 +72,10 @@ pub struct TruthArgs {
     /// Follow rel=nofollow links and the links of nofollow pages.
     #[arg(long)]
     pub follow_nofollow: bool,
+    /// Archive mode: also fetch page requisites (images, scripts, stylesheets, srcset, CSS
+    /// url() and @import) at the depth of the page that needs them (see --requisites-every).
+    #[arg(long)]
+    pub requisites: bool,
     /// Seed URLs (default: the `/` of every host).
     #[arg(long = "seed-url", value_name = "URL")]
     pub seed_urls: Vec<String>,
@@ -146,6 +150,10 @@ pub struct WebArgs {
     /// `*.trap-subs.test` there.
     #[arg(long)]
     pub subdomain_trap: bool,
+    /// One host in N (never a hostile one) has page requisites: its HTML pages load
+    /// stylesheets, a script, images and a font from /static/ (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub requisites_every: u32,
 }
 
 impl WebArgs {
@@ -168,6 +176,7 @@ impl WebArgs {
             per_ip_connections: self.per_ip_connections,
             per_ip_delay: Duration::from_millis(self.per_ip_delay_ms),
             subdomain_trap: self.subdomain_trap,
+            requisites_every: self.requisites_every,
             ..WebConfig::default()
         }
     }
@@ -318,6 +327,7 @@ fn truth(a: &TruthArgs) -> Result<(), Failure> {
     policy.agent = a.agent.clone();
     policy.max_depth = a.max_depth;
     policy.follow_nofollow = a.follow_nofollow;
+    policy.requisites = a.requisites;
     if let Some(n) = a.max_pages_per_host {
         policy.max_pages_per_host = n;
     }
@@ -403,6 +413,10 @@ fn serve(a: &ServeArgs) -> Result<(), Failure> {
         "websim: seed {}, {} hosts x {} pages ({hostile} hostile), port {}",
         c.seed, c.hosts, c.pages, c.port
     );
+    let requisite_hosts = web.requisite_hosts().len();
+    if requisite_hosts > 0 {
+        eprintln!("websim: {requisite_hosts} hosts with page requisites under /static/");
+    }
     eprintln!("websim: listening on {}", addrs.join(" "));
     if let Some(ctl) = server.control_addr() {
         eprintln!("websim: control http://{ctl}/__websim/report");
@@ -507,5 +521,34 @@ mod tests {
         assert_eq!(a.duration, Some(Duration::from_millis(500)));
         assert!(Cli::try_parse_from(["websim", "serve", "--duration", "-1"]).is_err());
         assert!(Cli::try_parse_from(["websim", "serve", "--hosts", "0"]).is_err());
+    }
+
+    #[test]
+    fn requisite_options_parse() {
+        let cli = Cli::try_parse_from([
+            "websim",
+            "truth",
+            "--requisites-every",
+            "3",
+            "--requisites",
+            "--out",
+            "x",
+        ])
+        .unwrap();
+        let Command::Truth(a) = cli.command else {
+            panic!("truth")
+        };
+        assert_eq!(a.web.config().requisites_every, 3);
+        assert!(a.requisites);
+        let cli = Cli::try_parse_from(["websim", "serve", "--requisites-every", "2"]).unwrap();
+        let Command::Serve(a) = cli.command else {
+            panic!("serve")
+        };
+        assert_eq!(a.web.config().requisites_every, 2);
+        let cli = Cli::try_parse_from(["websim", "hosts"]).unwrap();
+        let Command::Hosts(a) = cli.command else {
+            panic!("hosts")
+        };
+        assert_eq!(a.web.config().requisites_every, 0);
     }
 }

@@ -11,8 +11,9 @@
 //! Layout of `DIR` after [`export`]:
 //!
 //! - `sites/<host>/<path>`: one file per page (`/` is `index.html`, a calendar month
-//!   `/calendar/2026/11/` is `calendar/2026/11/index.html`), `robots.txt`, sitemaps; file times
-//!   are the pages' `Last-Modified`.
+//!   `/calendar/2026/11/` is `calendar/2026/11/index.html`), `robots.txt`, sitemaps, and the
+//!   `/static/` assets of requisite hosts ([`crate::model::WebConfig::requisites_every`]; then
+//!   `types` also maps `css`, `js` and `woff2`); file times are the pages' `Last-Modified`.
 //! - `nginx.conf`: `worker_processes 2;`, `gzip off`, `access_log off`, one `server` block per
 //!   host (`listen 127.0.1.x:PORT`, `server_name`, `root sites/<host>`), `location = /path`
 //!   blocks for redirects (`return 301 URL`), error statuses (`return 410`), `X-Robots-Tag`
@@ -122,13 +123,19 @@ pub fn export(web: &Web, dir: &Path) -> io::Result<ExportStats> {
     let mut conf = String::new();
     let mut notes = String::new();
     let c = &web.config;
+    // Asset types only when there are assets, so a web without them exports as it always did.
+    let asset_types = if web.requisite_hosts().is_empty() {
+        ""
+    } else {
+        " text/css css; text/javascript js; font/woff2 woff2;"
+    };
     let _ = write!(
         conf,
         "# websim export: seed {}, {} hosts x {} pages, port {port}.\n\
          # Run: nginx -p DIR -c nginx.conf   (add -g 'daemon off;' to keep it in the foreground)\n\
          worker_processes 2;\npid logs/nginx.pid;\nerror_log logs/error.log warn;\n\
          events {{ worker_connections 1024; }}\nhttp {{\n\
-         \x20   types {{ text/html html; text/plain txt; application/pdf pdf; image/png png; application/xml xml; application/gzip gz; application/octet-stream bin; }}\n\
+         \x20   types {{ text/html html; text/plain txt; application/pdf pdf; image/png png; application/xml xml; application/gzip gz; application/octet-stream bin;{asset_types} }}\n\
          \x20   default_type application/octet-stream;\n    access_log off;\n    gzip off;\n\
          \x20   server_tokens off;\n    sendfile on;\n    index index.html;\n\
          \x20   keepalive_requests 100000;\n    server_names_hash_max_size 131072;\n\
@@ -275,6 +282,7 @@ pub fn export(web: &Web, dir: &Path) -> io::Result<ExportStats> {
                 let mut refs: Vec<PageRef> = (0..c.pages)
                     .map(|page| PageRef::Page { host: h, page })
                     .collect();
+                refs.extend(web.assets(h));
                 if spec.hostile == Some(Hostile::Trap) {
                     refs.extend(
                         (CALENDAR_ENTRY - CALENDAR_WINDOW..=CALENDAR_ENTRY + CALENDAR_WINDOW)

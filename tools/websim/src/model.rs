@@ -66,6 +66,16 @@ pub struct WebConfig {
     /// registered domain (`s0.trap-subs.test`, `s1...`: [`PageRef::Sub`]), which only a budget
     /// per registered domain bounds.
     pub subdomain_trap: bool,
+    /// One host in this many (never a hostile one) has page requisites: its HTML pages load
+    /// stylesheets, a script, images and a font from `/static/` ([`PageRef::Asset`],
+    /// [`Requisite`], [`Web::requisite_hosts`]; the `requisites` module doc says which and how);
+    /// 0: none, the web as it was before requisites existed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub requisites_every: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Default for WebConfig {
@@ -88,6 +98,7 @@ impl Default for WebConfig {
             per_ip_connections: 0,
             per_ip_delay: Duration::ZERO,
             subdomain_trap: false,
+            requisites_every: 0,
         }
     }
 }
@@ -262,6 +273,9 @@ pub struct HostSpec {
     pub tls: Option<Tls>,
     /// Rate-limits its pages (`429` with `Retry-After` when a client asks too fast).
     pub rate_limited: bool,
+    /// Its HTML pages have requisites under `/static/` ([`WebConfig::requisites_every`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub requisites: bool,
 }
 
 /// What a page is.
@@ -288,6 +302,8 @@ pub enum PageKind {
         /// 404, 410, 500 or 503.
         status: u16,
     },
+    /// An asset of a requisite host (stylesheet, script, image, font: [`PageRef::Asset`]).
+    Asset,
 }
 
 /// A page of the web, or a page outside it.
@@ -331,6 +347,15 @@ pub enum PageRef {
     Sub {
         /// Which subdomain.
         n: u64,
+    },
+    /// Asset `n` of requisite host `host`, under `/static/` (`n` below [`ASSETS`]; see the
+    /// `requisites` module doc for the table: 0 `site.css`, 1 `theme.css`, 2 `app.js`, 3
+    /// `bg.png`, 4 `font.woff2`, 5..=12 `img-0.png`..`img-7.png`, 13 `private/pixel.png`).
+    Asset {
+        /// Host index.
+        host: u32,
+        /// Which asset.
+        n: u32,
     },
 }
 
@@ -391,6 +416,10 @@ pub struct PageSpec {
     pub bytes: u32,
     /// Links in document order (HTML only).
     pub links: Vec<Link>,
+    /// Requisites in document order: of an HTML page of a requisite host, or a stylesheet's
+    /// `@import`s and `url()`s (empty everywhere else).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requisites: Vec<Requisite>,
     /// `<base href>` directory, if the page has one (a path on the same host, ending in `/`).
     pub base: Option<String>,
     /// `<link rel=canonical>` target, if any.
@@ -522,6 +551,7 @@ impl Web {
             }
             PageRef::Session { item, sid, .. } => format!("/shop/item-{item}?sid={sid:016x}"),
             PageRef::Sub { .. } => "/".into(),
+            PageRef::Asset { n, .. } => Web::asset_path(n),
         }
     }
 
@@ -530,7 +560,8 @@ impl Web {
         let origin = match r {
             PageRef::Page { host, .. }
             | PageRef::Calendar { host, .. }
-            | PageRef::Session { host, .. } => self.origin(host),
+            | PageRef::Session { host, .. }
+            | PageRef::Asset { host, .. } => self.origin(host),
             PageRef::Outside { host, .. } => format!("http://x{host:03}.outside.test"),
             PageRef::Sub { n } => origin(&self.config, &format!("s{n}.{SUB_DOMAIN}"), false),
         };
@@ -553,6 +584,7 @@ impl Web {
             PageKind::BinaryMislabeled => format!("/dl/data-{page}.bin"),
             PageKind::Redirect { .. } => format!("/go/r-{page}"),
             PageKind::Error { .. } => format!("/old/gone-{page}.html"),
+            PageKind::Asset => unreachable!("kind() never gives an asset"),
         }
     }
 
@@ -560,6 +592,11 @@ impl Web {
     pub fn resolve(&self, host: u32, target: &str) -> Option<PageRef> {
         if target == "/" {
             return Some(PageRef::Page { host, page: 0 });
+        }
+        if target.starts_with("/static/") {
+            if let Some(r) = self.resolve_asset(host, target) {
+                return Some(r);
+            }
         }
         let hostile_trap = self.hosts[host as usize].hostile == Some(Hostile::Trap);
         if hostile_trap {
@@ -655,6 +692,7 @@ impl Web {
             }
             PageRef::Outside { host, page } => (host, u64::from(page)),
             PageRef::Sub { n } => (self.sub_trap_host().unwrap_or(0), (3u64 << 40) ^ n),
+            PageRef::Asset { host, n } => return self.asset_spec(at, host, n),
         };
         let kind = match at {
             PageRef::Page { host, page } => self.kind(host, page),
@@ -676,6 +714,7 @@ impl Web {
             kind: kind.clone(),
             bytes,
             links: Vec::new(),
+            requisites: Vec::new(),
             base: None,
             canonical: None,
             noindex: false,
@@ -835,6 +874,11 @@ impl Web {
             });
         }
         spec.links = links;
+        if let PageRef::Page { page, .. } = at {
+            if self.hosts[host as usize].requisites {
+                spec.requisites = self.page_requisites(host, page);
+            }
+        }
         spec
     }
 
@@ -868,6 +912,12 @@ impl Web {
 
 mod hosts;
 use hosts::gen_host;
+
+pub mod requisites;
+pub use requisites::{
+    asset_type, requisite_offset, Requisite, ASSETS, ASSET_APP_JS, ASSET_BG, ASSET_FONT, ASSET_IMG,
+    ASSET_PIXEL, ASSET_SITE_CSS, ASSET_THEME_CSS,
+};
 
 #[cfg(test)]
 mod tests;

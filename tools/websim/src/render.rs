@@ -9,8 +9,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::model::{
-    Charset, CharsetDecl, Coding, Hostile, HrefStyle, Link, LinkTag, PageKind, PageRef, PageSpec,
-    SitemapKind, Web,
+    asset_type, Charset, CharsetDecl, Coding, Hostile, HrefStyle, Link, LinkTag, PageKind, PageRef,
+    PageSpec, Requisite, SitemapKind, Web, ASSET_APP_JS, ASSET_FONT, ASSET_SITE_CSS,
+    ASSET_THEME_CSS,
 };
 use crate::rng::Rng;
 use crate::robots::RobotsServe;
@@ -83,7 +84,7 @@ impl Web {
             HrefStyle::Absolute => url,
             HrefStyle::SchemeRelative => url.trim_start_matches("http:").to_string(),
             HrefStyle::RootRelative | HrefStyle::Relative => {
-                let same = matches!(link.to, PageRef::Page { host, .. } | PageRef::Calendar { host, .. } | PageRef::Session { host, .. } if host == from_host);
+                let same = matches!(link.to, PageRef::Page { host, .. } | PageRef::Calendar { host, .. } | PageRef::Session { host, .. } | PageRef::Asset { host, .. } if host == from_host);
                 if !same {
                     return url;
                 }
@@ -104,6 +105,7 @@ impl Web {
             PageRef::Page { host, .. }
             | PageRef::Calendar { host, .. }
             | PageRef::Session { host, .. } => host,
+            PageRef::Asset { host, n } => return self.render_asset(host, n, &spec),
             // Served by the trap host, in its charset and coding.
             PageRef::Sub { .. } => self.sub_trap_host().unwrap_or(0),
             PageRef::Outside { .. } => {
@@ -168,6 +170,7 @@ impl Web {
                     body: body.into_bytes(),
                 }
             }
+            PageKind::Asset => unreachable!("assets are rendered above"),
             PageKind::Error { status } => {
                 let mut headers = vec![];
                 if *status == 503 {
@@ -227,8 +230,14 @@ impl Web {
                 self.url(t)
             );
         }
+        for q in spec.requisites.iter().filter(|q| q.in_head()) {
+            self.write_requisite(&mut s, q, host);
+        }
         s.extend_from_slice(b"</head>\n<body>\n");
         let _ = writeln!(s, "<h1>{}</h1>", page_path.replace('&', "&amp;"));
+        for q in spec.requisites.iter().filter(|q| !q.in_head()) {
+            self.write_requisite(&mut s, q, host);
+        }
         let per_link = (spec.bytes as usize / (spec.links.len() + 1)).clamp(40, 4000);
         for (i, l) in spec.links.iter().enumerate() {
             s.extend_from_slice(b"<p>");
@@ -264,6 +273,115 @@ impl Web {
             content_type,
             headers,
             body: s,
+        }
+    }
+
+    /// The href of a requisite on a page of `from_host`: root-relative on the same host,
+    /// absolute elsewhere.
+    fn requisite_href(&self, to: PageRef, from_host: u32) -> String {
+        match to {
+            PageRef::Asset { host, .. } if host == from_host => self.path(to),
+            _ => self.url(to),
+        }
+    }
+
+    /// One requisite element of an HTML page ([`Requisite`]), on a line of its own.
+    fn write_requisite(&self, s: &mut Vec<u8>, q: &Requisite, host: u32) {
+        let href = |to: &PageRef| self.requisite_href(*to, host).replace('&', "&amp;");
+        let _ = match q {
+            Requisite::Stylesheet(to) => {
+                writeln!(s, "<link rel=\"stylesheet\" href=\"{}\">", href(to))
+            }
+            Requisite::Script(to) => writeln!(s, "<script src=\"{}\"></script>", href(to)),
+            Requisite::Img { src, srcset } if srcset.is_empty() => {
+                writeln!(s, "<img src=\"{}\" alt=\"\">", href(src))
+            }
+            Requisite::Img { src, srcset } => {
+                let set: Vec<String> = srcset
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| format!("{} {}x", href(c), i + 2))
+                    .collect();
+                writeln!(
+                    s,
+                    "<img src=\"{}\" srcset=\"{}\" alt=\"\">",
+                    href(src),
+                    set.join(", ")
+                )
+            }
+            Requisite::Picture(to) => {
+                writeln!(s, "<picture><source srcset=\"{} 1x\"></picture>", href(to))
+            }
+            Requisite::Background(to) => writeln!(
+                s,
+                "<div class=\"hero\" style=\"background-image: url('{}')\"></div>",
+                href(to)
+            ),
+            // Only in stylesheets.
+            Requisite::Import(_) | Requisite::CssUrl(_) => Ok(()),
+        };
+    }
+
+    /// Asset `n` of a requisite host: a stylesheet naming [`PageSpec::requisites`], a script,
+    /// PNG images, a font; deterministic bytes.
+    fn render_asset(&self, host: u32, n: u32, spec: &PageSpec) -> Rendered {
+        let mut r = Rng::new(self.config.seed, &[98, host.into(), n.into()]);
+        let mut b = Vec::new();
+        match n {
+            ASSET_SITE_CSS | ASSET_THEME_CSS => {
+                let name = &self.hosts[host as usize].name;
+                let _ = writeln!(b, "/* websim {name}{} */", self.path(spec.at));
+                for q in &spec.requisites {
+                    // Spelled as a hand-written stylesheet would: imports and the font relative
+                    // to the stylesheet or root-relative, images quoted or not.
+                    let _ = match q {
+                        Requisite::Import(to) if !self.import_as_url(host) => {
+                            writeln!(b, "@import \"{}\";", file_name(&self.path(*to)))
+                        }
+                        Requisite::Import(to) => writeln!(b, "@import url({});", self.path(*to)),
+                        Requisite::CssUrl(to @ PageRef::Asset { n: ASSET_FONT, .. }) => writeln!(
+                            b,
+                            "@font-face {{ font-family: \"Websim\"; src: url({}) format(\"woff2\"); }}\nh1 {{ font-family: \"Websim\", sans-serif; }}",
+                            file_name(&self.path(*to))
+                        ),
+                        Requisite::CssUrl(to @ PageRef::Asset { n: crate::model::ASSET_BG, .. }) => {
+                            writeln!(
+                                b,
+                                "body {{ margin: 0; background: #fff url({}) no-repeat; }}",
+                                self.path(*to)
+                            )
+                        }
+                        Requisite::CssUrl(to) => writeln!(
+                            b,
+                            ".logo {{ background-image: url(\"{}\"); width: 120px; }}",
+                            file_name(&self.path(*to))
+                        ),
+                        _ => Ok(()),
+                    };
+                }
+                b.extend_from_slice(b"p { line-height: 1.4; }\n");
+            }
+            ASSET_APP_JS => {
+                b.extend_from_slice(b"/* websim app.js */\n(function () {\n  var words = [");
+                while b.len() + 20 < spec.bytes as usize {
+                    let _ = write!(b, "\"{}\", ", r.pick(WORDS));
+                }
+                b.extend_from_slice(b"\"\"];\n  document.title += \" \" + words.length;\n})();\n");
+            }
+            ASSET_FONT => {
+                b.extend_from_slice(b"wOF2\x00\x01\x00\x00");
+                random_bytes(&mut b, spec.bytes as usize, &mut r);
+            }
+            _ => {
+                b.extend_from_slice(b"\x89PNG\r\n\x1a\n");
+                random_bytes(&mut b, spec.bytes as usize, &mut r);
+            }
+        }
+        Rendered {
+            status: 200,
+            content_type: asset_type(n).into(),
+            headers: vec![],
+            body: b,
         }
     }
 
@@ -601,6 +719,11 @@ fn gzip(body: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     e.write_all(body).expect("in-memory write");
     e.finish().expect("in-memory gzip")
+}
+
+/// The last segment of a path (`/static/theme.css` -> `theme.css`).
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 /// The directory part of a path (`/docs/page-3.html` -> `/docs/`).

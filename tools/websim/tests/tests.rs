@@ -8,4 +8,5 @@ mod export;
 mod graph;
 mod hostile;
 mod politeness;
+mod requisites;
 mod truth;

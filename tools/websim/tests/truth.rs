@@ -75,18 +75,18 @@ fn truth_is_deterministic() {
 }
 
 /// Host index of a websim URL.
-fn host_index(web: &Web, url: &str) -> Option<u32> {
+pub(crate) fn host_index(web: &Web, url: &str) -> Option<u32> {
     let rest = url.strip_prefix("http://")?;
     let auth = rest.split('/').next()?;
     web.host_index(auth.split(':').next()?)
 }
 
-fn target(url: &str) -> &str {
+pub(crate) fn target(url: &str) -> &str {
     let rest = url.strip_prefix("http://").unwrap();
     &rest[rest.find('/').unwrap()..]
 }
 
-fn check_invariants(web: &Web, t: &Truth) {
+pub(crate) fn check_invariants(web: &Web, t: &Truth) {
     let p = &t.policy;
     let fetch = t.fetch_set();
     let never = t.never_set();
@@ -132,13 +132,32 @@ fn check_invariants(web: &Web, t: &Truth) {
             .as_deref()
             .unwrap_or_else(|| panic!("{} has no via", f.url));
         let parent = by_url[via];
+        if f.requisite {
+            // A requisite: at the depth of the page or stylesheet that needs it.
+            assert!(p.requisites, "{}: a requisite without archive mode", f.url);
+            assert_eq!(parent.depth, f.depth, "{} via {via}", f.url);
+            assert!(
+                matches!(parent.outcome, Outcome::Html | Outcome::Stylesheet),
+                "{via} ({:?}) has no requisites",
+                parent.outcome
+            );
+            assert!(
+                pages[via]
+                    .links
+                    .iter()
+                    .any(|l| l.url == f.url && l.followed && l.requisite),
+                "{via} does not need {}",
+                f.url
+            );
+            continue;
+        }
         assert_eq!(parent.depth + 1, f.depth, "{} via {via}", f.url);
         let ph = host_index(web, via).unwrap();
         let links_to = match parent.outcome {
             Outcome::Html => pages[via]
                 .links
                 .iter()
-                .any(|l| l.url == f.url && l.followed),
+                .any(|l| l.url == f.url && l.followed && !l.requisite),
             Outcome::Redirect => parent.location.as_deref() == Some(f.url.as_str()),
             Outcome::Robots => {
                 let body = web.render_robots(ph).unwrap().body;
@@ -167,7 +186,12 @@ fn check_invariants(web: &Web, t: &Truth) {
         assert_eq!(*d, web.delay(web.host_index(n).unwrap(), &p.agent));
     }
     for pl in &t.pages {
-        assert_eq!(by_url[pl.url.as_str()].outcome, Outcome::Html);
+        let o = by_url[pl.url.as_str()].outcome;
+        assert!(
+            o == Outcome::Html || (p.requisites && o == Outcome::Stylesheet),
+            "{} {o:?}",
+            pl.url
+        );
     }
     for (u, why) in &t.never {
         let h = host_index(web, u);
@@ -383,7 +407,7 @@ fn truth_is_fast() {
 
 // ---- An independent link extractor (tags, attributes, RFC 3986 resolution). ----
 
-fn attrs(tag: &str) -> Vec<(String, String)> {
+pub(crate) fn attrs(tag: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let b = tag.as_bytes();
     let mut i = 0;
@@ -445,7 +469,7 @@ fn remove_dots(path: &str) -> String {
     format!("/{}", out.join("/"))
 }
 
-fn resolve(base: &str, r: &str) -> String {
+pub(crate) fn resolve(base: &str, r: &str) -> String {
     let r = r.split('#').next().unwrap().trim();
     let (scheme, rest) = base.split_once("://").unwrap();
     let slash = rest.find('/').unwrap_or(rest.len());
@@ -477,7 +501,7 @@ fn resolve(base: &str, r: &str) -> String {
 }
 
 /// `(url, tag, nofollow)` of every link, and whether meta robots says nofollow.
-fn extract(html: &str, doc: &str) -> (Vec<(String, String, bool)>, bool) {
+pub(crate) fn extract(html: &str, doc: &str) -> (Vec<(String, String, bool)>, bool) {
     let mut base = doc.to_string();
     let mut based = false;
     let mut meta_nofollow = false;

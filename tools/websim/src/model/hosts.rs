@@ -147,7 +147,7 @@ pub(super) fn gen_host(cfg: &WebConfig, h: u32) -> HostSpec {
             )],
         ),
     };
-    let robots = RobotsSpec {
+    let mut robots = RobotsSpec {
         serve,
         groups,
         beyond_limit: beyond,
@@ -157,6 +157,11 @@ pub(super) fn gen_host(cfg: &WebConfig, h: u32) -> HostSpec {
             vec![]
         },
     };
+    // Chosen without drawing from `r`, so a web without requisites is the same as before.
+    let requisites = requisites::is_requisite_host(cfg, h, hostile);
+    if requisites {
+        requisites::robots_rules(cfg, h, &mut robots);
+    }
     let sitemap = if robots.sitemaps.is_empty() {
         None
     } else {
@@ -187,5 +192,6 @@ pub(super) fn gen_host(cfg: &WebConfig, h: u32) -> HostSpec {
         hostile,
         tls,
         rate_limited,
+        requisites,
     }
 }

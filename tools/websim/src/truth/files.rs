@@ -5,12 +5,15 @@
 //! | file | format |
 //! |---|---|
 //! | `fetch.txt` | one fetched URL a line |
-//! | `fetch.tsv` | header, then `url depth status outcome via location` (`-` when empty) |
+//! | `fetch.tsv` | header, then `url depth status outcome via location` (`-` when empty); with [`Policy::requisites`] a last column `requisite` (`1`: first found as a requisite of `via`, at its depth; else `0`) |
 //! | `never.txt` | one never-fetched URL a line |
 //! | `never.tsv` | header, then `url reason` |
 //! | `delays.tsv` | header, then `host delay_ms`, sorted by host |
-//! | `links.jsonl` | one [`PageLinks`](super::PageLinks) object a line |
-//! | `summary.json` | the web's size and seed, the policy, counts by outcome and reason |
+//! | `links.jsonl` | one [`PageLinks`](super::PageLinks) object a line (with [`Policy::requisites`] also one per stylesheet read, and requisites flagged `"requisite":true`) |
+//! | `summary.json` | the web's size and seed, the policy, counts by outcome and reason (with [`Policy::requisites`] also `requisites_fetched`) |
+//!
+//! Without [`Policy::requisites`] nothing here mentions requisites: the files are those of a
+//! websim that never had them.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -40,6 +43,9 @@ struct Summary<'a> {
     html_pages: usize,
     links: usize,
     links_followed: usize,
+    /// Fetches first found as requisites (archive mode only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requisites_fetched: Option<usize>,
 }
 
 impl Truth {
@@ -57,10 +63,12 @@ impl Truth {
                 .iter()
                 .try_for_each(|f| writeln!(w, "{}", f.url))
         })?;
+        let requisites = self.policy.requisites;
         write("fetch.tsv", &|w| {
-            writeln!(w, "url\tdepth\tstatus\toutcome\tvia\tlocation")?;
+            write!(w, "url\tdepth\tstatus\toutcome\tvia\tlocation")?;
+            writeln!(w, "{}", if requisites { "\trequisite" } else { "" })?;
             self.fetched.iter().try_for_each(|f| {
-                writeln!(
+                write!(
                     w,
                     "{}\t{}\t{}\t{}\t{}\t{}",
                     f.url,
@@ -69,7 +77,11 @@ impl Truth {
                     f.outcome.name(),
                     f.via.as_deref().unwrap_or("-"),
                     f.location.as_deref().unwrap_or("-")
-                )
+                )?;
+                match requisites {
+                    true => writeln!(w, "\t{}", u8::from(f.requisite)),
+                    false => writeln!(w),
+                }
             })
         })?;
         write("never.txt", &|w| {
@@ -126,6 +138,8 @@ impl Truth {
                 .flat_map(|p| &p.links)
                 .filter(|l| l.followed)
                 .count(),
+            requisites_fetched: requisites
+                .then(|| self.fetched.iter().filter(|f| f.requisite).count()),
         };
         write("summary.json", &|w| {
             let s = serde_json::to_string_pretty(&summary).map_err(io::Error::other)?;

@@ -20,9 +20,10 @@
 //! against the document URL or the `<base href>` (RFC 3986 reference resolution), fragment dropped.
 //!
 //! **Crawl order.** Breadth-first by depth. Seeds have depth 0 (by default every in-scope host's
-//! `/`). A URL first discovered on a page at depth `d` has depth `d + 1`; a URL is processed once,
-//! at the smallest depth it is discovered at. Within one depth, URLs are processed in byte order
-//! of their URL. Only depths up to [`Policy::max_depth`] are processed: a URL first discovered
+//! `/`). A URL first discovered on a page at depth `d` has depth `d + 1` (a requisite: `d`, see
+//! **Requisites** below); a URL is processed once, at the smallest depth it is discovered at.
+//! Within one depth, URLs are processed in byte order of their URL (with requisites: in rounds,
+//! each in byte order). Only depths up to [`Policy::max_depth`] are processed: a URL first discovered
 //! deeper is never fetched (`depth`, or `scope` if out of scope), and does not cause a robots.txt
 //! fetch. Processing a URL at depth `d` means, in this order:
 //!
@@ -52,8 +53,9 @@
 //! 5. **Fetch.** The URL is fetched (one request, also for a redirect), and what it yields is
 //!    discovered at depth `d + 1`:
 //!    - an HTML page (200, `text/html`): its links, from `<a href>`, `<area href>`,
-//!      `<iframe src>`, `<link href>` (any rel, including `canonical` and `alternate`) and the
-//!      `<meta http-equiv=refresh>` target, in document order, duplicates kept. A link is
+//!      `<iframe src>`, `<link href>` (any rel, including `canonical`, `alternate` and, without
+//!      [`Policy::requisites`], `stylesheet`) and the `<meta http-equiv=refresh>` target, in
+//!      document order, duplicates kept. A link is
 //!      *followed* (discovered) unless it has `rel` containing `nofollow`, or the page has
 //!      `<meta name=robots content=...nofollow...>` or an `X-Robots-Tag: ...nofollow` header,
 //!      in which case none of its links are followed; with [`Policy::follow_nofollow`] every link
@@ -61,7 +63,8 @@
 //!    - a redirect (301, 302, 307, 308): its `Location`, always followed, never fetched inline;
 //!    - a sitemap document: every `<loc>` (a sitemap index's children, a urlset's pages);
 //!      gzipped sitemaps are gunzipped first;
-//!    - PDF, PNG, error statuses (404, 410, 500, 503), unknown paths (404): nothing.
+//!    - PDF, PNG, error statuses (404, 410, 500, 503), unknown paths (404), assets (a
+//!      stylesheet too, unless [`Policy::requisites`]): nothing.
 //!    - Hostile hosts (all but the trap): robots.txt and sitemaps are served normally, every
 //!      other response is broken (a body dripping slower than any sane timeout, a body that never
 //!      ends, 1 MiB of headers, a gzip bomb, a reset, a short body): the fetch is attempted,
@@ -80,10 +83,29 @@
 //!    - The trap host answers like a normal host, but its infinite calendar and session-id
 //!      pages link onwards endlessly; only [`Policy::max_depth`] and the budget stop it.
 //!
+//! **Requisites** (only with [`Policy::requisites`], dragnet's archive mode; webs with
+//! [`crate::model::WebConfig::requisites_every`] > 0 have them). A fetched HTML page's requisites
+//! (`<link rel=stylesheet href>`, `<script src>`, `<img src>` and `srcset`, `<source srcset>`,
+//! `url()` in a `style` attribute: [`expected_links_with`]) and a fetched stylesheet's
+//! (`text/css`: its `@import`s and `url()`s, resolved against the stylesheet's URL; outcome
+//! `stylesheet`) are discovered at the page's or stylesheet's **own depth `d`**, not `d + 1`, so
+//! [`Policy::max_depth`] never cuts a page from them; then each is processed like any URL
+//! (scope, robots.txt, budgets; each URL once). A requisite is followed as the page's links are:
+//! not from a page whose meta robots or `X-Robots-Tag` says nofollow (unless
+//! [`Policy::follow_nofollow`]); a stylesheet's are always followed. **Order within a depth:**
+//! round 0 is the URLs found one level up (the seeds at depth 0), in byte order; round `k + 1`
+//! is the requisites first found during round `k`, in byte order (a page's stylesheet in round 1,
+//! that stylesheet's `@import` in round 2, ...); depth `d + 1` starts when a round finds
+//! nothing. A URL is processed at the smallest depth it is found at: a URL queued for `d + 1` as
+//! a link and found again as a requisite at `d` is processed at `d`, as a requisite. In
+//! [`Fetched`] a requisite has `requisite: true` and `via` the page or stylesheet that needs it,
+//! at the same depth.
+//!
 //! Links seen only as not-followed links are never fetched either (`nofollow`). Every URL the
 //! crawl comes across is therefore in exactly one of [`Truth::fetched`] and [`Truth::never`].
 //! [`Fetched::via`] names the fetched URL each one was first discovered from, so every fetch but
-//! the seeds and robots.txt is explained by a followed link of a fetch one level up.
+//! the seeds and robots.txt is explained by a followed link of a fetch one level up (or, a
+//! requisite, by a followed requisite of a fetch at its own depth).
 //!
 //! **Delays.** Every host whose robots.txt was fetched must see requests at least
 //! [`Web::delay`] apart (crawl-delay of the agent's group, or the web's default), robots.txt
@@ -102,12 +124,12 @@
 //! `never.txt`, `never.tsv` (`url reason`), `delays.tsv` (`host delay_ms`), `links.jsonl`
 //! (one [`PageLinks`] per fetched HTML page) and `summary.json` (counts and the policy).
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::model::{Hostile, LinkTag, PageKind, PageRef, PageSpec, SitemapKind, Web};
+use crate::model::{Hostile, LinkTag, PageKind, PageRef, PageSpec, Requisite, SitemapKind, Web};
 use crate::robots::{product_token, RobotsServe};
 
 mod files;
@@ -140,6 +162,13 @@ pub struct Policy {
     /// Fetches per registered domain besides robots.txt (`websim.test` for the web's hosts,
     /// `trap-subs.test` for the subdomain trap's); `None`: no such budget.
     pub max_pages_per_domain: Option<u32>,
+    /// Archive mode (dragnet's `[parse] requisites`): fetch every fetched page's requisites
+    /// (images, scripts, stylesheets, `srcset` candidates, `style` `url()`s) and every fetched
+    /// stylesheet's `@import`s and `url()`s, at the depth of the page or stylesheet (see the
+    /// module doc, **Requisites**). Default false: requisites are not links and are never
+    /// fetched, but for `<link rel=stylesheet>`, a link like any `<link href>`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub requisites: bool,
 }
 
 impl Policy {
@@ -155,6 +184,7 @@ impl Policy {
             follow_nofollow: false,
             max_pages_per_host: web.config.pages.saturating_add(100),
             max_pages_per_domain: None,
+            requisites: false,
         }
     }
 }
@@ -177,6 +207,9 @@ pub enum Outcome {
     Error,
     /// A hostile host's broken response (status 0): nothing.
     Hostile,
+    /// A 200 `text/css` stylesheet read for its `@import`s and `url()`s ([`Policy::requisites`]
+    /// only; without it a stylesheet is [`Outcome::Other`]).
+    Stylesheet,
 }
 
 impl Outcome {
@@ -189,6 +222,7 @@ impl Outcome {
             Outcome::Redirect => "redirect",
             Outcome::Error => "error",
             Outcome::Hostile => "hostile",
+            Outcome::Stylesheet => "stylesheet",
         }
     }
 }
@@ -237,6 +271,10 @@ pub struct Fetched {
     pub via: Option<String>,
     /// A redirect's target.
     pub location: Option<String>,
+    /// First discovered as a requisite of the page or stylesheet `via`, at its depth
+    /// ([`Policy::requisites`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub requisite: bool,
 }
 
 /// A link as an HTML link extractor must find it.
@@ -244,15 +282,20 @@ pub struct Fetched {
 pub struct ExpectedLink {
     /// Absolute URL (base resolved, no fragment).
     pub url: String,
-    /// Element: `a`, `area`, `iframe`, `link` or `meta` (refresh).
+    /// Element: `a`, `area`, `iframe`, `link` or `meta` (refresh); for a requisite also
+    /// `script`, `img`, `source`, `style` (a `style` attribute) or `css` (in a stylesheet).
     pub tag: &'static str,
     /// The element's `rel` contains `nofollow`.
     pub nofollow: bool,
     /// The crawler follows it under the policy.
     pub followed: bool,
+    /// A requisite (only with [`Policy::requisites`]): discovered at the page's own depth.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub requisite: bool,
 }
 
-/// The links of one fetched HTML page (one line of `links.jsonl`).
+/// The links of one fetched HTML page, or with [`Policy::requisites`] of one fetched stylesheet
+/// (one line of `links.jsonl`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PageLinks {
     /// The page.
@@ -305,6 +348,8 @@ struct Item {
     host: Option<u32>,
     kind: Kind,
     via: Option<u32>,
+    /// Discovered as a requisite (processed at the depth it was found at).
+    requisite: bool,
 }
 
 struct Crawl<'a> {
@@ -312,7 +357,8 @@ struct Crawl<'a> {
     policy: &'a Policy,
     token: String,
     in_scope: Vec<bool>,
-    seen: HashSet<String>,
+    /// Every URL come across, with the depth it is queued at (the smallest it was found at).
+    seen: HashMap<String, u32>,
     fetched: Vec<Fetched>,
     fetched_at: HashSet<String>,
     never: BTreeMap<String, Reason>,
@@ -343,7 +389,7 @@ pub fn truth(web: &Web, policy: &Policy) -> Truth {
         policy,
         token: product_token(&policy.agent),
         in_scope,
-        seen: HashSet::new(),
+        seen: HashMap::new(),
         fetched: Vec::new(),
         fetched_at: HashSet::new(),
         never: BTreeMap::new(),
@@ -363,20 +409,32 @@ pub fn truth(web: &Web, policy: &Policy) -> Truth {
     };
     let mut level = Vec::new();
     for s in seeds {
-        if c.seen.insert(s.url.clone()) {
+        if !c.seen.contains_key(&s.url) {
+            c.seen.insert(s.url.clone(), 0);
             level.push(s);
         }
     }
     let mut depth = 0u32;
     while !level.is_empty() && depth <= policy.max_depth {
-        level.sort_unstable_by(|a, b| a.url.cmp(&b.url));
         let mut next = Vec::new();
-        for item in level {
-            c.visit(item, depth, &mut next);
+        // Rounds: the URLs found one level up, then the requisites they gave, then the
+        // requisites of those (a stylesheet's imports), each round in byte order.
+        let mut round = level;
+        while !round.is_empty() {
+            round.sort_unstable_by(|a, b| a.url.cmp(&b.url));
+            let mut same = Vec::new();
+            for item in round {
+                if c.seen.get(&item.url) == Some(&depth) {
+                    c.visit(item, depth, &mut next, &mut same);
+                }
+            }
+            round = same;
         }
         level = next;
         depth += 1;
     }
+    // (An item whose URL was found again as a requisite one level up is no longer queued here.)
+    level.retain(|item| c.seen.get(&item.url) == Some(&depth));
     for item in level {
         let why = if c.scoped(item.host) {
             Reason::Depth
@@ -386,7 +444,7 @@ pub fn truth(web: &Web, policy: &Policy) -> Truth {
         c.never.insert(item.url, why);
     }
     for (url, host) in std::mem::take(&mut c.not_followed) {
-        if !c.seen.contains(&url) {
+        if !c.seen.contains_key(&url) {
             let why = if c.scoped(host) {
                 Reason::Nofollow
             } else {
@@ -409,6 +467,23 @@ impl Crawl<'_> {
             host: host_of_ref(r),
             kind: Kind::Page(r),
             via,
+            requisite: false,
+        }
+    }
+
+    /// Queues a URL found while processing depth `depth`: a link one level down (`next`) if it
+    /// was never come across; a requisite at `depth` itself (`same`) unless it is already queued
+    /// or processed at `depth` or less (a URL queued one level down is moved up).
+    fn discover(&mut self, f: Item, depth: u32, next: &mut Vec<Item>, same: &mut Vec<Item>) {
+        let queued = self.seen.get(&f.url).copied();
+        if f.requisite {
+            if queued.is_none_or(|d| d > depth) {
+                self.seen.insert(f.url.clone(), depth);
+                same.push(f);
+            }
+        } else if queued.is_none() {
+            self.seen.insert(f.url.clone(), depth + 1);
+            next.push(f);
         }
     }
 
@@ -419,6 +494,7 @@ impl Crawl<'_> {
             host: None,
             kind: Kind::Foreign,
             via: None,
+            requisite: false,
         };
         let (tls, rest) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
             (Some(rest), _) => (false, rest),
@@ -446,6 +522,7 @@ impl Crawl<'_> {
                 host: Some(h),
                 kind: Kind::Upgrade,
                 via: None,
+                requisite: false,
             };
         }
         if let Some(r) = self.web.resolve(h, target) {
@@ -468,6 +545,7 @@ impl Crawl<'_> {
             host: Some(h),
             kind,
             via: None,
+            requisite: false,
         }
     }
 
@@ -480,7 +558,14 @@ impl Crawl<'_> {
 
     /// A page of the subdomain trap: its own host (robots.txt 404, allow all), budgets of the
     /// host (one page) and of the trap's registered domain.
-    fn visit_sub(&mut self, n: u64, item: Item, depth: u32, next: &mut Vec<Item>) {
+    fn visit_sub(
+        &mut self,
+        n: u64,
+        item: Item,
+        depth: u32,
+        next: &mut Vec<Item>,
+        same: &mut Vec<Item>,
+    ) {
         let name = format!("s{n}.{}", crate::model::SUB_DOMAIN);
         let in_scope = match &self.policy.scope {
             Scope::Web => true,
@@ -497,7 +582,7 @@ impl Crawl<'_> {
         }
         if self.sub_robots.insert(n) {
             let url = format!("{}/robots.txt", item.url.trim_end_matches('/'));
-            self.seen.insert(url.clone());
+            self.seen.entry(url.clone()).or_insert(depth);
             self.fetched_at.insert(url.clone());
             self.fetched.push(Fetched {
                 url,
@@ -506,6 +591,7 @@ impl Crawl<'_> {
                 outcome: Outcome::Robots,
                 via: Some(item.url.clone()),
                 location: None,
+                requisite: false,
             });
         }
         self.domain_used[1] += 1;
@@ -534,17 +620,17 @@ impl Crawl<'_> {
             outcome: Outcome::Html,
             via,
             location: None,
+            requisite: item.requisite,
         });
         for f in found {
-            if self.seen.insert(f.url.clone()) {
-                next.push(f);
-            }
+            self.discover(f, depth, next, same);
         }
     }
 
-    fn visit(&mut self, item: Item, depth: u32, next: &mut Vec<Item>) {
+    /// Processes one URL at `depth`: links it yields go to `next`, requisites to `same`.
+    fn visit(&mut self, item: Item, depth: u32, next: &mut Vec<Item>, same: &mut Vec<Item>) {
         if let Kind::Page(PageRef::Sub { n }) = item.kind {
-            return self.visit_sub(n, item, depth, next);
+            return self.visit_sub(n, item, depth, next, same);
         }
         let Some(h) = item.host.filter(|&h| self.in_scope[h as usize]) else {
             self.never.insert(item.url, Reason::Scope);
@@ -583,11 +669,10 @@ impl Crawl<'_> {
             outcome,
             via,
             location,
+            requisite: item.requisite,
         });
         for f in found {
-            if self.seen.insert(f.url.clone()) {
-                next.push(f);
-            }
+            self.discover(f, depth, next, same);
         }
     }
 
@@ -622,7 +707,7 @@ impl Crawl<'_> {
         };
         let url = format!("{origin}/robots.txt");
         let me = self.fetched.len() as u32;
-        self.seen.insert(url.clone());
+        self.seen.entry(url.clone()).or_insert(depth);
         self.fetched_at.insert(url.clone());
         self.fetched.push(Fetched {
             url,
@@ -631,6 +716,7 @@ impl Crawl<'_> {
             outcome: Outcome::Robots,
             via: Some(trigger.to_string()),
             location: None,
+            requisite: false,
         });
         if !reachable || !matches!(spec.serve, RobotsServe::Text | RobotsServe::Huge) {
             return;
@@ -640,7 +726,8 @@ impl Crawl<'_> {
                 via: Some(me),
                 ..self.item_of_url(sm)
             };
-            if self.seen.insert(item.url.clone()) {
+            if !self.seen.contains_key(&item.url) {
+                self.seen.insert(item.url.clone(), depth + 1);
                 next.push(item);
             }
         }
@@ -697,7 +784,12 @@ impl Crawl<'_> {
         }
         match &spec.kind {
             PageKind::Html | PageKind::BinaryMislabeled => {
-                let links = expected_links(web, &spec, self.policy.follow_nofollow);
+                let links = expected_links_with(
+                    web,
+                    &spec,
+                    self.policy.follow_nofollow,
+                    self.policy.requisites,
+                );
                 let mut found = Vec::new();
                 for l in &links {
                     let to = match l.target {
@@ -705,7 +797,10 @@ impl Crawl<'_> {
                         None => continue,
                     };
                     if l.link.followed {
-                        found.push(self.item(to, Some(me)));
+                        found.push(Item {
+                            requisite: l.link.requisite,
+                            ..self.item(to, Some(me))
+                        });
                     } else {
                         self.not_followed
                             .push((l.link.url.clone(), host_of_ref(to)));
@@ -720,7 +815,29 @@ impl Crawl<'_> {
                 });
                 (200, Outcome::Html, None, found)
             }
-            PageKind::Pdf | PageKind::Image => (200, Outcome::Other, None, vec![]),
+            // A stylesheet, read in archive mode: its `@import`s and `url()`s are requisites.
+            PageKind::Asset if self.policy.requisites && !spec.requisites.is_empty() => {
+                let links = expected_links_with(web, &spec, self.policy.follow_nofollow, true);
+                let found = links
+                    .iter()
+                    .filter_map(|l| l.target)
+                    .map(|to| Item {
+                        requisite: true,
+                        ..self.item(to, Some(me))
+                    })
+                    .collect();
+                self.pages.push(PageLinks {
+                    url: item.url.clone(),
+                    depth,
+                    meta_nofollow: false,
+                    header_nofollow: false,
+                    links: links.into_iter().map(|l| l.link).collect(),
+                });
+                (200, Outcome::Stylesheet, None, found)
+            }
+            PageKind::Pdf | PageKind::Image | PageKind::Asset => {
+                (200, Outcome::Other, None, vec![])
+            }
             PageKind::Redirect { status, to } => {
                 let t = self.item(*to, Some(me));
                 (*status, Outcome::Redirect, Some(t.url.clone()), vec![t])
@@ -768,7 +885,8 @@ fn host_of_ref(r: PageRef) -> Option<u32> {
     match r {
         PageRef::Page { host, .. }
         | PageRef::Calendar { host, .. }
-        | PageRef::Session { host, .. } => Some(host),
+        | PageRef::Session { host, .. }
+        | PageRef::Asset { host, .. } => Some(host),
         PageRef::Outside { .. } | PageRef::Sub { .. } => None,
     }
 }
@@ -796,31 +914,88 @@ pub struct ModelLink {
 }
 
 /// The links an HTML link extractor finds on the page `spec` (document order: the canonical
-/// `<link>` and the refresh `<meta>` in the head, then the body's links), with whether a crawler
-/// follows each. Empty for binary bytes served as HTML and for non-HTML pages.
+/// `<link>`, the refresh `<meta>` and a `<link rel=stylesheet>` in the head, then the body's
+/// links), with whether a crawler follows each. Empty for binary bytes served as HTML and for
+/// non-HTML pages. [`expected_links_with`] with `requisites` false.
 pub fn expected_links(web: &Web, spec: &PageSpec, follow_nofollow: bool) -> Vec<ModelLink> {
+    expected_links_with(web, spec, follow_nofollow, false)
+}
+
+/// The links of `spec` as an extractor finds them, in archive mode (`requisites`) or not.
+///
+/// Without `requisites`: [`expected_links`]; a `<link rel=stylesheet href>` is a link (tag
+/// `link`) like any `<link href>`, and images, scripts and `style` URLs are not links.
+///
+/// With `requisites`, an HTML page's list is, in document order: the canonical `<link>`, the
+/// refresh `<meta>`, the head's requisites (`<link rel=stylesheet>` as tag `link`, `<script
+/// src>`), the body's requisites (`img` src then srcset candidates, `source` srcset, `style`
+/// attribute `url()`), then the body's links; the requisites flagged
+/// [`ExpectedLink::requisite`]. A requisite is followed as a link of the page is: unless the page
+/// says nofollow (meta robots or `X-Robots-Tag`; requisite elements carry no `rel=nofollow`),
+/// or always with `follow_nofollow`. A stylesheet's list is its `@import`s and `url()`s (tag
+/// `css`, always followed). Other assets and non-HTML pages: empty.
+pub fn expected_links_with(
+    web: &Web,
+    spec: &PageSpec,
+    follow_nofollow: bool,
+    requisites: bool,
+) -> Vec<ModelLink> {
+    if spec.kind == PageKind::Asset {
+        if !requisites {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for q in &spec.requisites {
+            for (to, tag) in q.targets() {
+                out.push(ModelLink {
+                    link: ExpectedLink {
+                        url: web.url(to),
+                        tag,
+                        nofollow: false,
+                        followed: true,
+                        requisite: true,
+                    },
+                    target: Some(to),
+                });
+            }
+        }
+        return out;
+    }
     if spec.kind != PageKind::Html {
         return Vec::new();
     }
     let page_nofollow = spec.meta_nofollow || spec.x_robots_nofollow;
     let follows = |nofollow: bool| follow_nofollow || !(page_nofollow || nofollow);
-    let mut out = Vec::with_capacity(spec.links.len() + 2);
-    let mut push = |to: PageRef, tag: &'static str, nofollow: bool| {
+    let mut out = Vec::with_capacity(spec.links.len() + spec.requisites.len() + 2);
+    let mut push = |to: PageRef, tag: &'static str, nofollow: bool, requisite: bool| {
         out.push(ModelLink {
             link: ExpectedLink {
                 url: web.url(to),
                 tag,
                 nofollow,
                 followed: follows(nofollow),
+                requisite,
             },
             target: Some(to),
         })
     };
     if let Some(c) = spec.canonical {
-        push(c, "link", false);
+        push(c, "link", false, false);
     }
     if let Some(t) = spec.refresh {
-        push(t, "meta", false);
+        push(t, "meta", false, false);
+    }
+    // As rendered: the head's requisites, then (after the `<h1>`) the body's.
+    let head = spec.requisites.iter().filter(|q| q.in_head());
+    let body = spec.requisites.iter().filter(|q| !q.in_head());
+    for q in head.chain(body) {
+        for (to, tag) in q.targets() {
+            if requisites {
+                push(to, tag, false, true);
+            } else if matches!(q, Requisite::Stylesheet(_)) {
+                push(to, tag, false, false); // a `<link href>`, a link as ever
+            }
+        }
     }
     for l in &spec.links {
         let tag = match l.tag {
@@ -829,7 +1004,7 @@ pub fn expected_links(web: &Web, spec: &PageSpec, follow_nofollow: bool) -> Vec<
             LinkTag::Iframe => "iframe",
             LinkTag::Link => "link",
         };
-        push(l.to, tag, l.nofollow);
+        push(l.to, tag, l.nofollow, false);
     }
     out
 }

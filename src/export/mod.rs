@@ -1,0 +1,315 @@
+//! `dragnet export DIR --what pages|links|urls|text [--format parquet|jsonl] --out PATH
+//! [--cycle N]`: a crawl's results as tables other tools read (DuckDB, pyarrow, Spark, pandas),
+//! streamed from the run files and WARC files with bounded memory ([`table`]: one row group).
+//!
+//! - **pages**: one row per answered URL of each cycle, from the parse's pages run joined (both
+//!   are in fingerprint order) with the fetch results: where its record is in the WARC files.
+//! - **links**: one row per link of each page: from, to, the tag, `rel`, the anchor text, and
+//!   whether it is followed; read again from the WARC records (the links runs of the crawl do
+//!   not keep anchor texts, and are removed with old cycles).
+//! - **urls**: the URL db as the crawl stands (each partition's newest version): state, status,
+//!   fetches, changes, priority, the last capture.
+//! - **text**: the visible text of every HTML page, as the WET files hold it.
+//!
+//! Columns and types are in docs/formats.md ("Exported tables"), which `tests/export.rs` reads
+//! back with DuckDB.
+
+pub mod table;
+
+use std::path::{Path, PathBuf};
+
+use crate::crawl::{Config, CrawlDir, Stage};
+use crate::error::{Error, Result};
+use crate::records::{FetchResult, PageRecord, UrlRecord, UrlState};
+use crate::run::{Cursor, RunReader, Schema};
+pub use table::{Col, Format, Kind, TableWriter, Val};
+
+/// What to export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum What {
+    /// Page facts of every answered URL.
+    Pages,
+    /// The links of every page.
+    Links,
+    /// The URL db.
+    Urls,
+    /// Visible text of every HTML page.
+    Text,
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ExportReport {
+    /// Rows written.
+    pub rows: u64,
+    /// Cycles read (pages, links, text).
+    pub cycles: Vec<u32>,
+    /// Bytes of run and WARC files read.
+    pub bytes_read: u64,
+    /// The file written.
+    pub out: PathBuf,
+}
+
+/// The `pages` table.
+pub const PAGES: &[Col] = &[
+    Col { name: "url", kind: Kind::Str },
+    Col { name: "cycle", kind: Kind::Int },
+    Col { name: "status", kind: Kind::Int },
+    Col { name: "mime", kind: Kind::OptStr },
+    Col { name: "charset", kind: Kind::OptStr },
+    Col { name: "fetch_time", kind: Kind::Time },
+    Col { name: "title", kind: Kind::OptStr },
+    Col { name: "canonical", kind: Kind::OptStr },
+    Col { name: "meta_robots", kind: Kind::OptStr },
+    Col { name: "noindex", kind: Kind::Bool },
+    Col { name: "nofollow", kind: Kind::Bool },
+    Col { name: "outlinks", kind: Kind::Int },
+    Col { name: "length", kind: Kind::Int },
+    Col { name: "payload_digest", kind: Kind::OptStr },
+    Col { name: "revisit", kind: Kind::Bool },
+    Col { name: "warc_file", kind: Kind::OptStr },
+    Col { name: "warc_offset", kind: Kind::Int },
+    Col { name: "warc_length", kind: Kind::Int },
+];
+
+/// The `urls` table.
+pub const URLS: &[Col] = &[
+    Col { name: "url", kind: Kind::Str },
+    Col { name: "state", kind: Kind::Str },
+    Col { name: "http_status", kind: Kind::Int },
+    Col { name: "depth", kind: Kind::Int },
+    Col { name: "priority", kind: Kind::Float },
+    Col { name: "discovered_cycle", kind: Kind::Int },
+    Col { name: "last_fetch", kind: Kind::Time },
+    Col { name: "fetches", kind: Kind::Int },
+    Col { name: "changes", kind: Kind::Int },
+    Col { name: "capture_digest", kind: Kind::OptStr },
+    Col { name: "capture_time", kind: Kind::Time },
+];
+
+/// The `links` table.
+pub const LINKS: &[Col] = &[
+    Col { name: "from", kind: Kind::Str },
+    Col { name: "to", kind: Kind::Str },
+    Col { name: "cycle", kind: Kind::Int },
+    Col { name: "tag", kind: Kind::Str },
+    Col { name: "rel", kind: Kind::OptStr },
+    Col { name: "anchor", kind: Kind::OptStr },
+    Col { name: "nofollow", kind: Kind::Bool },
+];
+
+/// The `text` table.
+pub const TEXT: &[Col] = &[
+    Col { name: "url", kind: Kind::Str },
+    Col { name: "cycle", kind: Kind::Int },
+    Col { name: "fetch_time", kind: Kind::Time },
+    Col { name: "text", kind: Kind::Str },
+];
+
+/// Exports `what` of the crawl at `crawl` (configuration `cfg`) to `out`; pages, links and text
+/// from `cycle` only, or from every cycle parsed in every partition.
+pub fn export(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    what: What,
+    format: Format,
+    out: &Path,
+    cycle: Option<u32>,
+) -> Result<ExportReport> {
+    let partitions = cfg.crawl.partitions;
+    let mut report = ExportReport {
+        out: out.to_path_buf(),
+        ..ExportReport::default()
+    };
+    if what != What::Urls {
+        report.cycles = match cycle {
+            Some(c) => {
+                if !(0..partitions).all(|p| crawl.done_path(c, Stage::Parse, p).exists()) {
+                    return Err(Error::Usage(format!(
+                        "cycle {c} of {} is not parsed in every partition yet: nothing to \
+                         export from it (see `dragnet status`)",
+                        crawl.root().display()
+                    )));
+                }
+                vec![c]
+            }
+            None => crawl
+                .cycles()
+                .into_iter()
+                .filter(|&c| (0..partitions).all(|p| crawl.done_path(c, Stage::Parse, p).exists()))
+                .collect(),
+        };
+    }
+    match what {
+        What::Pages => {
+            let mut t = TableWriter::create(out, "pages", PAGES, format)?;
+            for &c in &report.cycles.clone() {
+                for p in 0..partitions {
+                    report.bytes_read += pages(crawl, c, p, &mut t)?;
+                }
+            }
+            report.rows = t.finish()?;
+        }
+        What::Urls => {
+            let mut t = TableWriter::create(out, "urls", URLS, format)?;
+            let next = crate::exec::next_cycle(crawl, partitions);
+            for p in 0..partitions {
+                if let Some((_, path)) = crawl.latest_state(p, "urldb", next + 1) {
+                    report.bytes_read += urls(&path, &mut t)?;
+                }
+            }
+            report.rows = t.finish()?;
+        }
+        What::Links => {
+            let mut t = TableWriter::create(out, "links", LINKS, format)?;
+            for &c in &report.cycles.clone() {
+                for p in 0..partitions {
+                    report.bytes_read +=
+                        crate::parse::stage::for_each_html_page(crawl, cfg, c, p, &mut |fr, h, body| {
+                            links(fr, h, body, c, &mut t)
+                        })?;
+                }
+            }
+            report.rows = t.finish()?;
+        }
+        What::Text => {
+            let mut t = TableWriter::create(out, "text", TEXT, format)?;
+            for &c in &report.cycles.clone() {
+                for p in 0..partitions {
+                    report.bytes_read +=
+                        crate::parse::stage::for_each_html_page(crawl, cfg, c, p, &mut |fr, h, body| {
+                            let text = crate::parse::text::visible_text(
+                                body,
+                                h.get("content-type"),
+                                MAX_TEXT_CHARS,
+                            );
+                            t.row(&[
+                                Val::Str(&fr.url),
+                                Val::Int(i64::from(c)),
+                                Val::Time(fr.fetched_at_ms as i64),
+                                Val::Str(&text),
+                            ])
+                        })?;
+                }
+            }
+            report.rows = t.finish()?;
+        }
+    }
+    Ok(report)
+}
+
+/// The most characters of a page's text exported (as in its WET record).
+const MAX_TEXT_CHARS: usize = 1 << 20;
+
+/// The links of one HTML page, with their anchor texts.
+fn links(
+    fr: &FetchResult,
+    head: &crate::warc::http::HttpHead,
+    body: &[u8],
+    cycle: u32,
+    t: &mut TableWriter,
+) -> Result<()> {
+    let Ok(url) = url::Url::parse(&fr.url) else {
+        return Ok(());
+    };
+    for l in crate::parse::html::links_with_text(body, &url, head.get("content-type")) {
+        t.row(&[
+            Val::Str(&fr.url),
+            Val::Str(&l.link.url),
+            Val::Int(i64::from(cycle)),
+            Val::Str(&l.link.tag),
+            Val::Str(l.link.rel.as_deref().unwrap_or("")),
+            Val::Str(&l.text),
+            Val::Bool(l.link.nofollow),
+        ])?;
+    }
+    Ok(())
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// The pages of partition `p` of `cycle`: its pages run joined with its fetch results.
+fn pages(crawl: &CrawlDir, cycle: u32, p: u32, t: &mut TableWriter) -> Result<u64> {
+    let pages_path = crawl.pages(cycle, p);
+    let fetched_path = crawl.fetched(cycle, p);
+    let mut pages = RunReader::open_expect(&pages_path, Schema::PAGES)?;
+    let mut fetched = RunReader::open_expect(&fetched_path, Schema::FETCHED)?;
+    let mut have_fetched = fetched.advance()?;
+    let prefix = crate::crawl::index::filename_prefix(cycle);
+    while pages.advance()? {
+        let page = PageRecord::decode(pages.payload())
+            .map_err(|e| Error::corrupt(&pages_path, 0, format!("page record: {e}")))?;
+        while have_fetched && fetched.key() < pages.key() {
+            have_fetched = fetched.advance()?;
+        }
+        let fr = if have_fetched && fetched.key() == pages.key() {
+            FetchResult::decode(fetched.payload())
+                .map_err(|e| Error::corrupt(&fetched_path, 0, format!("fetch result: {e}")))?
+        } else {
+            FetchResult::default()
+        };
+        let warc_file = if fr.warc_file.is_empty() {
+            String::new()
+        } else {
+            format!("{prefix}{}", fr.warc_file)
+        };
+        t.row(&[
+            Val::Str(&page.url),
+            Val::Int(i64::from(cycle)),
+            Val::Int(i64::from(page.status)),
+            Val::Str(&page.content_type),
+            Val::Str(&page.charset),
+            Val::Time(fr.fetched_at_ms as i64),
+            Val::Str(&page.title),
+            Val::Str(&page.canonical),
+            Val::Str(&page.meta_robots),
+            Val::Bool(page.noindex),
+            Val::Bool(page.nofollow),
+            Val::Int(i64::from(page.outlinks)),
+            Val::Int(fr.length as i64),
+            Val::Str(&fr.payload_digest),
+            Val::Bool(fr.revisit),
+            Val::Str(&warc_file),
+            Val::Int(fr.warc_offset as i64),
+            Val::Int(fr.warc_length as i64),
+        ])?;
+    }
+    Ok(file_len(&pages_path) + file_len(&fetched_path))
+}
+
+/// The name of a URL state, as the `urls` table writes it.
+pub fn state_name(s: UrlState) -> &'static str {
+    match s {
+        UrlState::Unfetched => "unfetched",
+        UrlState::Fetched => "fetched",
+        UrlState::Redirected => "redirected",
+        UrlState::Gone => "gone",
+        UrlState::Retry => "retry",
+        UrlState::NotModified => "not_modified",
+    }
+}
+
+/// The URL records of one URL db.
+fn urls(path: &Path, t: &mut TableWriter) -> Result<u64> {
+    let mut r = RunReader::open_expect(path, Schema::URLDB)?;
+    while r.advance()? {
+        let u = UrlRecord::decode(r.payload())
+            .map_err(|e| Error::corrupt(path, 0, format!("URL record: {e}")))?;
+        t.row(&[
+            Val::Str(&u.url),
+            Val::Str(state_name(u.state)),
+            Val::Int(i64::from(u.http_status)),
+            Val::Int(i64::from(u.depth)),
+            Val::Float(u.score),
+            Val::Int(i64::from(u.discovered)),
+            Val::Time(u.fetched_at as i64 * 1000),
+            Val::Int(i64::from(u.fetches)),
+            Val::Int(i64::from(u.changes)),
+            Val::Str(&u.capture.payload_digest),
+            Val::Time((u.capture.date_us / 1000) as i64),
+        ])?;
+    }
+    Ok(file_len(path))
+}
