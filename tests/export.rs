@@ -105,11 +105,7 @@ fn pages_and_urls_export_as_the_run_files_hold_them() {
                 .collect(),
             Format::Parquet => parquet_rows(&path)
                 .into_iter()
-                .map(|row| {
-                    row.into_iter()
-                        .map(|(k, f)| (k, json_of(&f)))
-                        .collect()
-                })
+                .map(|row| row.into_iter().map(|(k, f)| (k, json_of(&f))).collect())
                 .collect(),
         };
         assert_eq!(rows.len(), want.len());
@@ -117,13 +113,13 @@ fn pages_and_urls_export_as_the_run_files_hold_them() {
             let url = row["url"].as_str().unwrap().to_string();
             let cycle = row["cycle"].as_u64().unwrap() as u32;
             let (page, fr) = &want[&(url.clone(), cycle)];
-            assert_eq!(row["status"].as_u64(), Some(u64::from(page.status)), "{url}");
-            let opt = |s: &str| (!s.is_empty()).then(|| serde_json::Value::from(s));
             assert_eq!(
-                row["title"],
-                opt(&page.title).unwrap_or_default(),
+                row["status"].as_u64(),
+                Some(u64::from(page.status)),
                 "{url}"
             );
+            let opt = |s: &str| (!s.is_empty()).then(|| serde_json::Value::from(s));
+            assert_eq!(row["title"], opt(&page.title).unwrap_or_default(), "{url}");
             assert_eq!(
                 row["mime"],
                 opt(&page.content_type).unwrap_or_default(),
@@ -132,7 +128,9 @@ fn pages_and_urls_export_as_the_run_files_hold_them() {
             assert_eq!(row["length"].as_u64(), Some(fr.length), "{url}");
             assert_eq!(row["warc_offset"].as_u64(), Some(fr.warc_offset), "{url}");
             assert_eq!(
-                row["warc_file"].as_str().map(|f| f.rsplit('/').next().unwrap()),
+                row["warc_file"]
+                    .as_str()
+                    .map(|f| f.rsplit('/').next().unwrap()),
                 Some(fr.warc_file.as_str()),
                 "{url}"
             );
@@ -186,7 +184,10 @@ fn a_cycle_not_parsed_yet_is_refused_with_what_to_do() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("cycle 99") && e.contains("dragnet status"), "{e}");
+    assert!(
+        e.contains("cycle 99") && e.contains("dragnet status"),
+        "{e}"
+    );
     assert!(!out_path(&c, "x.jsonl").exists());
 }
 
@@ -200,7 +201,6 @@ fn duckdb_reads_the_exported_parquet() {
     common::require("DuckDB for Python", has, "pip install duckdb");
     let c = crawled();
     let want = expected_pages(&c);
-    let m = c.cfg.crawl.partitions;
     let pages = out_path(&c, "pages.parquet");
     let urls = out_path(&c, "urls.parquet");
     export(&c.dir, &c.cfg, What::Pages, Format::Parquet, &pages, None).unwrap();
@@ -287,7 +287,12 @@ fn links_export_with_their_anchors_as_the_pages_hold_them() {
         assert_eq!(have, want, "{}", page.url);
         // An <a> link has its anchor text; other tags none.
         for (u, tag, _, anchor) in links {
-            assert_eq!(tag == "a", !anchor.is_empty(), "{} -> {u}: {anchor:?}", page.url);
+            assert_eq!(
+                tag == "a",
+                !anchor.is_empty(),
+                "{} -> {u}: {anchor:?}",
+                page.url
+            );
         }
     }
     assert!(pages >= 20, "{pages} pages compared with the model");

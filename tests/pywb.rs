@@ -250,3 +250,51 @@ fn pywb_replays_a_revisit_with_its_captures_body() {
     assert!(replayed >= 2, "{replayed} revisits replayed");
     eprintln!("pywb replayed {replayed} revisits of /same with the body of their capture");
 }
+
+#[test]
+#[ignore = "needs pywb (pip install pywb==2.10.0); .ci/run runs it where it is installed"]
+fn pywb_replays_a_page_with_its_requisites() {
+    let has = Command::new("wayback")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    common::require("pywb", has, "pip install pywb==2.10.0");
+    let (web, server) = websim::server::Server::start_web(
+        websim::model::WebConfig {
+            seed: 72,
+            port: 0,
+            listeners: 2,
+            hosts: 4,
+            pages: 8,
+            hostile_every: 0,
+            requisites_every: 2,
+            max_crawl_delay: Duration::from_millis(20),
+            ..websim::model::WebConfig::default()
+        },
+        websim::server::ServerOptions::default(),
+    )
+    .unwrap();
+    let mut cfg = common::websim_config(2, 2);
+    cfg.fetch.warc_compression = "gzip".into();
+    cfg.parse.requisites = true;
+    let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
+    dragnet::exec::run_cycles(&c.dir, &c.cfg, &common::until_empty(20)).unwrap();
+    server.stop();
+    let root = tempfile::tempdir().unwrap();
+    let colls = root.path().join("collections");
+    std::fs::create_dir_all(&colls).unwrap();
+    std::os::unix::fs::symlink(c.dir.root(), colls.join("arch")).unwrap();
+    let w = wayback(root.path());
+    // Every asset the crawl archived comes back, byte for byte, as the page loads it.
+    let assets: Vec<(String, String)> = captures(&c)
+        .into_iter()
+        .filter(|(_, u)| u.contains("/static/"))
+        .collect();
+    assert!(assets.len() >= 8, "{} assets", assets.len());
+    for (ts, url) in &assets {
+        let (status, headers, body) = get(w.port, &format!("/arch/{ts}id_/{url}")).unwrap();
+        assert_eq!(status, 200, "{url}");
+        assert!(decoded(&headers, body) == served(&web, url), "{url}");
+    }
+    eprintln!("pywb replayed {} requisites byte for byte", assets.len());
+}

@@ -87,4 +87,3 @@ fn archive_mode_fetches_every_requisite_the_truth_lists_once_and_nothing_else() 
     assert!(!got.iter().any(|u| is_asset(u)), "{got:?}");
     server.stop();
 }
-

@@ -44,5 +44,5 @@ mod structure;
 mod tls;
 mod url_conformance;
 mod warc;
-mod wet;
 mod websim_resolve;
+mod wet;

@@ -39,7 +39,7 @@ impl fmt::Display for ByteSize {
             (1 << 10, "KiB"),
         ];
         for (m, u) in units {
-            if self.0 >= m && self.0 % m == 0 {
+            if self.0 >= m && self.0.is_multiple_of(m) {
                 return write!(f, "{} {u}", self.0 / m);
             }
         }

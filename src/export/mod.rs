@@ -52,58 +52,178 @@ pub struct ExportReport {
 
 /// The `pages` table.
 pub const PAGES: &[Col] = &[
-    Col { name: "url", kind: Kind::Str },
-    Col { name: "cycle", kind: Kind::Int },
-    Col { name: "status", kind: Kind::Int },
-    Col { name: "mime", kind: Kind::OptStr },
-    Col { name: "charset", kind: Kind::OptStr },
-    Col { name: "fetch_time", kind: Kind::Time },
-    Col { name: "title", kind: Kind::OptStr },
-    Col { name: "canonical", kind: Kind::OptStr },
-    Col { name: "meta_robots", kind: Kind::OptStr },
-    Col { name: "noindex", kind: Kind::Bool },
-    Col { name: "nofollow", kind: Kind::Bool },
-    Col { name: "outlinks", kind: Kind::Int },
-    Col { name: "length", kind: Kind::Int },
-    Col { name: "payload_digest", kind: Kind::OptStr },
-    Col { name: "revisit", kind: Kind::Bool },
-    Col { name: "warc_file", kind: Kind::OptStr },
-    Col { name: "warc_offset", kind: Kind::Int },
-    Col { name: "warc_length", kind: Kind::Int },
+    Col {
+        name: "url",
+        kind: Kind::Str,
+    },
+    Col {
+        name: "cycle",
+        kind: Kind::Int,
+    },
+    Col {
+        name: "status",
+        kind: Kind::Int,
+    },
+    Col {
+        name: "mime",
+        kind: Kind::OptStr,
+    },
+    Col {
+        name: "charset",
+        kind: Kind::OptStr,
+    },
+    Col {
+        name: "fetch_time",
+        kind: Kind::Time,
+    },
+    Col {
+        name: "title",
+        kind: Kind::OptStr,
+    },
+    Col {
+        name: "canonical",
+        kind: Kind::OptStr,
+    },
+    Col {
+        name: "meta_robots",
+        kind: Kind::OptStr,
+    },
+    Col {
+        name: "noindex",
+        kind: Kind::Bool,
+    },
+    Col {
+        name: "nofollow",
+        kind: Kind::Bool,
+    },
+    Col {
+        name: "outlinks",
+        kind: Kind::Int,
+    },
+    Col {
+        name: "length",
+        kind: Kind::Int,
+    },
+    Col {
+        name: "payload_digest",
+        kind: Kind::OptStr,
+    },
+    Col {
+        name: "revisit",
+        kind: Kind::Bool,
+    },
+    Col {
+        name: "warc_file",
+        kind: Kind::OptStr,
+    },
+    Col {
+        name: "warc_offset",
+        kind: Kind::Int,
+    },
+    Col {
+        name: "warc_length",
+        kind: Kind::Int,
+    },
 ];
 
 /// The `urls` table.
 pub const URLS: &[Col] = &[
-    Col { name: "url", kind: Kind::Str },
-    Col { name: "state", kind: Kind::Str },
-    Col { name: "http_status", kind: Kind::Int },
-    Col { name: "depth", kind: Kind::Int },
-    Col { name: "priority", kind: Kind::Float },
-    Col { name: "discovered_cycle", kind: Kind::Int },
-    Col { name: "last_fetch", kind: Kind::Time },
-    Col { name: "fetches", kind: Kind::Int },
-    Col { name: "changes", kind: Kind::Int },
-    Col { name: "capture_digest", kind: Kind::OptStr },
-    Col { name: "capture_time", kind: Kind::Time },
+    Col {
+        name: "url",
+        kind: Kind::Str,
+    },
+    Col {
+        name: "state",
+        kind: Kind::Str,
+    },
+    Col {
+        name: "http_status",
+        kind: Kind::Int,
+    },
+    Col {
+        name: "depth",
+        kind: Kind::Int,
+    },
+    Col {
+        name: "priority",
+        kind: Kind::Float,
+    },
+    Col {
+        name: "discovered_cycle",
+        kind: Kind::Int,
+    },
+    Col {
+        name: "last_fetch",
+        kind: Kind::Time,
+    },
+    Col {
+        name: "fetches",
+        kind: Kind::Int,
+    },
+    Col {
+        name: "changes",
+        kind: Kind::Int,
+    },
+    Col {
+        name: "capture_digest",
+        kind: Kind::OptStr,
+    },
+    Col {
+        name: "capture_time",
+        kind: Kind::Time,
+    },
 ];
 
 /// The `links` table.
 pub const LINKS: &[Col] = &[
-    Col { name: "from", kind: Kind::Str },
-    Col { name: "to", kind: Kind::Str },
-    Col { name: "cycle", kind: Kind::Int },
-    Col { name: "tag", kind: Kind::Str },
-    Col { name: "rel", kind: Kind::OptStr },
-    Col { name: "anchor", kind: Kind::OptStr },
-    Col { name: "nofollow", kind: Kind::Bool },
+    Col {
+        name: "from",
+        kind: Kind::Str,
+    },
+    Col {
+        name: "to",
+        kind: Kind::Str,
+    },
+    Col {
+        name: "cycle",
+        kind: Kind::Int,
+    },
+    Col {
+        name: "tag",
+        kind: Kind::Str,
+    },
+    Col {
+        name: "rel",
+        kind: Kind::OptStr,
+    },
+    Col {
+        name: "anchor",
+        kind: Kind::OptStr,
+    },
+    Col {
+        name: "nofollow",
+        kind: Kind::Bool,
+    },
 ];
 
 /// The `text` table.
 pub const TEXT: &[Col] = &[
-    Col { name: "url", kind: Kind::Str },
-    Col { name: "cycle", kind: Kind::Int },
-    Col { name: "fetch_time", kind: Kind::Time },
-    Col { name: "text", kind: Kind::Str },
+    Col {
+        name: "url",
+        kind: Kind::Str,
+    },
+    Col {
+        name: "cycle",
+        kind: Kind::Int,
+    },
+    Col {
+        name: "fetch_time",
+        kind: Kind::Time,
+    },
+    Col {
+        name: "text",
+        kind: Kind::Str,
+    },
 ];
 
 /// Exports `what` of the crawl at `crawl` (configuration `cfg`) to `out`; pages, links and text
@@ -164,10 +284,13 @@ pub fn export(
             let mut t = TableWriter::create(out, "links", LINKS, format)?;
             for &c in &report.cycles.clone() {
                 for p in 0..partitions {
-                    report.bytes_read +=
-                        crate::parse::stage::for_each_html_page(crawl, cfg, c, p, &mut |fr, h, body| {
-                            links(fr, h, body, c, &mut t)
-                        })?;
+                    report.bytes_read += crate::parse::stage::for_each_html_page(
+                        crawl,
+                        cfg,
+                        c,
+                        p,
+                        &mut |fr, h, body| links(fr, h, body, c, &mut t),
+                    )?;
                 }
             }
             report.rows = t.finish()?;
@@ -176,8 +299,12 @@ pub fn export(
             let mut t = TableWriter::create(out, "text", TEXT, format)?;
             for &c in &report.cycles.clone() {
                 for p in 0..partitions {
-                    report.bytes_read +=
-                        crate::parse::stage::for_each_html_page(crawl, cfg, c, p, &mut |fr, h, body| {
+                    report.bytes_read += crate::parse::stage::for_each_html_page(
+                        crawl,
+                        cfg,
+                        c,
+                        p,
+                        &mut |fr, h, body| {
                             let text = crate::parse::text::visible_text(
                                 body,
                                 h.get("content-type"),
@@ -189,7 +316,8 @@ pub fn export(
                                 Val::Time(fr.fetched_at_ms as i64),
                                 Val::Str(&text),
                             ])
-                        })?;
+                        },
+                    )?;
                 }
             }
             report.rows = t.finish()?;

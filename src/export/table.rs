@@ -93,8 +93,16 @@ struct ParquetOut {
 }
 
 enum Column {
-    Str { values: Vec<ByteArray>, defs: Vec<i16>, optional: bool },
-    Int { values: Vec<i64>, defs: Vec<i16>, optional: bool },
+    Str {
+        values: Vec<ByteArray>,
+        defs: Vec<i16>,
+        optional: bool,
+    },
+    Int {
+        values: Vec<i64>,
+        defs: Vec<i16>,
+        optional: bool,
+    },
     Float(Vec<f64>),
     Bool(Vec<bool>),
 }
@@ -111,10 +119,8 @@ impl TableWriter {
         let out = match format {
             Format::Jsonl => Out::Jsonl(BufWriter::with_capacity(1 << 16, file)),
             Format::Parquet => {
-                let schema = parquet::schema::parser::parse_message_type(&message_type(
-                    name, cols,
-                ))
-                .map_err(|e| Error::Internal(format!("parquet schema of {name}: {e}")))?;
+                let schema = parquet::schema::parser::parse_message_type(&message_type(name, cols))
+                    .map_err(|e| Error::Internal(format!("parquet schema of {name}: {e}")))?;
                 let props = WriterProperties::builder()
                     .set_compression(Compression::ZSTD(
                         ZstdLevel::try_new(3).expect("zstd level 3"),
@@ -240,7 +246,10 @@ fn message_type(name: &str, cols: &[Col]) -> String {
 }
 
 fn mismatch(c: &Col, v: Val<'_>) -> Error {
-    Error::Internal(format!("export column {} ({:?}) given {v:?}", c.name, c.kind))
+    Error::Internal(format!(
+        "export column {} ({:?}) given {v:?}",
+        c.name, c.kind
+    ))
 }
 
 /// Buffers one value; returns the string bytes it added.

@@ -95,7 +95,11 @@ fn string_at(css: &str, at: usize) -> (Cow<'_, str>, usize) {
     }
     let end = k.min(b.len());
     let raw = &css[at + 1..end];
-    let value = if escaped { unescape(raw) } else { Cow::Borrowed(raw) };
+    let value = if escaped {
+        unescape(raw)
+    } else {
+        Cow::Borrowed(raw)
+    };
     (value, (end + 1).min(b.len()))
 }
 
@@ -127,7 +131,11 @@ fn unescape(s: &str) -> Cow<'_, str> {
             chars.next();
         }
         let v = u32::from_str_radix(&hex, 16).unwrap_or(0xFFFD);
-        out.push(char::from_u32(v).filter(|&c| c != '\0').unwrap_or('\u{FFFD}'));
+        out.push(
+            char::from_u32(v)
+                .filter(|&c| c != '\0')
+                .unwrap_or('\u{FFFD}'),
+        );
     }
     Cow::Owned(out)
 }
@@ -190,7 +198,16 @@ mod tests {
 
     #[test]
     fn broken_css_ends_without_panicking() {
-        for css in ["url(", "url(\"", "@import", "@import '", "u", "/*", "\\", "url(\\"] {
+        for css in [
+            "url(",
+            "url(\"",
+            "@import",
+            "@import '",
+            "u",
+            "/*",
+            "\\",
+            "url(\\",
+        ] {
             let _ = urls(css);
         }
         assert_eq!(urls("url(  )"), Vec::<String>::new());

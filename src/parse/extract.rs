@@ -585,13 +585,12 @@ impl Extractor {
         let enc = html::detect_charset(body, content_type_header);
         let mut text = std::mem::take(&mut self.text);
         let (decoded, orig) = html::decode_text(body, enc, &mut text);
-        let mut found =
-            html::scan_into(
-                decoded,
-                orig,
-                html::recycle(std::mem::take(&mut self.raw)),
-                self.requisites,
-            );
+        let mut found = html::scan_into(
+            decoded,
+            orig,
+            html::recycle(std::mem::take(&mut self.raw)),
+            self.requisites,
+        );
         page.charset = enc.name().to_owned();
         page.title = found.title.clone().unwrap_or_default();
         let meta_robots = found.meta_robots.as_deref();

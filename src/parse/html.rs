@@ -442,7 +442,8 @@ fn scan_impl<'t>(
         if anchors && (t.end || !in_foreign) && is("a") {
             // An end tag closes the anchor, and so does another `<a>` (the parser closes it).
             if let Some((i, from)) = open_a.take() {
-                page.anchors.push((i, anchor_text(&tk.text_of(&text[from..tk.pos]))));
+                page.anchors
+                    .push((i, anchor_text(&tk.text_of(&text[from..tk.pos]))));
             }
         }
         if t.end {
@@ -616,7 +617,8 @@ fn scan_impl<'t>(
         }
     }
     if let Some((i, from)) = open_a {
-        page.anchors.push((i, anchor_text(&tk.text_of(&text[from..]))));
+        page.anchors
+            .push((i, anchor_text(&tk.text_of(&text[from..]))));
     }
     page
 }

@@ -264,6 +264,9 @@ pub(super) fn text_of(
     Ok(())
 }
 
+/// What [`for_each_html_page`] calls with each page.
+pub type PageFn<'a> = dyn FnMut(&FetchResult, &HttpHead, &[u8]) -> Result<()> + 'a;
+
 /// Calls `f` with every HTML page partition `p` of `cycle` fetched (fetch-result order: by
 /// fingerprint), its response head and decoded body read from the WARC files, as the parse
 /// stage reads them. Returns the bytes of WARC records read. (`dragnet export --what
@@ -273,7 +276,7 @@ pub fn for_each_html_page(
     cfg: &Config,
     cycle: u32,
     p: u32,
-    f: &mut dyn FnMut(&FetchResult, &HttpHead, &[u8]) -> Result<()>,
+    f: &mut PageFn<'_>,
 ) -> Result<u64> {
     let fetched_path = crawl.fetched(cycle, p);
     let ex = Extractor::new(cfg);

@@ -17,30 +17,70 @@ use crate::warc::Compression;
 /// The most characters of text kept per page (a longer page's text is cut there).
 pub const MAX_CHARS: usize = 1 << 20;
 
-/// A WET file being written.
+/// A WET file being written. The text extraction and the writing (SHA-1 block digests, zstd)
+/// run on a thread of their own, fed through a bounded queue, so on a machine with a core to
+/// spare they add little to the parse's time (docs/BENCHMARKS.md).
 pub(crate) struct Wet {
-    w: WarcWriter,
+    tx: Option<std::sync::mpsc::SyncSender<Job>>,
+    handle: Option<std::thread::JoinHandle<Result<Vec<PathBuf>>>>,
 }
 
+/// One page for the writer thread.
+struct Job {
+    url: String,
+    date_us: u64,
+    refers_to: String,
+    body: Vec<u8>,
+    content_type: Option<String>,
+}
+
+/// Pages queued for the writer thread at most (each holds its body).
+const QUEUE: usize = 32;
+
 impl Wet {
-    /// WET files `<prefix>-SSSSSS.warc.wet.*` in `dir`, compressed as the crawl's WARC files.
+    /// WET files `<prefix>-SSSSSS.warc.wet.zst` in `dir`: zstd at level 1 whatever the WARC
+    /// files use (text compresses well at any level, and gzip at its usual level 6 cost five
+    /// times the parse itself on a 200 x 1,000 web: docs/BENCHMARKS.md).
     pub(crate) fn new(cfg: &Config, dir: &Path, prefix: &str, about: String) -> Result<Wet> {
-        let compression =
-            Compression::parse(&cfg.fetch.warc_compression).unwrap_or(Compression::Zstd);
-        let mut wcfg = WriterConfig::new(dir, prefix, compression);
+        let mut wcfg = WriterConfig::new(dir, prefix, Compression::Zstd);
         wcfg.wet = true;
         wcfg.rotate_bytes = cfg.fetch.warc_rotate.0;
-        wcfg.level = cfg.fetch.warc_level();
+        wcfg.level = Some(1);
         wcfg.warcinfo = vec![
             ("isPartOf".into(), cfg.crawl.name.clone()),
             ("description".into(), about),
         ];
+        let mut w = WarcWriter::new(wcfg)?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(QUEUE);
+        let handle = std::thread::Builder::new()
+            .name("wet".into())
+            .spawn(move || -> Result<Vec<PathBuf>> {
+                for job in rx {
+                    let text = super::text::visible_text(
+                        &job.body,
+                        job.content_type.as_deref(),
+                        MAX_CHARS,
+                    );
+                    let date = if job.date_us == 0 {
+                        SystemTime::now()
+                    } else {
+                        UNIX_EPOCH + Duration::from_micros(job.date_us)
+                    };
+                    let refers = (!job.refers_to.is_empty()).then_some(job.refers_to.as_str());
+                    w.write_conversion(&job.url, date, refers, &text)?;
+                }
+                Ok(w.finish()?.files)
+            })
+            .map_err(|e| {
+                crate::error::Error::Internal(format!("cannot start the WET writer: {e}"))
+            })?;
         Ok(Wet {
-            w: WarcWriter::new(wcfg)?,
+            tx: Some(tx),
+            handle: Some(handle),
         })
     }
 
-    /// Writes the text of the HTML `body` (as received, decoded of its content coding) of
+    /// Queues the text of the HTML `body` (as received, decoded of its content coding) of
     /// `url`, captured at `date_us` (Unix microseconds; 0: unknown, now) in the record
     /// `refers_to`.
     pub(crate) fn page(
@@ -51,20 +91,51 @@ impl Wet {
         body: &[u8],
         content_type: Option<&str>,
     ) -> Result<()> {
-        let text = super::text::visible_text(body, content_type, MAX_CHARS);
-        let date = if date_us == 0 {
-            SystemTime::now()
-        } else {
-            UNIX_EPOCH + Duration::from_micros(date_us)
+        let job = Job {
+            url: url.to_owned(),
+            date_us,
+            refers_to: refers_to.to_owned(),
+            body: body.to_vec(),
+            content_type: content_type.map(str::to_owned),
         };
-        let refers = (!refers_to.is_empty()).then_some(refers_to);
-        self.w.write_conversion(url, date, refers, &text)?;
+        let sent = self.tx.as_ref().is_some_and(|tx| tx.send(job).is_ok());
+        if !sent {
+            // The writer stopped: its error says why.
+            self.tx = None;
+            return match self.join() {
+                Err(e) => Err(e),
+                Ok(_) => Err(crate::error::Error::Internal(
+                    "the WET writer stopped".into(),
+                )),
+            };
+        }
         Ok(())
     }
 
-    /// Publishes the last file; returns every file written.
-    pub(crate) fn finish(self) -> Result<Vec<PathBuf>> {
-        Ok(self.w.finish()?.files)
+    fn join(&mut self) -> Result<Vec<PathBuf>> {
+        match self.handle.take() {
+            Some(h) => h.join().unwrap_or_else(|_| {
+                Err(crate::error::Error::Internal(
+                    "the WET writer panicked".into(),
+                ))
+            }),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Writes what is queued and publishes the last file; returns every file written.
+    pub(crate) fn finish(mut self) -> Result<Vec<PathBuf>> {
+        self.tx = None;
+        self.join()
+    }
+}
+
+impl Drop for Wet {
+    fn drop(&mut self) {
+        // An abandoned writer (the parse failed): stop its thread; its temporary file is swept
+        // by the next attempt.
+        self.tx = None;
+        let _ = self.join();
     }
 }
 

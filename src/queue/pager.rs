@@ -118,7 +118,7 @@ impl Pager {
     /// Opens (or creates) the paged file at `path`, recovering from an interrupted transaction.
     /// Returns the pager and the blob stored by the last commit (empty for a new file).
     pub fn open(path: &Path, opts: PagerOptions) -> Result<Pager> {
-        if opts.page_size == 0 || opts.page_size % 512 != 0 {
+        if opts.page_size == 0 || !opts.page_size.is_multiple_of(512) {
             return Err(Error::Usage(format!(
                 "queue page size {} is not a positive multiple of 512",
                 opts.page_size

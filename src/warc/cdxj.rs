@@ -162,18 +162,47 @@ pub fn index_file_as(path: &Path, filename: &str, out: &mut CdxjSorter) -> Resul
 }
 
 /// Indexes `files` and writes the lines sorted (pywb needs them so) to `out`, sorting within
-/// `budget` bytes of memory (spills under `tmp`).
+/// `budget` bytes of memory (spills under `tmp`). Files are indexed in parallel, one per core
+/// (rayon), each sorted on its own within its share of the budget, then merged: indexing is
+/// decompression-bound, and a gzip member's end is only found by inflating it.
 pub fn index_files(
     files: &[PathBuf],
     out: &mut dyn Write,
     budget: usize,
     tmp: &Path,
 ) -> Result<u64> {
-    let mut sorter = CdxjSorter::new(budget, tmp);
-    for f in files {
-        index_file(f, &mut sorter)?;
+    if files.len() <= 1 {
+        let mut sorter = CdxjSorter::new(budget, tmp);
+        for f in files {
+            index_file(f, &mut sorter)?;
+        }
+        return sorter.finish(out, Path::new("<cdxj>"));
     }
-    sorter.finish(out, Path::new("<cdxj>"))
+    use rayon::prelude::*;
+    let dir = tmp.join(format!(
+        ".cdxj-index.tmp.{}.{}",
+        crate::storage::temp_writer_tag(),
+        SPILL_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).ctx("create", &dir)?;
+    let share = budget / rayon::current_num_threads().max(1);
+    let parts: Result<Vec<PathBuf>> = files
+        .par_iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut sorter = CdxjSorter::new(share, &dir);
+            index_file(f, &mut sorter)?;
+            let path = dir.join(format!("{i:06}.cdxj"));
+            let file = File::create(&path).ctx("create", &path)?;
+            let mut w = BufWriter::with_capacity(1 << 16, file);
+            sorter.finish(&mut w, &path)?;
+            w.flush().ctx("write", &path)?;
+            Ok(path)
+        })
+        .collect();
+    let n = parts.and_then(|parts| merge_sorted(&parts, out, Path::new("<cdxj>"), false));
+    let _ = std::fs::remove_dir_all(&dir);
+    n
 }
 
 /// [`index_files`] into a file (published atomically) or standard output.

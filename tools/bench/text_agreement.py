@@ -19,9 +19,12 @@ the parsed tree so that it extracts what a browser shows:
     resiliparse applies that rule only in its main-content mode;
   - `alt` attributes are removed: `alt_texts=True` keeps the text of `<figure>`,
     `<figcaption>` and SVG (which `alt_texts=False` drops), and without `alt` it adds no image
-    descriptions, which neither a browser's innerText nor Common Crawl's WET has.
+    descriptions, which neither a browser's innerText nor Common Crawl's WET has;
+  - `<button>` and `<label>` elements become `<span>`s: `form_fields=False` drops their text
+    (with `form_fields=True` it adds input values, in brackets), which a browser shows and
+    Common Crawl's WET keeps (`--drop-form-text` leaves them).
 The document title (resiliparse's `tree.title`) is put first, as text.rs does. `--raw` skips
-both changes (the options above on the unchanged tree).
+these changes (the options above on the unchanged tree).
 
 Both texts are normalized the same way: every run of whitespace (Python's `str.split()`, which
 includes no-break spaces) becomes one space. The similarity of a page is
@@ -31,6 +34,7 @@ Reports each page, the mean, the median and the worst pages.
 """
 
 import argparse
+import codecs
 import gzip
 import json
 import os
@@ -41,8 +45,7 @@ from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.html import HTMLTree
 
 
-def is_ws(c):
-    return c in "\t\n\x0c\r "
+codecs.register_error("whatwg-c1", lambda e: (chr(e.object[e.start]), e.start + 1))
 
 
 def style_hides(css):
@@ -72,11 +75,11 @@ def hidden(el):
     return style is not None and style_hides(style)
 
 
-def reference(html, raw):
+def reference(html, raw, drop_form_text):
     tree = HTMLTree.parse(html)
     if not raw and tree.document is not None:
         # A walk over the elements (iterating a query_selector_all collection is quadratic).
-        doomed, todo = [], [tree.document.first_element_child]
+        doomed, unwrap, todo = [], [], [tree.document.first_element_child]
         while todo:
             el = todo.pop()
             if el is None:
@@ -87,9 +90,17 @@ def reference(html, raw):
                 continue
             if el.hasattr("alt"):
                 el.delattr("alt")
+            if el.tag in ("button", "label"):
+                unwrap.append(el)
             todo.append(el.first_element_child)
         for el in doomed:
             el.decompose()
+        if not drop_form_text:
+            for el in unwrap:
+                span = tree.create_element("span")
+                while el.first_child is not None:
+                    span.append_child(el.first_child)
+                el.parent.replace_child(span, el)
     text = extract_plain_text(
         tree,
         preserve_formatting=True,
@@ -106,6 +117,11 @@ def reference(html, raw):
 
 def norm(s):
     return " ".join(s.split())
+
+
+def norm_lines(s):
+    """Whitespace collapsed within lines, empty lines dropped: compares the line breaks too."""
+    return "\n".join(" ".join(line.split()) for line in s.split("\n") if line.split())
 
 
 def similarity(a, b, metric):
@@ -131,6 +147,11 @@ def main():
     )
     ap.add_argument("--metric", choices=["levenshtein", "difflib"], default="levenshtein")
     ap.add_argument("--raw", action="store_true", help="resiliparse on the unchanged tree")
+    ap.add_argument(
+        "--drop-form-text",
+        action="store_true",
+        help="leave <button> and <label> to resiliparse, which drops their text",
+    )
     ap.add_argument("--worst", type=int, default=5, help="how many worst pages to list")
     ap.add_argument("--ref-out", help="also write the reference texts into this directory")
     ap.add_argument("--quiet", action="store_true", help="no line per page")
@@ -144,9 +165,14 @@ def main():
         with gzip.open(os.path.join(args.data, rec["file"])) as g:
             data = g.read()
         enc = rec.get("encoding") or "utf-8"
-        html = data.decode("cp1252" if enc == "windows-1252" else enc, errors="replace")
+        if enc == "windows-1252":
+            # The WHATWG windows-1252 maps the five bytes Python's cp1252 leaves undefined to
+            # the C1 controls of the same value.
+            html = data.decode("cp1252", errors="whatwg-c1")
+        else:
+            html = data.decode(enc, errors="replace")
         html = html.removeprefix("\ufeff")
-        ref = reference(html, args.raw)
+        ref = reference(html, args.raw, args.drop_form_text)
         if args.ref_out:
             os.makedirs(args.ref_out, exist_ok=True)
             with open(os.path.join(args.ref_out, name + ".txt"), "w") as o:
@@ -158,20 +184,26 @@ def main():
             sys.exit(f"no {name}.txt in {args.ours}: run the dump first (see --help)")
         a, b = norm(ours), norm(ref)
         sim = similarity(a, b, args.metric)
-        rows.append((sim, name, len(a), len(b)))
+        lines = similarity(norm_lines(ours), norm_lines(ref), args.metric)
+        rows.append((sim, name, len(a), len(b), lines))
         if not args.quiet:
-            print(f"{sim:.4f}  ours {len(a):7d}  ref {len(b):7d}  {name}")
+            print(f"{sim:.4f}  lines {lines:.4f}  ours {len(a):7d}  ref {len(b):7d}  {name}")
 
     sims = [r[0] for r in rows]
+    lines = [r[4] for r in rows]
+    variant = " (raw reference)" if args.raw else " (form text dropped)" if args.drop_form_text else ""
     print(
-        f"\n{len(rows)} pages, {args.metric} similarity of whitespace-normalized text"
-        f"{' (raw reference)' if args.raw else ''}: "
+        f"\n{len(rows)} pages, {args.metric} similarity of whitespace-normalized text{variant}: "
         f"mean {statistics.mean(sims):.4f}, median {statistics.median(sims):.4f}, "
         f"min {min(sims):.4f}; characters ours {sum(r[2] for r in rows):,}, "
         f"reference {sum(r[3] for r in rows):,}"
     )
+    print(
+        f"with line breaks compared too (empty lines dropped): mean {statistics.mean(lines):.4f}, "
+        f"median {statistics.median(lines):.4f}, min {min(lines):.4f}"
+    )
     print(f"worst {args.worst}:")
-    for sim, name, la, lb in sorted(rows)[: args.worst]:
+    for sim, name, la, lb, _ in sorted(rows)[: args.worst]:
         print(f"  {sim:.4f}  ours {la:7d}  ref {lb:7d}  {name}")
 
 

@@ -292,7 +292,14 @@ fn anchor_texts_go_with_their_links() {
     ];
     let want: Vec<(String, String, String, Option<String>)> = want
         .iter()
-        .map(|(u, t, x, r)| (u.to_string(), t.to_string(), x.to_string(), r.map(str::to_string)))
+        .map(|(u, t, x, r)| {
+            (
+                u.to_string(),
+                t.to_string(),
+                x.to_string(),
+                r.map(str::to_string),
+            )
+        })
         .collect();
     assert_eq!(got, want);
     // The same links, in the same order, as the link extractor finds.

@@ -384,6 +384,16 @@ impl<'a> Tokenizer<'a> {
                     }
                     Some(_) => self.skip_past(lt + 2, ">"),
                 },
+                b'!' if self.cdata && b[lt + 2..].starts_with(b"[CDATA[") => {
+                    // A CDATA section (in foreign content) is text.
+                    let start = lt + 9;
+                    let end =
+                        memchr::memmem::find(&b[start..], b"]]>").map_or(b.len(), |e| start + e);
+                    self.pos = (end + 3).min(b.len());
+                    if end > start {
+                        return Some(Token::Cdata(&self.s[start..end]));
+                    }
+                }
                 b'!' => self.markup_declaration(lt + 2),
                 b'?' => self.skip_past(lt + 1, ">"),
                 _ => return self.tag(lt + 1, false).map(Token::Tag),
@@ -402,6 +412,9 @@ pub(crate) enum Token<'a> {
     Text(&'a str),
     /// A start or end tag; its attributes are in [`Tokenizer::attrs`].
     Tag(TagToken<'a>),
+    /// The text of a CDATA section (in SVG or MathML, when [`Tokenizer::cdata`]): character
+    /// references are not decoded there.
+    Cdata(&'a str),
 }
 
 /// An element on the stack of open SVG and MathML elements.
