@@ -475,7 +475,7 @@ impl Out<'_> {
             };
             self.updates.push(&key, &u.encode())?;
         }
-        self.bump(&format!("state_{}", state_name(rec.state)));
+        self.bump(&format!("state_{}", rec.state.name()));
         self.seen.push(&key, &[])?;
         self.urldb.push(&key, &rec.encode())
     }
@@ -494,17 +494,6 @@ impl Out<'_> {
                 UrlState::Fetched | UrlState::NotModified | UrlState::Redirected
             )
             && self.now >= r.fetched_at + c.recrawl_interval(r.fetches, r.changes)
-    }
-}
-
-fn state_name(s: UrlState) -> &'static str {
-    match s {
-        UrlState::Unfetched => "unfetched",
-        UrlState::Fetched => "fetched",
-        UrlState::Redirected => "redirected",
-        UrlState::Gone => "gone",
-        UrlState::Retry => "retry",
-        UrlState::NotModified => "not_modified",
     }
 }
 

@@ -162,10 +162,7 @@ fn pages_and_urls_export_as_the_run_files_hold_them() {
             f => panic!("url {f:?}"),
         };
         let u = &urls[&url];
-        assert_eq!(
-            row["state"],
-            Field::Str(dragnet::export::state_name(u.state).into())
-        );
+        assert_eq!(row["state"], Field::Str(u.state.name().into()));
         assert_eq!(row["fetches"], Field::Long(i64::from(u.fetches)));
         assert_eq!(row["priority"], Field::Double(u.score));
     }

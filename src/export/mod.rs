@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::crawl::{Config, CrawlDir, Stage};
 use crate::error::{Error, Result};
-use crate::records::{FetchResult, PageRecord, UrlRecord, UrlState};
+use crate::records::{FetchResult, PageRecord, UrlRecord};
 use crate::run::{Cursor, RunReader, Schema};
 pub use table::{Col, Format, Kind, TableWriter, Val};
 
@@ -52,178 +52,58 @@ pub struct ExportReport {
 
 /// The `pages` table.
 pub const PAGES: &[Col] = &[
-    Col {
-        name: "url",
-        kind: Kind::Str,
-    },
-    Col {
-        name: "cycle",
-        kind: Kind::Int,
-    },
-    Col {
-        name: "status",
-        kind: Kind::Int,
-    },
-    Col {
-        name: "mime",
-        kind: Kind::OptStr,
-    },
-    Col {
-        name: "charset",
-        kind: Kind::OptStr,
-    },
-    Col {
-        name: "fetch_time",
-        kind: Kind::Time,
-    },
-    Col {
-        name: "title",
-        kind: Kind::OptStr,
-    },
-    Col {
-        name: "canonical",
-        kind: Kind::OptStr,
-    },
-    Col {
-        name: "meta_robots",
-        kind: Kind::OptStr,
-    },
-    Col {
-        name: "noindex",
-        kind: Kind::Bool,
-    },
-    Col {
-        name: "nofollow",
-        kind: Kind::Bool,
-    },
-    Col {
-        name: "outlinks",
-        kind: Kind::Int,
-    },
-    Col {
-        name: "length",
-        kind: Kind::Int,
-    },
-    Col {
-        name: "payload_digest",
-        kind: Kind::OptStr,
-    },
-    Col {
-        name: "revisit",
-        kind: Kind::Bool,
-    },
-    Col {
-        name: "warc_file",
-        kind: Kind::OptStr,
-    },
-    Col {
-        name: "warc_offset",
-        kind: Kind::Int,
-    },
-    Col {
-        name: "warc_length",
-        kind: Kind::Int,
-    },
+    Col::new("url", Kind::Str),
+    Col::new("cycle", Kind::Int),
+    Col::new("status", Kind::Int),
+    Col::new("mime", Kind::OptStr),
+    Col::new("charset", Kind::OptStr),
+    Col::new("fetch_time", Kind::Time),
+    Col::new("title", Kind::OptStr),
+    Col::new("canonical", Kind::OptStr),
+    Col::new("meta_robots", Kind::OptStr),
+    Col::new("noindex", Kind::Bool),
+    Col::new("nofollow", Kind::Bool),
+    Col::new("outlinks", Kind::Int),
+    Col::new("length", Kind::Int),
+    Col::new("payload_digest", Kind::OptStr),
+    Col::new("revisit", Kind::Bool),
+    Col::new("warc_file", Kind::OptStr),
+    Col::new("warc_offset", Kind::Int),
+    Col::new("warc_length", Kind::Int),
 ];
 
 /// The `urls` table.
 pub const URLS: &[Col] = &[
-    Col {
-        name: "url",
-        kind: Kind::Str,
-    },
-    Col {
-        name: "state",
-        kind: Kind::Str,
-    },
-    Col {
-        name: "http_status",
-        kind: Kind::Int,
-    },
-    Col {
-        name: "depth",
-        kind: Kind::Int,
-    },
-    Col {
-        name: "priority",
-        kind: Kind::Float,
-    },
-    Col {
-        name: "discovered_cycle",
-        kind: Kind::Int,
-    },
-    Col {
-        name: "last_fetch",
-        kind: Kind::Time,
-    },
-    Col {
-        name: "fetches",
-        kind: Kind::Int,
-    },
-    Col {
-        name: "changes",
-        kind: Kind::Int,
-    },
-    Col {
-        name: "capture_digest",
-        kind: Kind::OptStr,
-    },
-    Col {
-        name: "capture_time",
-        kind: Kind::Time,
-    },
+    Col::new("url", Kind::Str),
+    Col::new("state", Kind::Str),
+    Col::new("http_status", Kind::Int),
+    Col::new("depth", Kind::Int),
+    Col::new("priority", Kind::Float),
+    Col::new("discovered_cycle", Kind::Int),
+    Col::new("last_fetch", Kind::Time),
+    Col::new("fetches", Kind::Int),
+    Col::new("changes", Kind::Int),
+    Col::new("capture_digest", Kind::OptStr),
+    Col::new("capture_time", Kind::Time),
 ];
 
 /// The `links` table.
 pub const LINKS: &[Col] = &[
-    Col {
-        name: "from",
-        kind: Kind::Str,
-    },
-    Col {
-        name: "to",
-        kind: Kind::Str,
-    },
-    Col {
-        name: "cycle",
-        kind: Kind::Int,
-    },
-    Col {
-        name: "tag",
-        kind: Kind::Str,
-    },
-    Col {
-        name: "rel",
-        kind: Kind::OptStr,
-    },
-    Col {
-        name: "anchor",
-        kind: Kind::OptStr,
-    },
-    Col {
-        name: "nofollow",
-        kind: Kind::Bool,
-    },
+    Col::new("from", Kind::Str),
+    Col::new("to", Kind::Str),
+    Col::new("cycle", Kind::Int),
+    Col::new("tag", Kind::Str),
+    Col::new("rel", Kind::OptStr),
+    Col::new("anchor", Kind::OptStr),
+    Col::new("nofollow", Kind::Bool),
 ];
 
 /// The `text` table.
 pub const TEXT: &[Col] = &[
-    Col {
-        name: "url",
-        kind: Kind::Str,
-    },
-    Col {
-        name: "cycle",
-        kind: Kind::Int,
-    },
-    Col {
-        name: "fetch_time",
-        kind: Kind::Time,
-    },
-    Col {
-        name: "text",
-        kind: Kind::Str,
-    },
+    Col::new("url", Kind::Str),
+    Col::new("cycle", Kind::Int),
+    Col::new("fetch_time", Kind::Time),
+    Col::new("text", Kind::Str),
 ];
 
 /// Exports `what` of the crawl at `crawl` (configuration `cfg`) to `out`; pages, links and text
@@ -407,18 +287,6 @@ fn pages(crawl: &CrawlDir, cycle: u32, p: u32, t: &mut TableWriter) -> Result<u6
     Ok(file_len(&pages_path) + file_len(&fetched_path))
 }
 
-/// The name of a URL state, as the `urls` table writes it.
-pub fn state_name(s: UrlState) -> &'static str {
-    match s {
-        UrlState::Unfetched => "unfetched",
-        UrlState::Fetched => "fetched",
-        UrlState::Redirected => "redirected",
-        UrlState::Gone => "gone",
-        UrlState::Retry => "retry",
-        UrlState::NotModified => "not_modified",
-    }
-}
-
 /// The URL records of one URL db.
 fn urls(path: &Path, t: &mut TableWriter) -> Result<u64> {
     let mut r = RunReader::open_expect(path, Schema::URLDB)?;
@@ -427,7 +295,7 @@ fn urls(path: &Path, t: &mut TableWriter) -> Result<u64> {
             .map_err(|e| Error::corrupt(path, 0, format!("URL record: {e}")))?;
         t.row(&[
             Val::Str(&u.url),
-            Val::Str(state_name(u.state)),
+            Val::Str(u.state.name()),
             Val::Int(i64::from(u.http_status)),
             Val::Int(i64::from(u.depth)),
             Val::Float(u.score),

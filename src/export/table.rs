@@ -48,6 +48,13 @@ pub struct Col {
     pub kind: Kind,
 }
 
+impl Col {
+    /// A column `name` of type `kind`.
+    pub const fn new(name: &'static str, kind: Kind) -> Col {
+        Col { name, kind }
+    }
+}
+
 /// A value of one row, in column order; its variant must match the column's [`Kind`].
 #[derive(Debug, Clone, Copy)]
 pub enum Val<'a> {

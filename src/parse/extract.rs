@@ -714,6 +714,22 @@ impl Extractor {
         let css = String::from_utf8_lossy(body);
         let mut targets = Vec::new();
         super::css::css_urls(&css, &mut |u| targets.push(u.into_owned()));
+        let targets: Vec<&str> = targets.iter().map(String::as_str).collect();
+        // A stylesheet's imports and images are part of its pages: at its depth.
+        self.shared_links(page, &targets, LinkKind::Requisite, depth, cash, out)
+    }
+
+    /// Links of `page` to `targets` (resolved against it), of `kind` at `depth`, sharing the
+    /// page's `cash` equally, all followed: a sitemap's `<loc>`s, a stylesheet's URLs.
+    fn shared_links(
+        &mut self,
+        page: &mut PageRecord,
+        targets: &[&str],
+        kind: LinkKind,
+        depth: u32,
+        cash: f64,
+        out: &mut Emit<'_>,
+    ) -> Result<()> {
         page.outlinks = u32::try_from(targets.len()).unwrap_or(u32::MAX);
         let share = if targets.is_empty() {
             0.0
@@ -725,18 +741,13 @@ impl Extractor {
         for t in targets {
             let meta = LinkMeta {
                 source: &source,
-                kind: LinkKind::Requisite,
+                kind,
                 nofollow: false,
                 cash: share,
                 depth,
             };
-            match base.as_ref().map(|b| b.join(&t)) {
-                Some(Ok(u)) if matches!(u.scheme(), "http" | "https") => {
-                    if self.link(u.as_str(), None, meta, out)? {
-                        self.followed += 1;
-                    }
-                }
-                _ => self.bump("links_skipped_scheme", 1),
+            if self.link(t, base.as_ref(), meta, out)? {
+                self.followed += 1;
             }
         }
         Ok(())
@@ -767,27 +778,14 @@ impl Extractor {
             .map(|u| u.loc.as_str())
             .chain(sm.sitemaps.iter().map(|s| s.loc.as_str()))
             .collect();
-        page.outlinks = u32::try_from(locs.len()).unwrap_or(u32::MAX);
-        let share = if locs.is_empty() {
-            0.0
-        } else {
-            cash / locs.len() as f64
-        };
-        let base = Url::parse(&page.url).ok();
-        let source = page.url.clone();
-        for loc in locs {
-            let meta = LinkMeta {
-                source: &source,
-                kind: LinkKind::Sitemap,
-                nofollow: false,
-                cash: share,
-                depth: depth.saturating_add(1),
-            };
-            if self.link(loc, base.as_ref(), meta, out)? {
-                self.followed += 1;
-            }
-        }
-        Ok(())
+        self.shared_links(
+            page,
+            &locs,
+            LinkKind::Sitemap,
+            depth.saturating_add(1),
+            cash,
+            out,
+        )
     }
 
     /// Decodes the HTTP response in `plain` (the plain bytes of one WARC record) and returns its

@@ -134,6 +134,18 @@ pub enum UrlState {
 }
 
 impl UrlState {
+    /// The state's name, as status, metrics and `dragnet export` write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            UrlState::Unfetched => "unfetched",
+            UrlState::Fetched => "fetched",
+            UrlState::Redirected => "redirected",
+            UrlState::Gone => "gone",
+            UrlState::Retry => "retry",
+            UrlState::NotModified => "not_modified",
+        }
+    }
+
     fn from_u8(v: u8) -> Result<UrlState, DecodeError> {
         Ok(match v {
             0 => UrlState::Unfetched,
