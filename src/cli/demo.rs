@@ -534,6 +534,13 @@ pub fn render(s: &DemoSummary) -> String {
             last.display()
         ));
     }
+    let index = dragnet::crawl::index::crawl_index(&dragnet::crawl::CrawlDir::new(&s.dir));
+    if index.exists() {
+        line(format!(
+            "  CDXJ index   {} (with archive/: a pywb collection)",
+            index.display()
+        ));
+    }
     line(format!("  next         dragnet status {}", s.dir.display()));
     o
 }
