@@ -30,18 +30,9 @@ pub fn css_urls<'a>(css: &'a str, out: &mut dyn FnMut(Cow<'a, str>)) {
                 .get(..6)
                 .is_some_and(|k| k.eq_ignore_ascii_case("import")) =>
             {
-                let mut k = i + 7;
-                while k < b.len() && b[k].is_ascii_whitespace() {
-                    k += 1;
-                }
-                if k < b.len() && (b[k] == b'"' || b[k] == b'\'') {
-                    let (s, end) = string_at(css, k);
-                    if !s.trim().is_empty() {
-                        out(s);
-                    }
-                    i = end;
-                } else {
-                    i = k; // `@import url(...)`: the url( below finds it
+                match string_after(css, i + 7, out) {
+                    Ok(end) => i = end,
+                    Err(k) => i = k, // `@import url(...)`: the url( below finds it
                 }
             }
             b'u' | b'U'
@@ -50,28 +41,43 @@ pub fn css_urls<'a>(css: &'a str, out: &mut dyn FnMut(Cow<'a, str>)) {
                     .is_some_and(|k| k.eq_ignore_ascii_case("url("))
                     && (i == 0 || !is_name(b[i - 1])) =>
             {
-                let mut k = i + 4;
-                while k < b.len() && b[k].is_ascii_whitespace() {
-                    k += 1;
-                }
-                if k < b.len() && (b[k] == b'"' || b[k] == b'\'') {
-                    let (s, end) = string_at(css, k);
-                    if !s.trim().is_empty() {
-                        out(s);
+                match string_after(css, i + 4, out) {
+                    Ok(end) => i = end,
+                    Err(k) => {
+                        let end = css[k..].find(')').map_or(b.len(), |e| k + e);
+                        let raw = css[k..end].trim();
+                        if !raw.is_empty() {
+                            out(unescape(raw));
+                        }
+                        i = end + 1;
                     }
-                    i = end;
-                } else {
-                    let end = css[k..].find(')').map_or(b.len(), |e| k + e);
-                    let raw = css[k..end].trim();
-                    if !raw.is_empty() {
-                        out(unescape(raw));
-                    }
-                    i = end + 1;
                 }
             }
             _ => i += 1,
         }
     }
+}
+
+/// After optional whitespace from `from`: a quoted string, given to `out` unless blank,
+/// `Ok(the index after it)`; anything else, `Err(where it starts)`.
+fn string_after<'a>(
+    css: &'a str,
+    from: usize,
+    out: &mut dyn FnMut(Cow<'a, str>),
+) -> Result<usize, usize> {
+    let b = css.as_bytes();
+    let mut k = from.min(b.len());
+    while k < b.len() && b[k].is_ascii_whitespace() {
+        k += 1;
+    }
+    if k < b.len() && (b[k] == b'"' || b[k] == b'\'') {
+        let (s, end) = string_at(css, k);
+        if !s.trim().is_empty() {
+            out(s);
+        }
+        return Ok(end);
+    }
+    Err(k)
 }
 
 /// Whether `c` can be part of a CSS identifier (so `xurl(` is not `url(`).

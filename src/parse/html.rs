@@ -473,14 +473,7 @@ fn scan_impl<'t>(
             continue;
         }
         if in_foreign {
-            let breakout = BREAKOUT.iter().any(|n| is(n))
-                || (is("font")
-                    && tk.attrs.iter().any(|(n, _)| {
-                        ["color", "face", "size"]
-                            .iter()
-                            .any(|x| n.eq_ignore_ascii_case(x))
-                    }));
-            if !breakout {
+            if !breaks_out(&tk, t.name) {
                 if !t.self_closing {
                     // Children take the parent's namespace (`<svg>` in `annotation-xml` is SVG).
                     let svg = top.is_some_and(|f| {
@@ -735,6 +728,19 @@ fn style_urls<'t>(style: Cow<'t, str>, raw: &mut Vec<RawLink<'t>>) {
         Cow::Borrowed(s) => super::css::css_urls(s, &mut push),
         Cow::Owned(s) => super::css::css_urls(&s, &mut |u| push(Cow::Owned(u.into_owned()))),
     }
+}
+
+/// Whether the start tag `name` (its attributes in `tk`) breaks out of SVG or MathML content
+/// back into HTML, as the standard lists them (and `<font>` with `color`, `face` or `size`).
+pub(crate) fn breaks_out(tk: &Tokenizer<'_>, name: &str) -> bool {
+    let is = |n: &str| name.eq_ignore_ascii_case(n);
+    BREAKOUT.iter().any(|n| is(n))
+        || (is("font")
+            && tk.attrs.iter().any(|(n, _)| {
+                ["color", "face", "size"]
+                    .iter()
+                    .any(|x| n.eq_ignore_ascii_case(x))
+            }))
 }
 
 /// `raw`, emptied, as a buffer for links of another lifetime: the allocation is kept (the

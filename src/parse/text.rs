@@ -33,7 +33,7 @@
 //! Agreement with resiliparse and speed against `extract_links`: `docs/parse.md`.
 
 use super::html::entities::{decode_text_refs, decode_text_refs_into};
-use super::html::tokenizer::{is_ws, Foreign, TagToken, Token, Tokenizer, BREAKOUT};
+use super::html::tokenizer::{is_ws, Foreign, TagToken, Token, Tokenizer};
 use super::html::{decode_text, detect_charset};
 
 /// The visible text of the HTML document `bytes` (charset detected as the link extractor does:
@@ -812,14 +812,7 @@ impl<'a> Walker<'a> {
             return true;
         }
         if in_foreign {
-            let breakout = BREAKOUT.iter().any(|n| is(n))
-                || (is("font")
-                    && self.tk.attrs.iter().any(|(n, _)| {
-                        ["color", "face", "size"]
-                            .iter()
-                            .any(|x| n.eq_ignore_ascii_case(x))
-                    }));
-            if !breakout {
+            if !super::html::breaks_out(&self.tk, t.name) {
                 if !t.self_closing {
                     let svg = top.is_some_and(|f| {
                         f.svg || (is("svg") && f.name.eq_ignore_ascii_case("annotation-xml"))
