@@ -58,6 +58,7 @@
 //!   selection, and extraction can then take a prefix. A SELECT that would change nothing (all of
 //!   S above a winner's largest entry in Fig. 1; two blocks already apart in Fig. 2) is decided
 //!   from the RAM summaries and skips the block I/O; the result is the same.
+//!   [`CbtQueue::set_paper_selects`] turns the skipping off (pqbench's Table 1 measures both).
 //!
 //! # Cost
 //!
@@ -283,6 +284,18 @@ impl CbtQueue {
     /// Entries in slice `t`. Panics if `t >= self.slices()`.
     pub fn slice_len(&self, t: usize) -> u64 {
         self.slices[t].len()
+    }
+
+    /// With `on`, every slice runs each SELECT of Figs. 1 and 2 along its path, as the paper's
+    /// pseudo-code does, instead of skipping (by the RAM summaries) the ones that would change
+    /// nothing; the default is off. The queue's contents and results are the same either way,
+    /// only the work (comparisons, block I/Os) differs: on, every level of a path costs a merge
+    /// and a block write, so the work of an operation depends on the path's length and hardly on
+    /// the keys. Not persisted (a reopened queue skips again). For pqbench's Table 1.
+    pub fn set_paper_selects(&mut self, on: bool) {
+        for s in &mut self.slices {
+            s.set_paper_selects(on);
+        }
     }
 
     /// The slice an entry goes to (by its fingerprint).

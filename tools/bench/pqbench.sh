@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The priority-queue evaluation of Marin, Paredes & Bonacic (WIDM 2008) on dragnet's disk
 # queues (tools/pqbench, docs/pqbench.md): Fig. 8 (key comparisons), Fig. 9 (block I/Os with
-# RAM = 10 % and 30 % of the queue) and Table 1 (CBT load balance for T = 1, 2, 4, 8).
+# RAM = 10 % and 30 % of the queue) and Table 1 (CBT load balance for T = 1, 2, 4, 8, with three
+# ways of sharing the inserts among the slices and with the SELECTs skipped or all run).
 #
 #   tools/bench/pqbench.sh [PQBENCH ARGS...]     # e.g. --samples synthetic --n 100000
 #

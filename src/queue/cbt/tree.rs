@@ -121,6 +121,9 @@ pub(super) struct Slice {
     layout: Layout,
     /// Copy-on-write for blocks of the last queue-level commit (T > 1).
     shadow: bool,
+    /// Run every SELECT of Figs. 1 and 2 as the paper's pseudo-code does, instead of skipping
+    /// the ones the RAM summaries show would change nothing (`CbtQueue::set_paper_selects`).
+    paper_selects: bool,
     /// The paper's CBT[]: `2N` values for N items (CBT[0] unused). Leaves are positions
     /// N..2N-1 and hold their item's block slot; internal nodes hold the winning slot.
     cbt: Vec<u32>,
@@ -167,6 +170,7 @@ impl Slice {
             slices,
             r,
             shadow: slices > 1,
+            paper_selects: false,
             cbt: Vec::new(),
             count: Vec::new(),
             best: Vec::new(),
@@ -327,6 +331,12 @@ impl Slice {
         }
     }
 
+    /// Runs every SELECT of Figs. 1 and 2 (`on`) or skips the ones that would change nothing
+    /// (the default). The queue's contents are the same either way; only the work differs.
+    pub fn set_paper_selects(&mut self, on: bool) {
+        self.paper_selects = on;
+    }
+
     /// Entries in the slice.
     pub fn len(&self) -> u64 {
         self.len
@@ -475,7 +485,8 @@ impl Slice {
     /// distinct winners D_y of k's ancestors from the root down; each keeps its own size of the
     /// smallest of `Prio[a] ∪ S` (SELECT) and passes the rest on as S; `i` gets the final S.
     /// A winner whose largest entry is below S's smallest keeps its block as it is (SELECT would
-    /// change nothing), decided in RAM without reading it. `s` is sorted, 1..=R entries.
+    /// change nothing), decided in RAM without reading it (unless `paper_selects`). `s` is
+    /// sorted, 1..=R entries.
     fn insertion_update(&mut self, mut s: Vec<Entry>) -> Result<()> {
         let i = self.alloc()?;
         let n = self.cbt.len() / 2;
@@ -498,7 +509,7 @@ impl Slice {
         dy.dedup();
         for a in dy {
             let (first, worst) = (s[0], self.worst[a as usize]);
-            if !self.less(first, worst) {
+            if !self.paper_selects && !self.less(first, worst) {
                 continue;
             }
             let block = self.read_block(a)?;
@@ -542,8 +553,9 @@ impl Slice {
     /// children play a match: the one whose largest entry is smaller (the paper's larger MIN)
     /// wins and becomes CBT[v]; SELECT over both blocks gives the winner its own size of the
     /// smallest entries and the loser the rest. Blocks that are already apart (winner's largest
-    /// <= loser's smallest) are left alone, decided in RAM. The winner's block is carried to the
-    /// next level, so each level reads at most one new block and writes two.
+    /// <= loser's smallest) are left alone, decided in RAM (unless `paper_selects`). The
+    /// winner's block is carried to the next level, so each level reads at most one new block
+    /// and writes two.
     fn extraction_update(&mut self, k: usize) -> Result<()> {
         let mut carry: Option<(u32, Vec<Entry>)> = None;
         let mut pos = k;
@@ -554,7 +566,7 @@ impl Slice {
             let (win, lose) = if self.less(wb, wa) { (b, a) } else { (a, b) };
             self.cbt[v] = win;
             let (ww, lb) = (self.worst[win as usize], self.best[lose as usize]);
-            if !self.less(lb, ww) {
+            if !self.paper_selects && !self.less(lb, ww) {
                 carry = carry.filter(|(s, _)| *s == win);
             } else {
                 let (mut wblk, mut lblk) = (None, None);

@@ -57,6 +57,13 @@ pub fn unbounded_cache(n: u64, page_size: usize) -> usize {
     (8 * queue_pages(n, page_size) + 4096) as usize
 }
 
+/// The smallest page (a multiple of 512 bytes, as the pager wants) that holds R entries besides
+/// the pager's page trailer: with it, a CBT block of R entries is exactly one page and one I/O,
+/// the paper's "R-sized nodes" on disk, and the quickheap's array is in blocks of R as well.
+pub fn page_for_r(r: usize) -> usize {
+    (r.max(1) * Entry::SIZE + dragnet::queue::pager::PAGE_TRAILER).div_ceil(512) * 512
+}
+
 /// The cache that holds `percent` % of the pages of `n` packed entries (at least one page).
 pub fn cache_for_percent(n: u64, page_size: usize, percent: f64) -> usize {
     ((queue_pages(n, page_size) as f64 * percent / 100.0).round() as usize).max(1)
@@ -210,6 +217,8 @@ pub struct Fig9Config {
     pub r_values: Vec<usize>,
     /// RAM budgets in percent of the queue's packed pages.
     pub ram_percents: Vec<f64>,
+    /// Pages of R entries ([`page_for_r`]) for each R instead of [`Common::page_size`].
+    pub page_per_r: bool,
 }
 
 /// Fig. 9 results.
@@ -217,6 +226,8 @@ pub struct Fig9Config {
 pub struct Fig9 {
     /// RAM percent of each run, in the order of `runs`.
     pub ram_percent: Vec<f64>,
+    /// Whether each run's page held R entries ([`Fig9Config::page_per_r`]).
+    pub page_per_r: bool,
     /// The runs.
     pub runs: Vec<RunResult>,
 }
@@ -229,6 +240,11 @@ pub fn fig9(common: &Common, cfg: &Fig9Config) -> Result<Fig9, String> {
     for s in 0..common.samples.len() {
         for &p in &cfg.ram_percents {
             for &r in &cfg.r_values {
+                let page = if cfg.page_per_r {
+                    page_for_r(r)
+                } else {
+                    common.page_size
+                };
                 for &k in &common.queues {
                     pct.push(p);
                     jobs.push(Job {
@@ -238,8 +254,8 @@ pub fn fig9(common: &Common, cfg: &Fig9Config) -> Result<Fig9, String> {
                             n: cfg.n,
                             r,
                             pager: PagerOptions {
-                                page_size: common.page_size,
-                                cache_pages: cache_for_percent(cfg.n, common.page_size, p),
+                                page_size: page,
+                                cache_pages: cache_for_percent(cfg.n, page, p),
                                 durable: false,
                             },
                             seed: common.seed,
@@ -251,6 +267,7 @@ pub fn fig9(common: &Common, cfg: &Fig9Config) -> Result<Fig9, String> {
     }
     Ok(Fig9 {
         ram_percent: pct,
+        page_per_r: cfg.page_per_r,
         runs: run_jobs(common, "fig9", &jobs)?,
     })
 }
@@ -459,12 +476,21 @@ pub fn fig8_markdown(f: &Fig8, common: &Common) -> String {
 /// the details.
 pub fn fig9_markdown(f: &Fig9, common: &Common) -> String {
     let mut out = String::from("## Fig. 9: block I/Os\n\n");
+    let pages = if f.page_per_r {
+        "pages of R entries each: 24 R bytes plus an 8-byte trailer, rounded up to a multiple \
+         of 512, so that a CBT block is one page, the paper's R-sized disk nodes"
+            .to_string()
+    } else {
+        format!(
+            "{} B pages, {} entries each",
+            common.page_size,
+            common.page_size / Entry::SIZE
+        )
+    };
     out.push_str(&format!(
         "Block I/Os = pages read into plus dirty pages written out of the pager's frame cache, \
          whose size is the RAM budget: a percentage of the pages the N entries fill when packed \
-         ({} B pages, {} entries each). {}\n\n",
-        common.page_size,
-        common.page_size / Entry::SIZE,
+         ({pages}). {}\n\n",
         schedule_line(&common.sched)
     ));
     let runs: Vec<(&RunResult, f64)> = f.runs.iter().zip(f.ram_percent.iter().copied()).collect();
@@ -487,16 +513,24 @@ pub fn fig9_markdown(f: &Fig9, common: &Common) -> String {
                 .map(|x| x.0)
                 .collect();
             let Some(r0) = sel.first() else { continue };
-            out.push_str(&format!(
-                "Block I/Os per superstep versus R, RAM = {p} % ({} of {} pages), N = {}:\n\n",
-                r0.cache_pages, r0.queue_pages, r0.n
-            ));
+            if f.page_per_r {
+                out.push_str(&format!(
+                    "Block I/Os per superstep versus R, RAM = {p} % of the queue's pages (pages \
+                     of R entries), N = {}:\n\n",
+                    r0.n
+                ));
+            } else {
+                out.push_str(&format!(
+                    "Block I/Os per superstep versus R, RAM = {p} % ({} of {} pages), N = {}:\n\n",
+                    r0.cache_pages, r0.queue_pages, r0.n
+                ));
+            }
             out.push_str(&pivot(
                 &sel,
                 "R",
                 |r| (r.r as u64, r.r.to_string()),
                 |r| r.ios_per_superstep(),
-                0,
+                if f.page_per_r { 1 } else { 0 },
             ));
         }
     }

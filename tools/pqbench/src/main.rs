@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use pqbench::experiments::{self, Common, Fig8Config, Fig9Config};
 use pqbench::queues::{open_sliced, QueueKind};
 use pqbench::run::Schedule;
-use pqbench::table1::{self, Table1Config};
+use pqbench::table1::{self, Selects, Shares, Table1Config};
 use pqbench::workload::Sample;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Subcommand)]
@@ -52,6 +52,10 @@ struct Args {
     /// Fig. 9: RAM budgets, percent of the queue's packed pages.
     #[arg(long, global = true, value_delimiter = ',', default_values_t = [10.0f64, 30.0])]
     ram_percents: Vec<f64>,
+    /// Fig. 9: give each run pages that hold R entries (24 R + 8 bytes rounded up to 512) instead
+    /// of --page-size: a CBT node is then one page, the paper's R-sized disk blocks.
+    #[arg(long, global = true)]
+    page_per_r: bool,
     /// Table 1: the workload.
     #[arg(long, global = true, default_value = "california")]
     table1_sample: String,
@@ -64,6 +68,15 @@ struct Args {
     /// Table 1: RAM budget, percent of the queue's packed pages.
     #[arg(long, global = true, default_value_t = 10.0)]
     table1_ram_percent: f64,
+    /// Table 1: how the fill and the R new entries of a superstep are shared among the slices:
+    /// `symmetric` (N/T and R/T each), `equal` (R/T each, the fill hashed) and/or `hashed` (each
+    /// entry to the slice of its fingerprint).
+    #[arg(long, global = true, value_enum, value_delimiter = ',', default_values_t = [Shares::Symmetric, Shares::Equal, Shares::Hashed])]
+    table1_shares: Vec<Shares>,
+    /// Table 1: `skip` (dragnet's CBT skips the SELECTs that would change nothing) and/or
+    /// `paper` (every SELECT of the paper's Figs. 1 and 2 is run).
+    #[arg(long, global = true, value_enum, value_delimiter = ',', default_values_t = [Selects::Skip, Selects::Paper])]
+    table1_selects: Vec<Selects>,
     /// Table 1: the values of T (slices, one thread each).
     #[arg(long, global = true, value_delimiter = ',', default_values_t = [1usize, 2, 4, 8])]
     threads: Vec<usize>,
@@ -208,6 +221,7 @@ fn real_main(args: &Args) -> Result<(), String> {
             n: args.n,
             r_values: args.r_values.clone(),
             ram_percents: args.ram_percents.clone(),
+            page_per_r: args.page_per_r,
         };
         let f = experiments::fig9(&common, &cfg)?;
         print!("{}", experiments::fig9_markdown(&f, &common));
@@ -221,6 +235,8 @@ fn real_main(args: &Args) -> Result<(), String> {
             r: args.table1_r,
             threads: args.threads.clone(),
             ram_percent: args.table1_ram_percent,
+            shares: args.table1_shares.clone(),
+            selects: args.table1_selects.clone(),
         };
         let rows = table1::table1(&common, &cfg, &open_sliced)?;
         print!("{}", table1::table1_markdown(&rows, &common, &cfg));

@@ -113,10 +113,11 @@ impl SlicedQueue for CbtQueue {
 }
 
 /// Opens a new CBT of `setup.slices` slices for Table 1 in the empty directory `dir`: blocks of
-/// R/T entries, and the RAM budget split evenly between the slices (each has its own pager).
+/// R/T entries, the RAM budget split evenly between the slices (each has its own pager), every
+/// SELECT run if `setup.paper_selects`.
 pub fn open_sliced(dir: &Path, setup: &SliceSetup) -> Result<Box<dyn SlicedQueue>, String> {
     let t = setup.slices.max(1);
-    let q = CbtQueue::open(
+    let mut q = CbtQueue::open(
         dir,
         CbtOptions {
             block: setup.per_slice.max(1),
@@ -128,5 +129,6 @@ pub fn open_sliced(dir: &Path, setup: &SliceSetup) -> Result<Box<dyn SlicedQueue
         },
     )
     .map_err(|e| format!("CBT: {e}"))?;
+    q.set_paper_selects(setup.paper_selects);
     Ok(Box::new(q))
 }

@@ -9,6 +9,10 @@
 //! paper's two columns. Each call returns one [`IoStats`] delta per slice; the work of a slice
 //! is its key comparisons, or its block I/Os, and [`efficiency`] turns the per-slice work of all
 //! measured supersteps into X/Y.
+//!
+//! Two settings can be varied: how the R new entries are shared among the slices ([`Shares`])
+//! and whether the CBT runs every SELECT of the paper's Figs. 1 and 2 or skips the ones its RAM
+//! summaries show would change nothing ([`Selects`]; dragnet's default is to skip).
 
 use std::path::Path;
 use std::time::Instant;
@@ -19,7 +23,7 @@ use dragnet::queue::pager::PagerOptions;
 use dragnet::queue::{DiskQueue, Entry, IoStats};
 use serde::Serialize;
 
-use crate::efficiency::{efficiency, PAPER_TABLE1};
+use crate::efficiency::{efficiency, windows, PAPER_TABLE1};
 use crate::experiments::{cache_for_percent, Common};
 use crate::run::{delta, stream_len};
 use crate::workload::Sample;
@@ -53,20 +57,29 @@ pub struct SliceSetup {
     pub pager: PagerOptions,
     /// Seed.
     pub seed: u64,
+    /// Run every SELECT of Figs. 1 and 2 ([`Selects::Paper`]).
+    pub paper_selects: bool,
 }
 
 /// Opens a new sliced queue in an empty directory.
 pub type SlicedOpener<'a> = &'a dyn Fn(&Path, &SliceSetup) -> Result<Box<dyn SlicedQueue>, String>;
 
 /// How the R new entries of a superstep are shared among the slices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 pub enum Shares {
     /// The next R entries of the workload, each to the slice its fingerprint hashes to (what
     /// `CbtQueue::superstep` does with a crawler's batch): shares vary around R/T.
     Hashed,
     /// Exactly R/T new entries for every slice: for each slice, the next R/T entries of the
-    /// workload that hash to it (the paper's insert-many(R/T) per thread).
+    /// workload that hash to it (the paper's insert-many(R/T) per thread). The fill is the first
+    /// N entries of the workload, hashed, so the slices hold slightly different numbers of
+    /// entries and keep different numbers (0 to R/T - 1) of them pending in RAM.
     Equal,
+    /// Equal shares and an equal fill: every slice is filled with N/T entries (the next that
+    /// hash to it) by insert-many of R/T, and inserts exactly R/T per superstep, so every slice
+    /// holds whole blocks only, the same number of them, and nothing pending: the paper's CBT
+    /// "symmetrically partitioned into T slices".
+    Symmetric,
 }
 
 impl Shares {
@@ -75,6 +88,28 @@ impl Shares {
         match self {
             Shares::Hashed => "hashed shares",
             Shares::Equal => "equal shares (R/T each)",
+            Shares::Symmetric => "symmetric (equal fill of N/T and equal shares of R/T)",
+        }
+    }
+}
+
+/// Which SELECTs of the paper's Figs. 1 and 2 the CBT runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+pub enum Selects {
+    /// dragnet's default: a SELECT that would change nothing (decided from the blocks' smallest
+    /// and largest entries, kept in RAM) is skipped with its block I/O.
+    Skip,
+    /// The paper's pseudo-code: a SELECT (here a merge) at every level of the path
+    /// (`CbtQueue::set_paper_selects`).
+    Paper,
+}
+
+impl Selects {
+    /// Name in tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Selects::Skip => "SELECTs skipped when they change nothing (dragnet)",
+            Selects::Paper => "every SELECT run (the paper's Figs. 1 and 2)",
         }
     }
 }
@@ -92,6 +127,24 @@ pub struct Table1Config {
     pub threads: Vec<usize>,
     /// RAM budget in percent of the queue's packed pages (for the I/O efficiencies).
     pub ram_percent: f64,
+    /// The ways of sharing the inserts to run.
+    pub shares: Vec<Shares>,
+    /// The SELECT settings to run.
+    pub selects: Vec<Selects>,
+}
+
+/// Window lengths (in supersteps) of [`Table1Row::windows`].
+pub const WINDOWS: [usize; 5] = [1, 2, 5, 10, 25];
+
+/// Efficiency when each slice's work is summed over windows of `supersteps` supersteps.
+#[derive(Debug, Clone, Serialize)]
+pub struct WindowEfficiency {
+    /// Window length in supersteps.
+    pub supersteps: usize,
+    /// Extract-top(R/T), work = key comparisons.
+    pub extract_cmp: f64,
+    /// Insert-many, work = key comparisons.
+    pub insert_cmp: f64,
 }
 
 /// One row of Table 1.
@@ -99,6 +152,8 @@ pub struct Table1Config {
 pub struct Table1Row {
     /// How the inserts were shared.
     pub shares: Shares,
+    /// Which SELECTs the CBT ran.
+    pub selects: Selects,
     /// T.
     pub t: usize,
     /// R/T.
@@ -122,6 +177,8 @@ pub struct Table1Row {
     pub extract_cmp_run: f64,
     /// Efficiency of insert-many over the whole run, work = key comparisons.
     pub insert_cmp_run: f64,
+    /// Efficiency (comparisons) over windows of each of [`WINDOWS`] supersteps.
+    pub windows: Vec<WindowEfficiency>,
     /// Efficiency of the whole superstep (both operations), work = key comparisons.
     pub superstep_cmp: f64,
     /// Key comparisons per superstep, all slices.
@@ -159,34 +216,36 @@ pub fn table1(
         t0.elapsed().as_secs_f64()
     );
     let mut rows: Vec<Table1Row> = Vec::new();
-    for shares in [Shares::Equal, Shares::Hashed] {
-        let first = rows.len();
-        for &t in &cfg.threads {
-            let row = table1_row(
-                common,
-                cfg,
-                open,
-                &stream,
-                shares,
-                t,
-                measured,
-                rows.get(first),
-            )?;
-            rows.push(row);
+    for &selects in &cfg.selects {
+        for &shares in &cfg.shares {
+            let first = rows.len();
+            for &t in &cfg.threads {
+                let row = table1_row(
+                    common,
+                    cfg,
+                    open,
+                    &stream,
+                    (shares, selects),
+                    t,
+                    measured,
+                    rows.get(first),
+                )?;
+                rows.push(row);
+            }
         }
     }
     Ok(rows)
 }
 
-/// One row: T slices, the inserts shared as `shares`; `base` is the row the speed-up is relative
-/// to.
+/// One row: T slices, the inserts shared as `shares`, the SELECTs as `selects`; `base` is the row
+/// the speed-up is relative to.
 #[allow(clippy::too_many_arguments)]
 fn table1_row(
     common: &Common,
     cfg: &Table1Config,
     open: SlicedOpener<'_>,
     stream: &[Entry],
-    shares: Shares,
+    (shares, selects): (Shares, Selects),
     t: usize,
     measured: usize,
     base: Option<&Table1Row>,
@@ -204,6 +263,7 @@ fn table1_row(
                 durable: false,
             },
             seed: common.seed,
+            paper_selects: selects == Selects::Paper,
         };
         let dir = tempfile::Builder::new()
             .prefix("pq-table1-")
@@ -217,37 +277,56 @@ fn table1_row(
             ));
         }
         let err = |what: &str, e: dragnet::error::Error| format!("table1 T={t}: {what}: {e}");
-        let (fill, rest) = stream.split_at(cfg.n as usize);
         let steps = sched.warmup + measured;
-        let batches: Vec<Vec<Entry>> = match shares {
-            Shares::Hashed => rest
-                .chunks(per_slice * t)
-                .take(steps)
-                .map(|c| c.to_vec())
-                .collect(),
-            Shares::Equal => {
-                let mut per: Vec<Vec<Entry>> = vec![Vec::new(); t];
-                for e in rest {
-                    let s = q.slice_of(e);
-                    if per[s].len() < per_slice * steps {
-                        per[s].push(*e);
-                    }
+        // The fill, as insert-many calls, and the inserts of every superstep.
+        let (fills, batches): (Vec<Vec<Entry>>, Vec<Vec<Entry>>) = match shares {
+            Shares::Hashed | Shares::Equal => {
+                let (fill, rest) = stream.split_at(cfg.n as usize);
+                let fills = fill.chunks(cfg.r.max(1)).map(<[Entry]>::to_vec).collect();
+                let batches = if shares == Shares::Hashed {
+                    rest.chunks(per_slice * t)
+                        .take(steps)
+                        .map(<[Entry]>::to_vec)
+                        .collect()
+                } else {
+                    let per = by_slice(rest, &*q, &vec![per_slice * steps; t]);
+                    interleave(&per, &vec![0; t], per_slice, steps)
+                };
+                (fills, batches)
+            }
+            Shares::Symmetric => {
+                let n = cfg.n as usize;
+                let sizes: Vec<usize> = (0..t).map(|s| n / t + usize::from(s < n % t)).collect();
+                let want: Vec<usize> = sizes.iter().map(|f| f + per_slice * steps).collect();
+                let per = by_slice(stream, &*q, &want);
+                let fill_steps = sizes.iter().max().map_or(0, |m| m.div_ceil(per_slice));
+                let mut fills = Vec::with_capacity(fill_steps);
+                for i in 0..fill_steps {
+                    let chunk: Vec<Entry> = per
+                        .iter()
+                        .zip(&sizes)
+                        .flat_map(|(p, &f)| {
+                            p[(i * per_slice).min(f)..((i + 1) * per_slice).min(f)].iter()
+                        })
+                        .copied()
+                        .collect();
+                    fills.push(chunk);
                 }
-                (0..steps)
-                    .map(|i| {
-                        per.iter()
-                            .flat_map(|p| p.iter().skip(i * per_slice).take(per_slice))
-                            .copied()
-                            .collect()
-                    })
-                    .collect()
+                (fills, interleave(&per, &sizes, per_slice, steps))
             }
         };
         if batches.len() < steps || batches.iter().any(|b| b.len() != per_slice * t) {
             return Err(format!("table1 T={t}: the workload is too short"));
         }
-        for chunk in fill.chunks(cfg.r.max(1)) {
+        for chunk in &fills {
             q.insert_many(chunk).map_err(|e| err("fill", e))?;
+        }
+        if q.len() != cfg.n {
+            return Err(format!(
+                "table1 T={t}: {} entries after the fill, expected {}",
+                q.len(),
+                cfg.n
+            ));
         }
         q.reset_stats();
         let mut ext_cmp = Vec::new();
@@ -317,6 +396,7 @@ fn table1_row(
         let speedup = base.map_or(1.0, |r0| r0.ms_per_superstep / ms);
         let row = Table1Row {
             shares,
+            selects,
             t,
             per_slice,
             n: cfg.n,
@@ -327,6 +407,14 @@ fn table1_row(
             extract_io: efficiency(&ext_io),
             insert_io: efficiency(&ins_io),
             superstep_cmp: efficiency(&step_cmp),
+            windows: WINDOWS
+                .iter()
+                .map(|&w| WindowEfficiency {
+                    supersteps: w,
+                    extract_cmp: efficiency(&windows(&ext_cmp, w)),
+                    insert_cmp: efficiency(&windows(&ins_cmp, w)),
+                })
+                .collect(),
             extract_cmp_run: efficiency(&[column_sums(&ext_cmp)]),
             insert_cmp_run: efficiency(&[column_sums(&ins_cmp)]),
             comparisons_per_superstep: cmp_total as f64 / s,
@@ -337,13 +425,45 @@ fn table1_row(
             speedup,
         };
         eprintln!(
-            "pqbench: table1: {}, T={t} R/T={per_slice}: extract {:.3}, insert {:.3} (comparisons); \
-             {:.3}, {:.3} (I/Os); {:.1} ms/superstep",
+            "pqbench: table1: {}, {:?} SELECTs, T={t} R/T={per_slice}: extract {:.3}, insert {:.3} \
+             (comparisons); {:.3}, {:.3} (I/Os); {:.1} ms/superstep",
             shares.label(),
+            selects,
             row.extract_cmp, row.insert_cmp, row.extract_io, row.insert_io, ms
         );
         Ok(row)
     }
+}
+
+/// For each slice s, the first `want[s]` entries of `stream` that go to it, in stream order.
+fn by_slice(stream: &[Entry], q: &dyn SlicedQueue, want: &[usize]) -> Vec<Vec<Entry>> {
+    let mut per: Vec<Vec<Entry>> = want.iter().map(|&w| Vec::with_capacity(w)).collect();
+    for e in stream {
+        let s = q.slice_of(e);
+        if per[s].len() < want[s] {
+            per[s].push(*e);
+        }
+    }
+    per
+}
+
+/// `steps` batches of `per_slice` entries from every slice: batch i takes, from slice s,
+/// `per[s][skip[s] + i * per_slice ..][.. per_slice]` (short if the slice's list runs out).
+fn interleave(
+    per: &[Vec<Entry>],
+    skip: &[usize],
+    per_slice: usize,
+    steps: usize,
+) -> Vec<Vec<Entry>> {
+    (0..steps)
+        .map(|i| {
+            per.iter()
+                .zip(skip)
+                .flat_map(|(p, &k)| p.iter().skip(k + i * per_slice).take(per_slice))
+                .copied()
+                .collect()
+        })
+        .collect()
 }
 
 /// Per-slice totals of `work[s][t]` over the supersteps s.
@@ -380,12 +500,16 @@ pub fn table1_markdown(rows: &[Table1Row], common: &Common, cfg: &Table1Config) 
         common.page_size,
         crate::experiments::schedule_line(&common.sched)
     ));
-    for shares in [Shares::Equal, Shares::Hashed] {
-        let sel: Vec<&Table1Row> = rows.iter().filter(|r| r.shares == shares).collect();
-        if sel.is_empty() {
-            continue;
-        }
-        out.push_str(&format!("### Inserts: {}\n\n", shares.label()));
+    for (shares, selects) in groups(rows) {
+        let sel: Vec<&Table1Row> = rows
+            .iter()
+            .filter(|r| r.shares == shares && r.selects == selects)
+            .collect();
+        out.push_str(&format!(
+            "### Inserts: {}; {}\n\n",
+            shares.label(),
+            selects.label()
+        ));
         out.push_str(
             "| T | R/T | extract (cmp) | insert (cmp) | paper extract | paper insert | extract \
              (cmp, run) | insert (cmp, run) | extract (I/O) | insert (I/O) | superstep (cmp) | \
@@ -416,51 +540,107 @@ pub fn table1_markdown(rows: &[Table1Row], common: &Common, cfg: &Table1Config) 
             ));
         }
         out.push('\n');
+        out.push_str(
+            "Efficiency extract / insert (comparisons) with each slice's work summed over windows \
+             of W supersteps:\n\n| T |",
+        );
+        for w in WINDOWS {
+            out.push_str(&format!(" W = {w} |"));
+        }
+        out.push_str(" run | paper |\n|---:|");
+        for _ in 0..WINDOWS.len() + 2 {
+            out.push_str("---:|");
+        }
+        out.push('\n');
+        for r in rows
+            .iter()
+            .filter(|r| r.shares == shares && r.selects == selects)
+        {
+            out.push_str(&format!("| {} |", r.t));
+            for w in &r.windows {
+                out.push_str(&format!(" {:.3} / {:.3} |", w.extract_cmp, w.insert_cmp));
+            }
+            let p = paper(r.t).map_or("-".into(), |(e, i)| format!("{e:.2} / {i:.2}"));
+            out.push_str(&format!(
+                " {:.3} / {:.3} | {p} |\n",
+                r.extract_cmp_run, r.insert_cmp_run
+            ));
+        }
+        out.push('\n');
     }
     out
 }
 
-/// Table 1 chart (`pqbench-table1.png`): efficiency (work = key comparisons) versus T, for both
-/// ways of sharing the inserts, and the paper's.
+/// The (shares, selects) combinations present in `rows`, in order of appearance.
+fn groups(rows: &[Table1Row]) -> Vec<(Shares, Selects)> {
+    let mut g: Vec<(Shares, Selects)> = Vec::new();
+    for r in rows {
+        if !g.contains(&(r.shares, r.selects)) {
+            g.push((r.shares, r.selects));
+        }
+    }
+    g
+}
+
+/// Table 1 chart (`pqbench-table1.png`): efficiency (work = key comparisons) versus T, for every
+/// way of sharing the inserts and SELECT setting run, and the paper's.
 pub fn table1_png(rows: &[Table1Row]) -> std::io::Result<Vec<u8>> {
-    let pick = |shares: Shares, f: &dyn Fn(&Table1Row) -> f64| -> Vec<(f64, f64)> {
-        rows.iter()
-            .filter(|r| r.shares == shares)
-            .map(|r| (r.t as f64, f(r)))
-            .collect()
-    };
-    let series = vec![
+    let mut series = Vec::new();
+    // Extract and insert colours of each group, in order (blues and greens, then purples and
+    // oranges).
+    const COLORS: [([u8; 3], [u8; 3]); 6] = [
+        ([30, 90, 220], [0, 150, 60]),
+        ([130, 170, 245], [120, 215, 150]),
+        ([150, 40, 200], [200, 120, 0]),
+        ([210, 150, 240], [240, 190, 110]),
+        ([0, 170, 190], [160, 160, 0]),
+        ([220, 60, 120], [120, 80, 40]),
+    ];
+    for (gi, (shares, selects)) in groups(rows).into_iter().enumerate() {
+        // Short labels (the chart's legend is narrow): shares SYM / EQ / HASH, SELECTs SKIP
+        // (dragnet) / ALL (the paper's).
+        let name = format!(
+            "{} {}",
+            match shares {
+                Shares::Equal => "EQ",
+                Shares::Hashed => "HASH",
+                Shares::Symmetric => "SYM",
+            },
+            match selects {
+                Selects::Skip => "SKIP",
+                Selects::Paper => "ALL",
+            }
+        );
+        let (ce, ci) = COLORS[gi % COLORS.len()];
+        let pick = |f: &dyn Fn(&Table1Row) -> f64| -> Vec<(f64, f64)> {
+            rows.iter()
+                .filter(|r| r.shares == shares && r.selects == selects)
+                .map(|r| (r.t as f64, f(r)))
+                .collect()
+        };
+        series.push(Series {
+            label: format!("EXT {name}"),
+            color: ce,
+            points: pick(&|r| r.extract_cmp),
+        });
+        series.push(Series {
+            label: format!("INS {name}"),
+            color: ci,
+            points: pick(&|r| r.insert_cmp),
+        });
+    }
+    series.extend([
         Series {
-            label: "EXTRACT EQUAL".into(),
-            color: [30, 90, 220],
-            points: pick(Shares::Equal, &|r| r.extract_cmp),
-        },
-        Series {
-            label: "INSERT EQUAL".into(),
-            color: [0, 150, 60],
-            points: pick(Shares::Equal, &|r| r.insert_cmp),
-        },
-        Series {
-            label: "EXTRACT HASHED".into(),
-            color: [130, 170, 245],
-            points: pick(Shares::Hashed, &|r| r.extract_cmp),
-        },
-        Series {
-            label: "INSERT HASHED".into(),
-            color: [120, 215, 150],
-            points: pick(Shares::Hashed, &|r| r.insert_cmp),
-        },
-        Series {
-            label: "PAPER EXTRACT".into(),
+            label: "PAPER EXT".into(),
             color: [0, 0, 0],
             points: PAPER_TABLE1.iter().map(|p| (p.0 as f64, p.2)).collect(),
         },
         Series {
-            label: "PAPER INSERT".into(),
+            label: "PAPER INS".into(),
             color: [150, 150, 150],
             points: PAPER_TABLE1.iter().map(|p| (p.0 as f64, p.3)).collect(),
         },
-    ];
+    ]);
     let lo = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))

@@ -5,7 +5,7 @@ use pqbench::efficiency::efficiency;
 use pqbench::experiments::{self, Common, Fig8Config, Fig9Config};
 use pqbench::queues::{open_sliced, QueueKind};
 use pqbench::run::Schedule;
-use pqbench::table1::{self, Shares, Table1Config};
+use pqbench::table1::{self, Selects, Shares, Table1Config};
 use pqbench::workload::Sample;
 
 /// A small web graph in a temporary folder: 60 pages on 6 hosts, each linking to a few others.
@@ -126,6 +126,7 @@ fn fig9_tables_and_charts() {
         n: 2000,
         r_values: vec![40, 200],
         ram_percents: vec![10.0, 30.0],
+        page_per_r: false,
     };
     let f = experiments::fig9(&c, &cfg).unwrap();
     assert_eq!(f.runs.len(), 2 * 2 * 2 * 3);
@@ -154,6 +155,33 @@ fn fig9_tables_and_charts() {
 }
 
 #[test]
+fn fig9_with_pages_of_r_entries() {
+    assert_eq!(experiments::page_for_r(1000), 24_064);
+    assert_eq!(experiments::page_for_r(8000), 192_512);
+    assert_eq!(experiments::page_for_r(1), 512);
+    let g = graph_dir();
+    let work = tempfile::tempdir().unwrap();
+    let mut c = common(g.path(), work.path());
+    c.queues = vec![QueueKind::Qheap, QueueKind::Cbt];
+    let cfg = Fig9Config {
+        n: 2000,
+        r_values: vec![40, 200],
+        ram_percents: vec![10.0],
+        page_per_r: true,
+    };
+    let f = experiments::fig9(&c, &cfg).unwrap();
+    assert_eq!(f.runs.len(), 2 * 2 * 2);
+    for r in &f.runs {
+        // 2000 entries in pages of about R: 48 pages at R = 40 (1024-byte pages of 42 entries),
+        // 10 at R = 200 (5120-byte pages of 213 entries); 10 % of that.
+        let (pages, cache) = if r.r == 40 { (48, 5) } else { (10, 1) };
+        assert_eq!((r.queue_pages, r.cache_pages), (pages, cache), "{r:?}");
+    }
+    let md = experiments::fig9_markdown(&f, &c);
+    assert!(md.contains("pages of R entries"), "{md}");
+}
+
+#[test]
 fn table1_rows_for_each_t() {
     let g = graph_dir();
     let work = tempfile::tempdir().unwrap();
@@ -164,17 +192,32 @@ fn table1_rows_for_each_t() {
         r: 400,
         threads: vec![1, 2, 4, 8],
         ram_percent: 30.0,
+        shares: vec![Shares::Symmetric, Shares::Equal, Shares::Hashed],
+        selects: vec![Selects::Skip, Selects::Paper],
     };
     let rows = table1::table1(&c, &cfg, &open_sliced).unwrap();
-    let ts: Vec<(Shares, usize, usize)> =
-        rows.iter().map(|r| (r.shares, r.t, r.per_slice)).collect();
+    let ts: Vec<(Selects, Shares, usize, usize)> = rows
+        .iter()
+        .map(|r| (r.selects, r.shares, r.t, r.per_slice))
+        .collect();
     let mut want = Vec::new();
-    for s in [Shares::Equal, Shares::Hashed] {
-        for (t, rt) in [(1, 400), (2, 200), (4, 100), (8, 50)] {
-            want.push((s, t, rt));
+    for sel in [Selects::Skip, Selects::Paper] {
+        for s in [Shares::Symmetric, Shares::Equal, Shares::Hashed] {
+            for (t, rt) in [(1, 400), (2, 200), (4, 100), (8, 50)] {
+                want.push((sel, s, t, rt));
+            }
         }
     }
     assert_eq!(ts, want);
+    // The SELECT setting reaches the queue: same rows, other work.
+    assert!(rows[..12]
+        .iter()
+        .zip(&rows[12..])
+        .all(|(skip, paper)| (skip.t, skip.shares) == (paper.t, paper.shares)));
+    assert!(rows[..12]
+        .iter()
+        .zip(&rows[12..])
+        .any(|(skip, paper)| skip.ios_per_superstep != paper.ios_per_superstep));
     assert_eq!(rows[0].extract_cmp, 1.0);
     assert_eq!(rows[4].insert_io, 1.0);
     for r in &rows {
@@ -191,12 +234,21 @@ fn table1_rows_for_each_t() {
     }
     let md = table1::table1_markdown(&rows, &c, &cfg);
     assert!(md.contains("### Inserts: equal shares") && md.contains("### Inserts: hashed shares"));
+    assert!(md.contains("every SELECT run") && md.contains("SELECTs skipped"));
+    assert!(md.contains("### Inserts: symmetric") && md.contains("| W = 10 |"));
+    for r in &rows {
+        assert_eq!(r.windows.len(), table1::WINDOWS.len());
+        assert!(r
+            .windows
+            .iter()
+            .all(|w| w.extract_cmp > 0.0 && w.extract_cmp <= 1.0));
+    }
     for (t, rt, pe, pi) in [(1, 400, "1.00", "1.00"), (8, 50, "0.95", "0.93")] {
         let rows: Vec<&str> = md
             .lines()
             .filter(|l| l.starts_with(&format!("| {t} | {rt} |")))
             .collect();
-        assert_eq!(rows.len(), 2, "{md}");
+        assert_eq!(rows.len(), 6, "{md}");
         assert!(
             rows.iter()
                 .all(|row| row.contains(&format!("| {pe} | {pi} |"))),
