@@ -16,6 +16,7 @@
 //! | 3 | I/O failure, corrupt data, an external program (sbatch) failed, or an internal error (a bug) | fix and re-run; committed data is intact |
 //! | 4 | a cycle finished with failed partitions (the others' work is kept) | re-run: only what is missing runs |
 //! | 5 | busy: another run holds the crawl's lock, or its Slurm jobs are queued | nothing was done; try later |
+//! | 75 | a Slurm task failed for a transient reason ([`Error::is_transient`]) | Slurm re-runs it (requeued), up to `[slurm] max_retries` times |
 //!
 //! (6, a stale lock, is no longer used: a dead run's lock is taken over by the next run, see
 //! `crawl::lock`.) 1 and 4 are decided by the caller from what it finished; the rest follow from the variant.
@@ -41,6 +42,11 @@ pub const EXIT_CYCLE_INCOMPLETE: i32 = 4;
 /// Exit code: busy. Another run holds the crawl's lock (alive, or on a host that cannot be
 /// checked), or the crawl's Slurm jobs are still queued. Nothing was done.
 pub const EXIT_BUSY: i32 = 5;
+
+/// Exit code of a Slurm task (`dragnet slurm task`) that failed for a transient reason (an I/O
+/// error, a busy crawl, a killed process): the task asks Slurm to run it again. `EX_TEMPFAIL`
+/// of sysexits.h.
+pub const EXIT_RETRY: i32 = 75;
 
 /// Who holds a crawl's lock, as an error tells it (see `crawl::lock`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -247,6 +253,29 @@ impl Error {
             src = s.source();
         }
         msg
+    }
+
+    /// Whether running the same thing again may succeed without anyone changing anything: an
+    /// I/O error (a full disk, a shared filesystem that went away for a moment; not a denied
+    /// permission), a busy crawl, a failed external program, or a stage whose input is not
+    /// visible yet (a shared filesystem's attribute cache). Corrupt or unreadable data, a bad
+    /// configuration or command and bugs are permanent: re-running cannot help. The Slurm
+    /// executor requeues a task that failed transiently and lets a permanent failure fail.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Error::Io { source, .. } => source.kind() != io::ErrorKind::PermissionDenied,
+            Error::Locked { .. }
+            | Error::SlurmQueued { .. }
+            | Error::External { .. }
+            | Error::NotReady(_) => true,
+            Error::Corrupt { .. }
+            | Error::Version { .. }
+            | Error::OutOfOrder { .. }
+            | Error::Schema { .. }
+            | Error::Config { .. }
+            | Error::Usage(_)
+            | Error::Internal(_) => false,
+        }
     }
 
     /// The process exit code this error maps to (see the module docs).

@@ -21,15 +21,18 @@ const M: u32 = 3;
 /// A stand-in for `sbatch --parsable`: gives job ids from a counter, runs the `--wrap` command
 /// at once (for each array index, with SLURM_ARRAY_TASK_ID set, output to `--output`), and marks
 /// a job failed if a task fails; a job with an `afterok` dependency on a failed job is cancelled
-/// (marked failed, not run), as `--kill-on-invalid-dep=yes` does. Every call is logged.
+/// (marked failed, not run), as `--kill-on-invalid-dep=yes` does, and a task of an array with
+/// an `aftercorr` dependency is cancelled if the corresponding task failed or was cancelled.
+/// Every call is logged.
 const FAKE_SBATCH: &str = r#"#!/usr/bin/env bash
 set -u
 state=${FAKE_SBATCH_STATE:?}
-array=""; deps=""; wrap=""; out="/dev/null"
+array=""; deps=""; corr=""; wrap=""; out="/dev/null"
 for a in "$@"; do
     case "$a" in
         --array=*) array=${a#--array=} ;;
         --dependency=afterok:*) deps=${a#--dependency=afterok:} ;;
+        --dependency=aftercorr:*) corr=${a#--dependency=aftercorr:} ;;
         --wrap=*) wrap=${a#--wrap=} ;;
         --output=*) out=${a#--output=} ;;
     esac
@@ -41,9 +44,12 @@ for d in ${deps//:/ }; do
     if [ -e "$state/failed.$d" ]; then touch "$state/failed.$id"; echo "$id"; exit 0; fi
 done
 run() {
+    if [ -n "$corr" ] && [ -e "$state/failed.$corr.$1" ]; then
+        touch "$state/failed.$id" "$state/failed.$id.$1"; return
+    fi
     local log=${out//%A/$id}; log=${log//%a/$1}; log=${log//%j/$id}
     SLURM_JOB_ID=$id SLURM_ARRAY_JOB_ID=$id SLURM_ARRAY_TASK_ID=$1 sh -c "$wrap" > "$log" 2>&1 \
-        || touch "$state/failed.$id"
+        || touch "$state/failed.$id" "$state/failed.$id.$1"
 }
 if [ -n "$array" ]; then
     range=${array%%\%*}
@@ -83,7 +89,21 @@ fn ok(out: std::process::Output) -> std::process::Output {
     out
 }
 
-/// Every job log the chain wrote, for failure messages.
+/// Every job log the chain wrote, whole.
+fn whole_logs(root: &Path) -> String {
+    let mut out = String::new();
+    for dir in std::fs::read_dir(root.join("logs/slurm"))
+        .into_iter()
+        .flatten()
+    {
+        for f in std::fs::read_dir(dir.unwrap().path()).into_iter().flatten() {
+            out.push_str(&std::fs::read_to_string(f.unwrap().path()).unwrap_or_default());
+        }
+    }
+    out
+}
+
+/// Every job log the chain wrote (their last lines), for failure messages.
 fn logs(root: &Path) -> String {
     let mut out = String::new();
     let Ok(cycles) = std::fs::read_dir(root.join("logs/slurm")) else {
@@ -134,15 +154,23 @@ fn a_crawl_through_simulated_slurm_fetches_exactly_the_ground_truth() {
     let calls = std::fs::read_to_string(state.join("calls")).unwrap();
     // Per cycle: four arrays (the fetch parses as pages arrive: no parse array) and a finish
     // job; every job but the fetch waits for the one before it (a cycle is submitted by the
-    // finish job of the one before, once that is complete).
+    // finish job of the one before, once that is complete): the split and the prioritize of a
+    // partition for that partition's task before them, the merge and the finish for all.
     assert_eq!(calls.lines().count() as u32, 5 * last, "{calls}");
     assert!(!calls.contains("--stage parse"), "{calls}");
     for line in calls.lines() {
+        let per_partition = line.contains("-split ") || line.contains("-prioritize ");
         assert_eq!(
             line.contains("--dependency=afterok:"),
-            !line.contains("-fetch "),
+            !line.contains("-fetch ") && !per_partition,
             "{line}"
         );
+        assert_eq!(
+            line.contains("--dependency=aftercorr:"),
+            per_partition,
+            "{line}"
+        );
+        assert!(line.contains(" --requeue "), "{line}");
         if line.contains("--array=") {
             assert!(line.contains("--array=0-2%2 "), "{line}");
         }
@@ -198,16 +226,19 @@ fn a_failed_task_cancels_what_depends_on_it_and_a_resubmit_runs_only_what_is_mis
         );
     }
     for p in 0..M {
-        // The fetches that ran parsed their pages as they came; the split waits for them all.
+        // The fetches that ran parsed their pages as they came, and their partitions' splits
+        // ran (aftercorr); the split of partition 1 was cancelled, and with it the merge.
         assert_eq!(
             c.dir.done_path(0, Stage::Parse, p).exists(),
             p != 1,
             "parse of p{p}"
         );
-        assert!(
-            !c.dir.done_path(0, Stage::Split, p).exists(),
-            "split waits for the whole fetch array"
+        assert_eq!(
+            c.dir.done_path(0, Stage::Split, p).exists(),
+            p != 1,
+            "split of p{p}"
         );
+        assert!(!c.dir.done_path(0, Stage::Merge, p).exists());
     }
     assert_eq!(next_cycle(&c.dir, M), 0);
 
@@ -226,9 +257,12 @@ fn a_failed_task_cancels_what_depends_on_it_and_a_resubmit_runs_only_what_is_mis
     let jobs = sub["jobs"].as_array().unwrap();
     assert_eq!(jobs[0]["what"], "fetch");
     assert_eq!(jobs[0]["partitions"], "1");
-    // No parse array: the fetch of partition 1 parses its pages as they come.
+    // No parse array: the fetch of partition 1 parses its pages as they come; only its split
+    // is missing, then the merge and prioritize of every partition.
     assert_eq!(jobs[1]["what"], "split");
-    assert_eq!(jobs[1]["partitions"], "0-2");
+    assert_eq!(jobs[1]["partitions"], "1");
+    assert_eq!(jobs[2]["what"], "merge");
+    assert_eq!(jobs[2]["partitions"], "0-2");
     let calls = std::fs::read_to_string(state.join("calls")).unwrap();
     assert_eq!(calls.lines().count() - before, 5);
     assert_eq!(next_cycle(&c.dir, M), 1, "{}", logs(c.dir.root()));
@@ -310,14 +344,22 @@ fn a_large_crawl_is_cut_into_arrays_slurm_accepts() {
                 )),
                 "{wrap}"
             );
-            // Each array waits for every array of the stage before.
-            if s > 0 {
+            // The merge waits for every array of the split; the parse, split and prioritize of
+            // a partition for its task in the array before, the one of the same partitions.
+            assert!(a.contains(&"--requeue".to_owned()), "{a:?}");
+            if *stage == "merge" {
                 let before: Vec<&str> = jobs[(s - 1) * 3..s * 3]
                     .iter()
                     .map(|j| j["id"].as_str().unwrap())
                     .collect();
                 assert!(
                     a.contains(&format!("--dependency=afterok:{}", before.join(":"))),
+                    "{a:?}"
+                );
+            } else if s > 0 {
+                let before = jobs[(s - 1) * 3 + i]["id"].as_str().unwrap();
+                assert!(
+                    a.contains(&format!("--dependency=aftercorr:{before}")),
                     "{a:?}"
                 );
             } else {
@@ -336,20 +378,28 @@ fn a_large_crawl_is_cut_into_arrays_slurm_accepts() {
 }
 
 /// Whether a Slurm cluster answers here whose nodes are all this machine (the test's crawl lives
-/// in a local temporary directory, and its web on loopback) and can take jobs.
+/// in a local temporary directory, and its web on loopback: every node's address is loopback or
+/// this host) and can take jobs.
 fn cluster_up() -> bool {
-    let Ok(out) = Command::new("sinfo").args(["-h", "-o", "%n %T"]).output() else {
+    let Ok(out) = Command::new("sinfo")
+        .args(["-h", "-N", "-o", "%o %T"])
+        .output()
+    else {
         return false;
     };
     let me = dragnet::util::hostname();
     let me = me.split('.').next().unwrap_or("");
     let text = String::from_utf8_lossy(&out.stdout);
     let nodes: Vec<(&str, &str)> = text.lines().filter_map(|l| l.split_once(' ')).collect();
+    let local = |addr: &str| {
+        addr.starts_with("127.")
+            || addr == "::1"
+            || addr == "localhost"
+            || addr.split('.').next() == Some(me)
+    };
     out.status.success()
         && !nodes.is_empty()
-        && nodes
-            .iter()
-            .all(|(host, _)| host.split('.').next() == Some(me) || *host == "localhost")
+        && nodes.iter().all(|(addr, _)| local(addr))
         && nodes.iter().any(|(_, state)| {
             ["idle", "mixed", "allocated"].contains(&state.trim().trim_end_matches('*'))
         })
@@ -403,9 +453,12 @@ fn queued(name: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-#[ignore = "needs a Slurm cluster that runs jobs (.ci/slurm-up starts one); .ci/run runs it there"]
-fn a_crawl_through_real_slurm_job_arrays() {
+/// The real-cluster tests share one cluster, and one of them stops a node: one at a time.
+static CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The cluster, to this test alone; the test fails (never passes) if there is none.
+fn real_cluster() -> std::sync::MutexGuard<'static, ()> {
+    let guard = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     common::require(
         "a Slurm cluster",
         cluster_up(),
@@ -416,47 +469,227 @@ fn a_crawl_through_real_slurm_job_arrays() {
         cluster_runs_jobs(),
         "the cluster answers but did not run a trivial job in 60 s (see /var/log/slurm)",
     );
+    guard
+}
+
+/// The web of the real-cluster tests and its configuration (named `name`, for the job names).
+fn real_web(
+    name: &str,
+) -> (
+    std::sync::Arc<websim::model::Web>,
+    websim::server::Server,
+    dragnet::crawl::Config,
+) {
     let (web, server) = common::small_web(29, 6, 8);
-    let mut cfg = common::websim_config(2, 2);
-    let name = format!("test{}", std::process::id());
-    cfg.crawl.name = name.clone();
-    let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
+    let mut cfg = common::websim_config(M, 2);
+    cfg.crawl.name = format!("{name}{}", std::process::id());
+    (web, server, cfg)
+}
+
+/// Submits the crawl to the cluster until its fetch lists are empty and waits (bounded) until
+/// none of its jobs is queued; `meanwhile` is called every 50 ms while jobs are.
+fn crawl_through_slurm(c: &common::Crawl, mut meanwhile: impl FnMut()) {
+    let name = c.cfg.crawl.name.clone();
     ok(Command::new(env!("CARGO_BIN_EXE_dragnet"))
         .args(["slurm", "submit", "--until-empty", "--max-cycles", "20"])
         .arg(c.dir.root())
         .output()
         .unwrap());
     // The chain ends by itself: poll until none of its jobs is queued (bounded).
-    let deadline = Instant::now() + Duration::from_secs(420);
+    let deadline = Instant::now() + Duration::from_secs(480);
     let mut idle = 0;
     while idle < 2 {
         if Instant::now() > deadline {
-            let _ = Command::new("scancel")
-                .args(["-n", &format!("dragnet-{name}")])
-                .status();
             for j in queued(&name) {
                 let id = j.split_whitespace().next().unwrap().to_owned();
                 let _ = Command::new("scancel").arg(id).status();
             }
             panic!("the chain did not end in time\n{}", logs(c.dir.root()));
         }
-        std::thread::sleep(Duration::from_millis(500));
+        meanwhile();
+        std::thread::sleep(Duration::from_millis(50));
         idle = if queued(&name).is_empty() {
             idle + 1
         } else {
             0
         };
     }
-    let audit = server.stop();
-    assert_eq!(audit.counts.total(), 0, "politeness: {:?}", audit.counts);
-    let last = next_cycle(&c.dir, 2);
+}
+
+/// What the local executor decides for the same web and configuration.
+fn local_outcome(web: &websim::model::Web, cfg: &dragnet::crawl::Config) -> common::Outcome {
+    let c = common::websim_crawl(web, &common::websim_homes(web), cfg.clone());
+    dragnet::exec::run_cycles(&c.dir, &c.cfg, &common::until_empty(20)).unwrap();
+    common::outcome(&c.dir, M)
+}
+
+/// The crawl ended (its last fetch lists are empty), fetched exactly the truth, and decided what
+/// the local executor decides: the same seen sets, URL db (timestamps aside) and fetched set.
+fn same_as_local(c: &common::Crawl, web: &websim::model::Web, local: &common::Outcome) {
+    let last = next_cycle(&c.dir, M);
     assert_eq!(
-        dragnet::exec::fetch_list_size(&c.dir, last, 2).unwrap(),
+        dragnet::exec::fetch_list_size(&c.dir, last, M).unwrap(),
         0,
         "the chain stopped before the crawl was done\n{}",
         logs(c.dir.root())
     );
-    let got = common::fetched_urls(&c.dir, 2, last);
-    let should = common::truth_fetched(&web);
-    assert_eq!(got, should, "{}", logs(c.dir.root()));
+    let got = common::outcome(&c.dir, M);
+    assert_eq!(
+        got.fetched,
+        common::truth_fetched(web),
+        "{}",
+        logs(c.dir.root())
+    );
+    assert!(
+        got == *local,
+        "the Slurm crawl decided otherwise than the local one\n{}",
+        logs(c.dir.root())
+    );
+}
+
+/// Pids of the `dragnet slurm task --worker` processes of the crawl at `root` (the children that
+/// run a stage), with the node they run on (`SLURMD_NODENAME`).
+fn workers(root: &Path) -> Vec<(u32, String)> {
+    let root = root.canonicalize().unwrap();
+    let mut out = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in procs.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+        if !args.contains(&&b"--worker"[..]) || !args.contains(&root.as_os_str().as_encoded_bytes())
+        {
+            continue;
+        }
+        let env = std::fs::read(e.path().join("environ")).unwrap_or_default();
+        let node = env
+            .split(|&b| b == 0)
+            .find_map(|v| v.strip_prefix(b"SLURMD_NODENAME="))
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .unwrap_or_default();
+        out.push((pid, node));
+    }
+    out
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster that runs jobs (.ci/slurm-up starts one); .ci/run runs it there"]
+fn a_crawl_through_real_slurm_job_arrays() {
+    let _cluster = real_cluster();
+    let (web, server, cfg) = real_web("arrays");
+    let local = local_outcome(&web, &cfg);
+    let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
+    let mut nodes = std::collections::BTreeSet::new();
+    crawl_through_slurm(&c, || {
+        nodes.extend(workers(c.dir.root()).into_iter().map(|w| w.1))
+    });
+    let audit = server.stop();
+    assert_eq!(audit.counts.total(), 0, "politeness: {:?}", audit.counts);
+    same_as_local(&c, &web, &local);
+    eprintln!("tasks seen running on nodes {nodes:?}");
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster that runs jobs (.ci/slurm-up starts one); .ci/run runs it there"]
+fn a_task_killed_mid_stage_is_requeued_and_the_crawl_is_unchanged() {
+    let _cluster = real_cluster();
+    let (web, server, cfg) = real_web("killed");
+    let local = local_outcome(&web, &cfg);
+    let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
+    // SIGKILL to the first stage process seen (as the kernel's OOM killer would send it).
+    let mut killed = None;
+    crawl_through_slurm(&c, || {
+        if killed.is_none() {
+            if let Some((pid, node)) = workers(c.dir.root()).into_iter().next() {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+                killed = Some((pid, node));
+            }
+        }
+    });
+    server.stop();
+    let (pid, node) = killed.expect("a stage process to kill was seen");
+    assert!(
+        whole_logs(c.dir.root()).contains("killed by signal 9; requeued job"),
+        "the task of worker {pid} on {node} was not requeued\n{}",
+        logs(c.dir.root())
+    );
+    same_as_local(&c, &web, &local);
+}
+
+/// Brings back a node stopped by the test, however the test ends.
+struct NodeBack(Option<String>);
+
+impl Drop for NodeBack {
+    fn drop(&mut self) {
+        if let Some(node) = self.0.take() {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/slurm-node");
+            let out = Command::new(script).args(["start", &node]).output();
+            if !out.as_ref().is_ok_and(|o| o.status.success()) {
+                eprintln!("could not bring {node} back: {out:?}");
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs the multi-node Slurm cluster of .ci/slurm-up; .ci/run runs it there"]
+fn a_node_that_goes_away_mid_cycle_has_its_tasks_run_on_the_others() {
+    let _cluster = real_cluster();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/slurm-node");
+    let nodes = String::from_utf8(
+        Command::new("sinfo")
+            .args(["-h", "-N", "-o", "%N"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    common::require(
+        "the cluster of .ci/slurm-up",
+        nodes.lines().filter(|n| n.starts_with("node")).count() >= 2
+            && Path::new("/run/slurmd-node1.pid").exists(),
+        "this test stops one node of the cluster .ci/slurm-up starts (node1..nodeN, pid files \
+         /run/slurmd-nodeK.pid); start it with `.ci/slurm-up`",
+    );
+    let (web, server, cfg) = real_web("nodeloss");
+    let local = local_outcome(&web, &cfg);
+    let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
+    // The first node seen running one of the crawl's stages goes away (slurmd and the job's
+    // processes killed); it comes back when the chain has ended.
+    // (If the stage ended between being seen and the stop, no job process was killed: the node
+    // is brought back and the next one seen goes away.)
+    let mut back = NodeBack(None);
+    let mut lost = false;
+    crawl_through_slurm(&c, || {
+        if lost {
+            return;
+        }
+        if let Some((_, node)) = workers(c.dir.root()).into_iter().find(|w| !w.1.is_empty()) {
+            let out = Command::new(&script)
+                .args(["stop", &node])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", common::out_text(&out));
+            back.0 = Some(node);
+            lost = !String::from_utf8_lossy(&out.stdout).contains(" and 0 job processes");
+            if !lost {
+                drop(std::mem::replace(&mut back, NodeBack(None)));
+            }
+        }
+    });
+    server.stop();
+    let node = back.0.clone().expect("a node running a stage was seen");
+    assert!(
+        whole_logs(c.dir.root()).contains(", run 2"),
+        "no task ran a second time after {node} went away\n{}",
+        logs(c.dir.root())
+    );
+    same_as_local(&c, &web, &local);
+    drop(back);
 }

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 use dragnet::crawl::{self, Config, Stage};
-use dragnet::error::EXIT_OK;
+use dragnet::error::{EXIT_OK, EXIT_RETRY};
+use dragnet::exec::config::SlurmSection;
 use dragnet::exec::slurm::{self, SubmitOptions, Then};
 use dragnet::Error;
 
@@ -44,6 +45,10 @@ pub(crate) enum Slurm {
         /// The array's partitions, as ranges (0-3,7); task i runs the i-th.
         #[arg(long)]
         partitions: String,
+        /// Run the stage in this process (the task itself runs it in a child process, and asks
+        /// Slurm to run it again if the child fails for a transient reason or is killed).
+        #[arg(long, hide = true)]
+        worker: bool,
         /// The crawl directory.
         dir: PathBuf,
     },
@@ -144,21 +149,55 @@ pub(crate) fn run(cmd: Slurm) -> Result<i32, Error> {
             Ok(EXIT_OK)
         }
         Slurm::Task {
-            stage,
+            stage: name,
             cycle,
             partitions,
+            worker,
             dir,
         } => {
             let stage = Stage::CYCLE
                 .into_iter()
-                .find(|s| s.name() == stage)
+                .find(|s| s.name() == name)
                 .ok_or_else(|| {
                     Error::Usage(format!(
-                        "--stage {stage:?}: expected fetch, parse, split, merge or prioritize"
+                        "--stage {name:?}: expected fetch, parse, split, merge or prioritize"
                     ))
                 })?;
-            let (crawl, cfg) = load(&dir)?;
-            let (p, r) = slurm::task(&crawl, &cfg, stage, cycle, &partitions)?;
+            slurm::parse_ranges(&partitions)?;
+            if !worker {
+                let section = match load(&dir) {
+                    Ok((_, cfg)) => cfg.slurm,
+                    Err(e) if e.is_transient() => {
+                        super::report(&e);
+                        return Ok(slurm::requeue(
+                            &SlurmSection::default(),
+                            "the crawl could not be opened",
+                            &slurm::TaskEnv::from_env(),
+                        ));
+                    }
+                    Err(e) => return Err(e),
+                };
+                let mut child = std::process::Command::new(binary(None)?);
+                child
+                    .args(["slurm", "task", "--worker", "--stage", &name, "--cycle"])
+                    .arg(cycle.to_string())
+                    .args(["--partitions", &partitions])
+                    .arg(&dir);
+                return slurm::supervise(&section, child, &slurm::TaskEnv::from_env());
+            }
+            let task = load(&dir)
+                .and_then(|(crawl, cfg)| slurm::task(&crawl, &cfg, stage, cycle, &partitions));
+            let (p, r) = match task {
+                Ok(done) => done,
+                Err(e) => {
+                    super::report(&e);
+                    return Ok(if e.is_transient() {
+                        EXIT_RETRY
+                    } else {
+                        e.exit_code()
+                    });
+                }
+            };
             if r.skipped {
                 eprintln!("{stage}: cycle {cycle} partition {p} was already done");
             } else {

@@ -85,6 +85,15 @@ pub struct SlurmSection {
     pub max_array: u32,
     /// Where the jobs write their logs, relative to the crawl directory (or absolute).
     pub log_dir: String,
+    /// Times a task that failed for a transient reason (an I/O error, a killed process, a busy
+    /// crawl) asks Slurm to run it again (`scontrol requeue`; `SLURM_RESTART_COUNT` counts the
+    /// runs, node failures included) before it fails for good; 0 never asks. A permanent error
+    /// (corrupt input, bad configuration) fails at once.
+    pub max_retries: u32,
+    /// Parse, split and prioritize of a partition start as soon as that partition's stage before
+    /// them is done (`--dependency=aftercorr`), not when every partition's is; merge always
+    /// waits for every split. false: each stage waits for the whole stage before (`afterok`).
+    pub per_partition: bool,
 }
 
 impl Default for SlurmSection {
@@ -96,6 +105,8 @@ impl Default for SlurmSection {
             parallel: 0,
             max_array: 1000,
             log_dir: "logs/slurm".into(),
+            max_retries: 3,
+            per_partition: true,
         }
     }
 }

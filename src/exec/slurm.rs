@@ -33,7 +33,7 @@ use super::config::SlurmSection;
 use super::{after_cycle, fetch_list_size, next_cycle, run_stage};
 use crate::crawl::submissions::{log_root, record_submission};
 use crate::crawl::{Config, CrawlDir, Stage, StageReport};
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Result, EXIT_IO, EXIT_RETRY};
 use crate::fetch::{FetchOptions, ProgressMode};
 
 /// What happens after the submitted cycle's `finish` job.
@@ -151,7 +151,10 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
     if !opts.dry_run {
         std::fs::create_dir_all(&log_dir).ctx("create", &log_dir)?;
     }
+    // The arrays of the last stage that had any, and the partitions they run: a stage of the
+    // same partitions may wait for them task by task (see `Dependency`).
     let mut after: Vec<String> = Vec::new();
+    let mut after_list: Vec<u32> = Vec::new();
     for stage in Stage::CYCLE {
         // A fetch that parses as pages arrive (`[fetch] parse`) commits the partition's parse
         // too: no parse task for a partition whose fetch is still to run. (One killed between
@@ -164,8 +167,15 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
                     || crawl.done_path(cycle, Stage::Fetch, p).exists()
             })
             .collect();
+        // Parse, split and prioritize of p read only p's output of the stage before, so task i
+        // may start when task i of that stage's array is done, if both arrays run the same
+        // partitions in the same order; merge of p reads every partition's split.
+        let per_partition = s.per_partition
+            && matches!(stage, Stage::Parse | Stage::Split | Stage::Prioritize)
+            && !pending.is_empty()
+            && pending == after_list;
         let mut ids = Vec::new();
-        for chunk in pending.chunks(s.max_array as usize) {
+        for (k, chunk) in pending.chunks(s.max_array as usize).enumerate() {
             let list = ranges(chunk);
             let array = format!(
                 "0-{}{}",
@@ -193,11 +203,16 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
                 list.clone(),
                 root.display().to_string(),
             ];
+            let dep = if per_partition {
+                Dependency::Corresponding(&after[k])
+            } else {
+                Dependency::All(&after)
+            };
             let argv = job_argv(
                 &format!("dragnet-{name}-c{cycle}-{stage}"),
                 Some(&array),
                 &log_dir.join(format!("{stage}-%A_%a.log")),
-                &after,
+                dep,
                 s.args.iter().chain(extra),
                 &cmd,
             );
@@ -212,6 +227,7 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
         }
         if !ids.is_empty() {
             after = ids;
+            after_list = pending;
         }
     }
     let mut cmd = vec![
@@ -229,7 +245,7 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
         &format!("dragnet-{name}-c{cycle}-finish"),
         None,
         &log_dir.join("finish-%j.log"),
-        &after,
+        Dependency::All(&after),
         s.args.iter(),
         &cmd,
     );
@@ -285,10 +301,7 @@ fn refuse_if_queued(cfg: &Config, queued: Vec<String>) -> Result<()> {
 /// submitting the next cycle). `squeue` is looked up beside `[slurm] sbatch`; if it cannot run,
 /// nothing is known to be queued (a warning says so if `warn`).
 fn queued_jobs(s: &SlurmSection, name: &str, warn: bool) -> Vec<String> {
-    let squeue = match Path::new(&s.sbatch).parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.join("squeue"),
-        _ => PathBuf::from("squeue"),
-    };
+    let squeue = beside_sbatch(s, "squeue");
     let out = match Command::new(&squeue).args(["-h", "-o", "%A %j"]).output() {
         Ok(out) if out.status.success() => out,
         _ => {
@@ -314,13 +327,32 @@ fn queued_jobs(s: &SlurmSection, name: &str, warn: bool) -> Vec<String> {
         .collect()
 }
 
-/// The `sbatch` arguments of one job: its name, array, log file, dependency on every job of
-/// `after` (cancelled if one of them fails), the configured `args`, and `cmd` as its script.
+/// A Slurm program (`squeue`, `scontrol`) where `[slurm] sbatch` is, or on PATH.
+fn beside_sbatch(s: &SlurmSection, program: &str) -> PathBuf {
+    match Path::new(&s.sbatch).parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(program),
+        _ => PathBuf::from(program),
+    }
+}
+
+/// What a job waits for.
+#[derive(Debug, Clone, Copy)]
+enum Dependency<'a> {
+    /// Every task of every one of these jobs (`afterok`); nothing if empty.
+    All(&'a [String]),
+    /// Task i of this array job waits for task i of that one (`aftercorr`).
+    Corresponding(&'a str),
+}
+
+/// The `sbatch` arguments of one job: its name, array, log file, dependency (the job is
+/// cancelled if what it waits for fails), requeueable (Slurm runs it again elsewhere when its
+/// node fails, and the task asks for it after a transient failure), the configured `args`, and
+/// `cmd` as its script.
 fn job_argv<'a>(
     job_name: &str,
     array: Option<&str>,
     output: &Path,
-    after: &[String],
+    after: Dependency<'_>,
     args: impl Iterator<Item = &'a String>,
     cmd: &[String],
 ) -> Vec<String> {
@@ -329,8 +361,16 @@ fn job_argv<'a>(
         argv.push(format!("--array={a}"));
     }
     argv.push(format!("--output={}", output.display()));
-    if !after.is_empty() {
-        argv.push(format!("--dependency=afterok:{}", after.join(":")));
+    // A requeued job appends to its log: the run before and why it ended stay readable.
+    argv.push("--requeue".into());
+    argv.push("--open-mode=append".into());
+    let dependency = match after {
+        Dependency::All([]) => None,
+        Dependency::All(ids) => Some(format!("afterok:{}", ids.join(":"))),
+        Dependency::Corresponding(id) => Some(format!("aftercorr:{id}")),
+    };
+    if let Some(d) = dependency {
+        argv.push(format!("--dependency={d}"));
         argv.push("--kill-on-invalid-dep=yes".into());
     }
     argv.extend(args.cloned());
@@ -487,10 +527,14 @@ pub fn task(
             "partition {p} is out of range: the crawl has {m} partitions"
         )));
     }
+    let env = TaskEnv::from_env();
     eprintln!(
-        "slurm task {}_{index}: {stage} of cycle {cycle}, partition {p}, on {}",
+        "slurm task {}_{index}: {stage} of cycle {cycle}, partition {p}, on node {} (host {}), \
+         run {}",
         std::env::var("SLURM_ARRAY_JOB_ID").unwrap_or_default(),
-        crate::util::hostname()
+        std::env::var("SLURMD_NODENAME").unwrap_or_default(),
+        crate::util::hostname(),
+        env.restarts + 1
     );
     let fetch = FetchOptions {
         progress: ProgressMode::Log,
@@ -498,6 +542,102 @@ pub fn task(
     };
     let r = run_stage(crawl, cfg, stage, cycle, p, &fetch)?;
     Ok((p, r))
+}
+
+/// `dragnet slurm task` as Slurm starts it: runs the task in a child process (`worker`, the same
+/// command with `--worker`) and decides what the child's end means. Success ends the job. A
+/// transient failure (the child exits with [`EXIT_RETRY`], see [`Error::is_transient`]) or a
+/// child killed by a signal other than Slurm's own stop signals (the kernel's OOM killer, an
+/// operator's `kill -9`) asks Slurm to run the task again ([`requeue`]). Any other exit code is
+/// a permanent failure: the job fails with it, and the arrays that depend on it are cancelled.
+/// (A node that goes away is Slurm's to notice: the jobs are submitted with `--requeue`.)
+pub fn supervise(s: &SlurmSection, mut worker: Command, env: &TaskEnv) -> Result<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    let status = worker.status().map_err(|e| Error::External {
+        program: worker.get_program().to_string_lossy().into_owned(),
+        message: format!(
+            "cannot start the task's worker `{}` ({e})",
+            worker.get_program().to_string_lossy()
+        ),
+    })?;
+    if status.success() {
+        return Ok(0);
+    }
+    let why = match (status.code(), status.signal()) {
+        (Some(EXIT_RETRY), _) => "the task failed for a transient reason".to_owned(),
+        (Some(code), _) => return Ok(code),
+        (None, Some(sig)) if [libc::SIGTERM, libc::SIGINT, libc::SIGHUP].contains(&sig) => {
+            // Slurm stops a cancelled job or one past its time limit with SIGTERM: not a failure
+            // to retry.
+            return Ok(128 + sig);
+        }
+        (None, Some(sig)) => format!("the task's process was killed by signal {sig}"),
+        (None, None) => return Ok(EXIT_IO),
+    };
+    Ok(requeue(s, &why, env))
+}
+
+/// What Slurm tells a task about itself.
+#[derive(Debug, Clone, Default)]
+pub struct TaskEnv {
+    /// `SLURM_JOB_ID` (an array task's own id).
+    pub job_id: Option<String>,
+    /// `SLURM_RESTART_COUNT`: how many times the job was requeued (0 if unset).
+    pub restarts: u32,
+}
+
+impl TaskEnv {
+    /// This process's.
+    pub fn from_env() -> TaskEnv {
+        TaskEnv {
+            job_id: std::env::var("SLURM_JOB_ID").ok().filter(|v| !v.is_empty()),
+            restarts: std::env::var("SLURM_RESTART_COUNT")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// Asks Slurm to run this job again (`scontrol requeue $SLURM_JOB_ID`: it goes back to the queue,
+/// keeps its dependants waiting, and starts again, on any node, after Slurm's requeue delay), if
+/// it has run fewer than `[slurm] max_retries` + 1 times (`SLURM_RESTART_COUNT`). Returns the exit
+/// code to end with, [`EXIT_RETRY`] either way: when the job was not requeued it fails, and the
+/// arrays that depend on it are cancelled; `dragnet slurm submit` runs it again later.
+pub fn requeue(s: &SlurmSection, why: &str, env: &TaskEnv) -> i32 {
+    let restarts = env.restarts;
+    if restarts >= s.max_retries {
+        eprintln!(
+            "slurm task: {why}; not requeued: the job has run {} time(s) ([slurm] max_retries = \
+             {}); `dragnet slurm submit` runs what is missing once the cause is fixed",
+            restarts + 1,
+            s.max_retries
+        );
+        return EXIT_RETRY;
+    }
+    let Some(job) = &env.job_id else {
+        eprintln!("slurm task: {why}; not requeued: SLURM_JOB_ID is not set (not a Slurm job)");
+        return EXIT_RETRY;
+    };
+    let scontrol = beside_sbatch(s, "scontrol");
+    match Command::new(&scontrol).args(["requeue", job]).output() {
+        Ok(out) if out.status.success() => eprintln!(
+            "slurm task: {why}; requeued job {job}: Slurm runs it again (run {} of at most {})",
+            restarts + 2,
+            s.max_retries + 1
+        ),
+        Ok(out) => eprintln!(
+            "slurm task: {why}; `{} requeue {job}` failed ({}): {}; the job fails",
+            scontrol.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        Err(e) => eprintln!(
+            "slurm task: {why}; cannot run `{}` ({e}); the job fails",
+            scontrol.display()
+        ),
+    }
+    EXIT_RETRY
 }
 
 /// What `dragnet slurm finish` did.
@@ -591,6 +731,62 @@ mod tests {
         );
         assert_eq!(w(&["/a b/c", "it's", ""]), "'/a b/c' 'it'\\''s' ''");
         assert_eq!(w(&["$HOME"]), "'$HOME'");
+    }
+
+    /// A `[slurm]` section whose `scontrol` (beside `sbatch`) logs its arguments, and the log.
+    fn fake_scontrol(dir: &Path) -> (SlurmSection, PathBuf) {
+        use std::os::unix::fs::PermissionsExt;
+        let log = dir.join("scontrol.log");
+        let script = dir.join("scontrol");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let s = SlurmSection {
+            sbatch: dir.join("sbatch").display().to_string(),
+            max_retries: 2,
+            ..SlurmSection::default()
+        };
+        (s, log)
+    }
+
+    #[test]
+    fn a_transient_failure_or_a_killed_worker_is_requeued_until_the_retries_run_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (s, log) = fake_scontrol(tmp.path());
+        let sh = |script: &str| {
+            let mut c = Command::new("sh");
+            c.args(["-c", script]);
+            c
+        };
+        let env = |restarts| TaskEnv {
+            job_id: Some("4242".into()),
+            restarts,
+        };
+        let calls = || std::fs::read_to_string(&log).unwrap_or_default();
+        // Done, or a permanent failure (bad input: exit 3, usage: 2): no requeue.
+        assert_eq!(supervise(&s, sh("exit 0"), &env(0)).unwrap(), 0);
+        assert_eq!(supervise(&s, sh("exit 3"), &env(0)).unwrap(), 3);
+        assert_eq!(supervise(&s, sh("exit 2"), &env(0)).unwrap(), 2);
+        // Stopped by Slurm (scancel, time limit): not retried either.
+        assert_eq!(supervise(&s, sh("kill -TERM $$"), &env(0)).unwrap(), 143);
+        assert_eq!(calls(), "");
+        // Transient (exit 75) and killed (SIGKILL): requeued while runs remain.
+        assert_eq!(supervise(&s, sh("exit 75"), &env(0)).unwrap(), EXIT_RETRY);
+        assert_eq!(
+            supervise(&s, sh("kill -KILL $$"), &env(1)).unwrap(),
+            EXIT_RETRY
+        );
+        assert_eq!(calls(), "requeue 4242\nrequeue 4242\n");
+        // max_retries = 2: the third run's failure is final.
+        assert_eq!(supervise(&s, sh("exit 75"), &env(2)).unwrap(), EXIT_RETRY);
+        assert_eq!(calls().lines().count(), 2);
+        // Not a Slurm job: nothing to requeue.
+        let none = TaskEnv::default();
+        assert_eq!(supervise(&s, sh("exit 75"), &none).unwrap(), EXIT_RETRY);
+        assert_eq!(calls().lines().count(), 2);
     }
 
     #[test]
