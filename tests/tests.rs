@@ -30,6 +30,7 @@ mod pipeline;
 mod prioritize_stage;
 mod pywb;
 mod repair;
+mod repartition;
 mod requisites;
 mod revisit;
 mod robots_conformance;

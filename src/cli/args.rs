@@ -60,6 +60,25 @@ pub(crate) enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
+    /// Rewrite a crawl, between cycles, for another number of partitions, into NEWDIR
+    ///
+    /// Every partition's state (seen set, URL db, host table, budgets, frontier queue) and the
+    /// next cycle's fetch lists are routed again by host key to the M2 new partitions, streaming
+    /// in bounded memory; the cycle counter goes on, and the earlier cycles' WARC files and CDXJ
+    /// indexes are hard-linked. DIR is only read (its lock is held); NEWDIR must be new or empty
+    /// and appears at once when done. `dragnet cycle NEWDIR` continues the crawl.
+    Repartition {
+        /// The new number of partitions M2.
+        #[arg(long)]
+        partitions: u32,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory (between cycles).
+        dir: PathBuf,
+        /// The new crawl directory (new or empty).
+        new_dir: PathBuf,
+    },
     /// Rebuild what `dragnet check crawl` finds damaged, from committed inputs
     ///
     /// A damaged frontier is rebuilt from the URL db its last prioritize read; damage to

@@ -121,6 +121,42 @@ pub(crate) fn unlock(force: bool, dir: &Path) -> Result<i32, Error> {
     Ok(EXIT_OK)
 }
 
+/// `dragnet repartition`: the report on stderr (and as JSON on stdout with `--json`).
+pub(crate) fn repartition(
+    partitions: u32,
+    json: bool,
+    dir: &Path,
+    new_dir: &Path,
+) -> Result<i32, Error> {
+    let r = crawl::repartition(dir, new_dir, partitions)?;
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&r).expect("report serializes")
+        );
+    }
+    eprintln!(
+        "repartitioned {} ({} partitions) into {} ({} partitions), next cycle {}: {} URLs, {} \
+         frontier entries, {} URLs in the fetch lists, {} hosts, {} injected seeds; history: {} \
+         files hard-linked, {} copied, {} stage markers; {:.2}s",
+        r.from.display(),
+        r.old_partitions,
+        r.to.display(),
+        r.partitions,
+        r.next_cycle,
+        r.urls,
+        r.frontier,
+        r.fetchlist,
+        r.hosts,
+        r.injected,
+        r.linked,
+        r.copied,
+        r.markers,
+        r.seconds
+    );
+    Ok(EXIT_OK)
+}
+
 /// `dragnet repair`: exit 3 if damage is left that it cannot repair.
 pub(crate) fn repair(dry_run: bool, json: bool, dir: &Path) -> Result<i32, Error> {
     let crawl = CrawlDir::new(dir);

@@ -77,6 +77,12 @@ fn execute(cmd: Command) -> Result<i32, Error> {
         Command::Status { json, dir } => crawl::status(json, &dir),
         Command::Unlock { force, dir } => crawl::unlock(force, &dir),
         Command::Repair { dry_run, json, dir } => crawl::repair(dry_run, json, &dir),
+        Command::Repartition {
+            partitions,
+            json,
+            dir,
+            new_dir,
+        } => crawl::repartition(partitions, json, &dir, &new_dir),
         Command::Cycle {
             count,
             progress,

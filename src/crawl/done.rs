@@ -169,6 +169,16 @@ impl DoneMarker {
         Ok(self)
     }
 
+    /// Publishes the marker atomically at `path` as it is, times kept, with its checksum
+    /// computed: how `dragnet repartition` carries the markers of earlier cycles over.
+    pub fn publish(mut self, path: &Path) -> Result<DoneMarker> {
+        self.checksum = self.body_checksum();
+        let mut text = serde_json::to_string_pretty(&self).expect("marker serializes");
+        text.push('\n');
+        crate::storage::write_atomic(path, text.as_bytes())?;
+        Ok(self)
+    }
+
     /// Reads and checks a marker; `Ok(None)` if there is none.
     pub fn read(path: &Path) -> Result<Option<DoneMarker>> {
         read_marker(path)

@@ -3,7 +3,8 @@
 //! A crawl is a directory on disk (docs/design.md §2). [`CrawlDir`] knows where every file lives;
 //! [`Config`] is `crawl.toml`; [`DoneMarker`] is the commit record of one stage for one
 //! partition; [`CrawlLock`] keeps two cycles from running over each other; [`init()`] creates a
-//! crawl from seeds; [`status()`] reports what a crawl holds.
+//! crawl from seeds; [`status()`] reports what a crawl holds; [`repartition()`] rewrites a crawl
+//! for another partition count, offline.
 
 pub mod bytesize;
 pub mod check;
@@ -18,6 +19,7 @@ mod lock;
 pub mod manifest;
 pub mod metrics;
 pub mod prune;
+pub mod repartition;
 pub mod report;
 mod status;
 pub mod submissions;
@@ -29,6 +31,7 @@ pub use init::{init, BadSeed, InitOptions, InitReport};
 pub use inject::{inject, InjectReport};
 pub use layout::{CrawlDir, Stage};
 pub use lock::{probe_lock, read_lock, unlock, CrawlLock, Holder, LockInfo};
+pub use repartition::{repartition, RepartitionReport};
 pub use report::{gate, StageReport};
 pub use status::{
     status, status_with, CacheSummary, CycleState, CycleStatus, FetchSummary, HostCount,

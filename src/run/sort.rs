@@ -115,6 +115,15 @@ impl Sorter {
         self.stats.records == 0
     }
 
+    /// Bytes of records buffered in memory now (at most the budget, unless one record alone
+    /// is larger): what `dragnet repartition`'s tests watch.
+    pub fn buffered_bytes(&self) -> usize {
+        match &self.buf {
+            Buffer::Keys(v) => v.len() * 8,
+            Buffer::General { arena, index, .. } => arena.len() + index.len() * INDEX_ENTRY,
+        }
+    }
+
     /// The most spill files merged at once (default 64; at least 2).
     pub fn fanout(mut self, fanout: usize) -> Sorter {
         self.fanout = fanout.max(2);
