@@ -186,6 +186,34 @@ fn a_repartitioned_crawl_fetches_what_the_crawl_would_have() {
                 .output()
                 .unwrap();
             assert!(out.status.success(), "{}", common::out_text(&out));
+            // Export: the cycles crawled here, and a clear word on the ones before (their runs
+            // between stages stayed in DIR).
+            let r = dragnet::export::export(
+                &dir,
+                &cfg,
+                dragnet::export::What::Pages,
+                dragnet::export::Format::Jsonl,
+                &new_root.join("pages.jsonl"),
+                None,
+            )
+            .unwrap();
+            assert_eq!(r.carried, [0, 1]);
+            assert!(
+                !r.cycles.is_empty() && r.cycles.iter().all(|&c| c >= 2),
+                "{r:?}"
+            );
+            assert!(r.rows > 0);
+            let err = dragnet::export::export(
+                &dir,
+                &cfg,
+                dragnet::export::What::Pages,
+                dragnet::export::Format::Jsonl,
+                &new_root.join("old.jsonl"),
+                Some(0),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains("before `dragnet repartition`"), "{err}");
         }
     }
     // DIR, continued without a repartition: the same set, websim's ground truth.

@@ -106,6 +106,14 @@ pub(crate) fn export(
         out.display(),
         r.bytes_read as f64 / 1e6 / secs.max(1e-9)
     );
+    if !r.carried.is_empty() {
+        eprintln!(
+            "export: cycles {:?} were crawled before `dragnet repartition` made {}: their pages \
+             and links are in the crawl directory it was made from (export them there)",
+            r.carried,
+            dir.display()
+        );
+    }
     Ok(EXIT_OK)
 }
 

@@ -44,10 +44,20 @@ pub struct ExportReport {
     pub rows: u64,
     /// Cycles read (pages, links, text).
     pub cycles: Vec<u32>,
+    /// Cycles crawled before `dragnet repartition` made this directory, not exported: their
+    /// pages and links runs stay in the directory it was made from.
+    pub carried: Vec<u32>,
     /// Bytes of run and WARC files read.
     pub bytes_read: u64,
     /// The file written.
     pub out: PathBuf,
+}
+
+/// The partition count before, if cycle `c` was carried over by `dragnet repartition` (its
+/// parse markers say so, and its runs between stages are not here).
+fn repartitioned_from(crawl: &CrawlDir, c: u32) -> Result<Option<u64>> {
+    let marker = crate::crawl::DoneMarker::read(&crawl.done_path(c, Stage::Parse, 0))?;
+    Ok(marker.and_then(|m| m.counts.get("repartitioned_from").copied()))
 }
 
 /// The `pages` table.
@@ -122,22 +132,37 @@ pub fn export(
         ..ExportReport::default()
     };
     if what != What::Urls {
+        let parsed = |c: u32| (0..partitions).all(|p| crawl.done_path(c, Stage::Parse, p).exists());
         report.cycles = match cycle {
             Some(c) => {
-                if !(0..partitions).all(|p| crawl.done_path(c, Stage::Parse, p).exists()) {
+                if !parsed(c) {
                     return Err(Error::Usage(format!(
                         "cycle {c} of {} is not parsed in every partition yet: nothing to \
                          export from it (see `dragnet status`)",
                         crawl.root().display()
                     )));
                 }
+                if let Some(m) = repartitioned_from(crawl, c)? {
+                    return Err(Error::Usage(format!(
+                        "cycle {c} of {} was crawled before `dragnet repartition` (from {m} \
+                         partitions): its pages, links and text runs stay in the crawl \
+                         directory it was repartitioned from; export cycle {c} from there",
+                        crawl.root().display()
+                    )));
+                }
                 vec![c]
             }
-            None => crawl
-                .cycles()
-                .into_iter()
-                .filter(|&c| (0..partitions).all(|p| crawl.done_path(c, Stage::Parse, p).exists()))
-                .collect(),
+            None => {
+                let mut cycles = Vec::new();
+                for c in crawl.cycles().into_iter().filter(|&c| parsed(c)) {
+                    if repartitioned_from(crawl, c)?.is_some() {
+                        report.carried.push(c);
+                    } else {
+                        cycles.push(c);
+                    }
+                }
+                cycles
+            }
         };
     }
     match what {
