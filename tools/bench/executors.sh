@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The two executors on one crawl: the same websim web crawled to the end by `dragnet cycle`
-# (local) and by `dragnet slurm submit --until-empty` (job arrays on a Slurm cluster), from the
-# same seeds and configuration. Reports cycles, pages, wall time and what Slurm adds per cycle
-# (scheduling hops between dependent jobs), and checks both crawls fetched the same URLs.
+# (local) and by `dragnet slurm submit --until-empty` (job arrays on a Slurm cluster), the latter
+# twice: with per-partition chaining (`aftercorr`, the default) and with whole-stage barriers
+# (`[slurm] per_partition = false`), from the same seeds and configuration. Reports cycles,
+# pages, wall time, what Slurm adds per cycle (scheduling hops between dependent jobs) and what
+# per-partition chaining saves, and checks every crawl fetched the same URLs.
 #
 #   tools/bench/executors.sh [HOSTS] [PAGES] [PARTITIONS]   # defaults: 100 hosts x 40 pages, 4
 #
 # Needs a Slurm cluster whose nodes see this machine's temporary directory and loopback web:
-# the one-node cluster of `.ci/slurm-up`. Settings (environment): PORT (8498), KEEP=1 keeps the
+# the cluster of `.ci/slurm-up` (three nodes on this machine). Settings (environment): PORT (8498),
+# FETCH_PARSE (`[fetch] parse`, true: false runs the parse as its own array), KEEP=1 keeps the
 # scratch directory. Prints a markdown report for docs/BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -45,29 +48,25 @@ websim_serve "${web[@]}"
     echo 'delay_factor = 0.0'
     echo 'max_retry_after_secs = 1.0'
     echo 'allow_private_addresses = true'
+    echo "parse = ${FETCH_PARSE:-true}"
     echo '[scope]'
     echo 'allowed_domains = ["websim.test"]'
 } > "$work/crawl.toml"
+cp "$work/crawl.toml" "$work/crawl-stage.toml"
+printf '[slurm]\nper_partition = false\n' >> "$work/crawl-stage.toml"
 for c in local slurm; do
     "$DRAGNET" init --config "$work/crawl.toml" --seeds "$work/seeds.txt" "$work/$c" 2>/dev/null
 done
+"$DRAGNET" init --config "$work/crawl-stage.toml" --seeds "$work/seeds.txt" "$work/slurm-stage" 2>/dev/null
 
 echo "== local: dragnet cycle --until-empty" >&2
 /usr/bin/time -o "$work/local.time" -f "%e" \
     "$DRAGNET" cycle --until-empty --progress quiet "$work/local" 2>"$work/local.log"
 
-echo "== slurm: dragnet slurm submit --until-empty" >&2
-start=$(date +%s.%N)
-"$DRAGNET" slurm submit --until-empty "$work/slurm" 2>"$work/slurm.log"
-deadline=$(( $(date +%s) + 3600 ))
-idle=0
-while [ "$idle" -lt 2 ]; do
-    [ "$(date +%s)" -lt "$deadline" ] || { echo "executors.sh: the Slurm chain did not end in an hour" >&2; exit 1; }
-    sleep 0.5
-    if squeue -h -o %j | grep -q "^dragnet-$name-"; then idle=0; else idle=$((idle + 1)); fi
-done
-end=$(date +%s.%N)
-slurm_wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a - 1.0 }') # minus the idle polls
+echo "== slurm: dragnet slurm submit --until-empty (per-partition chaining, aftercorr)" >&2
+slurm_wall=$(slurm_chain_wall "$name" "$DRAGNET" slurm submit --until-empty "$work/slurm" 2>"$work/slurm.log")
+echo "== slurm: the same with whole-stage barriers ([slurm] per_partition = false)" >&2
+stage_wall=$(slurm_chain_wall "$name" "$DRAGNET" slurm submit --until-empty "$work/slurm-stage" 2>"$work/slurm-stage.log")
 kill "$server"; wait "$server" 2>/dev/null || true; server=""
 
 summary() { # dir -> "cycles urls requests"
@@ -77,6 +76,7 @@ print(d["cycles_complete"], f["urls"], f["requests"])'
 }
 read -r lc lu lr < <(summary "$work/local")
 read -r sc su sr < <(summary "$work/slurm")
+read -r bc bu br < <(summary "$work/slurm-stage")
 local_wall=$(cat "$work/local.time")
 violations=$(python3 -c 'import json,sys; print(sum(json.load(open(sys.argv[1]))["counts"].values()))' \
     "$work/audit.json" 2>/dev/null || echo "?")
@@ -85,15 +85,16 @@ cat <<EOF
 ### $(date -u +%Y-%m-%d) — local vs Slurm executor, websim $HOSTS x $PAGES, $M partitions
 
 - Machine: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) cores, kernel $(uname -r); Slurm $(sinfo -V 2>/dev/null | cut -d' ' -f2), $(sinfo -h -o %D | head -n1) node(s)
-- Command: \`tools/bench/executors.sh $HOSTS $PAGES $M\`
+- Command: \`FETCH_PARSE=${FETCH_PARSE:-true} tools/bench/executors.sh $HOSTS $PAGES $M\`
 - Commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (+ uncommitted changes)')
 
 | executor | cycles | fetch results | requests | wall s | s per cycle |
 |---|---|---|---|---|---|
 | local (\`dragnet cycle --until-empty\`) | $lc | $lu | $lr | $local_wall | $(awk -v w="$local_wall" -v c="$lc" 'BEGIN { printf "%.1f", w / c }') |
-| Slurm (\`dragnet slurm submit --until-empty\`) | $sc | $su | $sr | $slurm_wall | $(awk -v w="$slurm_wall" -v c="$sc" 'BEGIN { printf "%.1f", w / c }') |
+| Slurm (\`dragnet slurm submit --until-empty\`), per-partition chaining (aftercorr) | $sc | $su | $sr | $slurm_wall | $(awk -v w="$slurm_wall" -v c="$sc" 'BEGIN { printf "%.1f", w / c }') |
+| Slurm, whole-stage barriers (\`[slurm] per_partition = false\`) | $bc | $bu | $br | $stage_wall | $(awk -v w="$stage_wall" -v c="$bc" 'BEGIN { printf "%.1f", w / c }') |
 
-Slurm adds $(awk -v a="$slurm_wall" -v b="$local_wall" -v c="$sc" 'BEGIN { printf "%.1f", (a - b) / c }') s per cycle here (six jobs a cycle, each waiting for the one before).
+Slurm adds $(awk -v a="$slurm_wall" -v b="$local_wall" -v c="$sc" 'BEGIN { printf "%.1f", (a - b) / c }') s per cycle here with per-partition chaining, $(awk -v a="$stage_wall" -v b="$local_wall" -v c="$bc" 'BEGIN { printf "%.1f", (a - b) / c }') s with whole-stage barriers; per-partition chaining saves $(awk -v a="$stage_wall" -v b="$slurm_wall" 'BEGIN { printf "%.1f s (%.0f %%)", a - b, 100 * (a - b) / a }') of the Slurm crawl.
 Politeness violations (websim's audit, both crawls): $violations.
 EOF
-[ "$lu" = "$su" ] || echo "WARNING: the executors fetched different numbers of URLs ($lu vs $su)"
+[ "$lu" = "$su" ] && [ "$lu" = "$bu" ] || echo "WARNING: the executors fetched different numbers of URLs ($lu, $su, $bu)"

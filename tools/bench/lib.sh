@@ -7,6 +7,8 @@
 #   websim_serve ARGS...        `dragnet websim serve ARGS --hosts-file $work/hosts --duration 3600
 #                               --report $work/audit.json` in the background (log in
 #                               $work/websim.log); sets server; returns when the hosts file exists
+#   slurm_chain_wall NAME CMD   runs a `dragnet slurm submit` and prints the seconds until the
+#                               chain of crawl NAME has left Slurm's queue
 
 bench_build() {
     echo "== building dragnet (release)" >&2
@@ -36,4 +38,22 @@ websim_serve() {
     for _ in $(seq 1 100); do [ -s "$work/hosts" ] && break; sleep 0.1; done
     [ -s "$work/hosts" ] || { echo "websim did not start: $(tail -3 "$work/websim.log")" >&2; exit 1; }
     sleep 0.5
+}
+
+# slurm_chain_wall NAME CMD...: runs CMD (a `dragnet slurm submit`), waits (at most an hour) until
+# no job whose name starts with `dragnet-NAME-` is queued, and prints the seconds from the
+# submission to the end of the chain.
+slurm_chain_wall() {
+    local name=$1 start end deadline idle=0
+    shift
+    start=$(date +%s.%N)
+    "$@" >&2
+    deadline=$(( $(date +%s) + 3600 ))
+    while [ "$idle" -lt 2 ]; do
+        [ "$(date +%s)" -lt "$deadline" ] || { echo "the Slurm chain of $name did not end in an hour" >&2; exit 1; }
+        sleep 0.5
+        if squeue -h -o %j | grep -q "^dragnet-$name-"; then idle=0; else idle=$((idle + 1)); fi
+    done
+    end=$(date +%s.%N)
+    awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a - 1.0 }' # minus the idle polls
 }
