@@ -7,6 +7,8 @@
 #   websim_serve ARGS...        `dragnet websim serve ARGS --hosts-file $work/hosts --duration 3600
 #                               --report $work/audit.json` in the background (log in
 #                               $work/websim.log); sets server; returns when the hosts file exists
+#   websim_home_seeds PORT      every host's `/` as a seed, in $work/seeds.txt
+#   websim_crawl_toml           crawl.toml's shared [resolve] and [fetch] lines for websim
 #   slurm_chain_wall NAME CMD   runs a `dragnet slurm submit` and prints the seconds until the
 #                               chain of crawl NAME has left Slurm's queue
 
@@ -56,4 +58,27 @@ slurm_chain_wall() {
     done
     end=$(date +%s.%N)
     awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a - 1.0 }' # minus the idle polls
+}
+
+# websim_home_seeds PORT: every websim host's `/` as a seed -> $work/seeds.txt.
+websim_home_seeds() {
+    awk -v port="$1" '/^[0-9]/ {print "http://" $2 ":" port "/"}' "$work/hosts" >"$work/seeds.txt"
+}
+
+# websim_crawl_toml: the crawl.toml lines every bench crawl of websim shares, from `[resolve]`
+# (websim's names, nothing else) into `[fetch]` (loopback allowed, no delays, websim's 503
+# Retry-After obeyed up to 1 s); the caller goes on with its own `[fetch]` keys.
+websim_crawl_toml() {
+    cat <<TOML
+[resolve]
+hosts_files = ["$work/hosts"]
+only = true
+[fetch]
+allow_private_addresses = true
+default_delay_secs = 0.0
+delay_factor = 0.0
+# websim's 503 pages say Retry-After: 120; obeyed up to 1 s here (docs/BENCHMARKS.md).
+max_retry_after_secs = 1.0
+max_crawl_delay_secs = 0.0
+TOML
 }

@@ -133,22 +133,14 @@ else
     mkdir -p "$data"
     websim_serve --seed 7 --hosts "$HOSTS" --pages "$PAGES" --port "$PORT" \
         --hostile-every 0 --max-crawl-delay-ms 0
-    awk -v port="$PORT" '/^[0-9]/ {print "http://" $2 ":" port "/"}' "$work/hosts" >"$work/seeds.txt"
+    websim_home_seeds "$PORT"
     cat >"$work/crawl.toml" <<EOF
 [crawl]
 name = "scale-bench"
 partitions = $M
-[resolve]
-hosts_files = ["$work/hosts"]
-only = true
-[fetch]
-allow_private_addresses = true
+$(websim_crawl_toml)
 threads = 16
 per_ip_connections = 16
-default_delay_secs = 0.0
-delay_factor = 0.0
-max_retry_after_secs = 1.0
-max_crawl_delay_secs = 0.0
 $([ "${BACKOFF:-0}" = 1 ] || printf 'backoff_base_secs = 0.0\nbackoff_max_secs = 0.0')
 [scope]
 allowed_domains = ["websim.test"]

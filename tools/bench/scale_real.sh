@@ -69,7 +69,7 @@ chmod +x "$work/dragnet-node"
 
 websim_serve --seed 11 --hosts "$HOSTS" --pages "$PAGES" --port "$PORT" \
     --hostile-every 0 --max-crawl-delay-ms 0
-awk -v port="$PORT" '/^[0-9]/ {print "http://" $2 ":" port "/"}' "$work/hosts" >"$work/seeds.txt"
+websim_home_seeds "$PORT"
 
 declare -A wall
 for n in 1 2 3; do
@@ -79,17 +79,9 @@ for n in 1 2 3; do
 [crawl]
 name = "real$n-$$"
 partitions = $M
-[resolve]
-hosts_files = ["$work/hosts"]
-only = true
-[fetch]
-allow_private_addresses = true
+$(websim_crawl_toml)
 threads = 8
 per_ip_connections = 16
-default_delay_secs = 0.0
-delay_factor = 0.0
-max_retry_after_secs = 1.0
-max_crawl_delay_secs = 0.0
 backoff_base_secs = 0.0
 backoff_max_secs = 0.0
 [scope]

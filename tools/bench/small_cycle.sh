@@ -19,21 +19,12 @@ bench_build
 bench_workdir small-cycle
 websim_serve --seed 11 --hosts "$HOSTS" --pages "$PAGES" --port "$PORT" \
     --hostile-every 0 --max-crawl-delay-ms 0
-awk -v port="$PORT" '/^[0-9]/ {print "http://" $2 ":" port "/"}' "$work/hosts" >"$work/seeds.txt"
+websim_home_seeds "$PORT"
 cat >"$work/crawl.toml" <<TOML
 [crawl]
 name = "small-cycle"
 partitions = $M
-[resolve]
-hosts_files = ["$work/hosts"]
-only = true
-[fetch]
-allow_private_addresses = true
-default_delay_secs = 0.0
-delay_factor = 0.0
-# websim's 503 pages say Retry-After: 120; obeyed up to 1 s here (docs/BENCHMARKS.md).
-max_retry_after_secs = 1.0
-max_crawl_delay_secs = 0.0
+$(websim_crawl_toml)
 per_ip_connections = 16
 [scope]
 allowed_domains = ["websim.test"]
