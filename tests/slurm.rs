@@ -65,6 +65,15 @@ fn fake_sbatch(dir: &Path) -> PathBuf {
     let path = dir.join("fake-sbatch");
     std::fs::write(&path, FAKE_SBATCH).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // `scontrol` beside it (the executor looks it up there): logs its arguments. The stand-in
+    // sbatch runs jobs at once, so releasing them (they are submitted held) changes nothing.
+    let scontrol = dir.join("scontrol");
+    std::fs::write(
+        &scontrol,
+        "#!/bin/sh\necho \"$*\" >> \"${FAKE_SBATCH_STATE:?}/scontrol\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&scontrol, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::create_dir_all(dir.join("sbatch-state")).unwrap();
     path
 }
@@ -158,6 +167,15 @@ fn a_crawl_through_simulated_slurm_fetches_exactly_the_ground_truth() {
     // partition for that partition's task before them, the merge and the finish for all.
     assert_eq!(calls.lines().count() as u32, 5 * last, "{calls}");
     assert!(!calls.contains("--stage parse"), "{calls}");
+    // Each cycle's jobs were submitted held, then released together once recorded.
+    let released = std::fs::read_to_string(state.join("scontrol")).unwrap();
+    assert_eq!(released.lines().count() as u32, last, "{released}");
+    for line in released.lines() {
+        assert!(
+            line.starts_with("release ") && line.matches(',').count() == 4,
+            "{line}"
+        );
+    }
     for line in calls.lines() {
         let per_partition = line.contains("-split ") || line.contains("-prioritize ");
         assert_eq!(
@@ -170,7 +188,10 @@ fn a_crawl_through_simulated_slurm_fetches_exactly_the_ground_truth() {
             per_partition,
             "{line}"
         );
-        assert!(line.contains(" --requeue "), "{line}");
+        assert!(
+            line.contains(" --requeue ") && line.contains(" --hold "),
+            "{line}"
+        );
         if line.contains("--array=") {
             assert!(line.contains("--array=0-2%2 "), "{line}");
         }
@@ -347,6 +368,8 @@ fn a_large_crawl_is_cut_into_arrays_slurm_accepts() {
             // The merge waits for every array of the split; the parse, split and prioritize of
             // a partition for its task in the array before, the one of the same partitions.
             assert!(a.contains(&"--requeue".to_owned()), "{a:?}");
+            // A dry run prints commands to run as they are: not held.
+            assert!(!a.contains(&"--hold".to_owned()), "{a:?}");
             if *stage == "merge" {
                 let before: Vec<&str> = jobs[(s - 1) * 3..s * 3]
                     .iter()
@@ -488,9 +511,9 @@ fn real_web(
 
 /// Submits the crawl to the cluster until its fetch lists are empty and waits (bounded) until
 /// none of its jobs is queued; `meanwhile` is called every 50 ms while jobs are.
-fn crawl_through_slurm(c: &common::Crawl, mut meanwhile: impl FnMut()) {
+fn crawl_through_slurm(c: &common::Crawl, mut meanwhile: impl FnMut()) -> String {
     let name = c.cfg.crawl.name.clone();
-    ok(Command::new(env!("CARGO_BIN_EXE_dragnet"))
+    let submitted = ok(Command::new(env!("CARGO_BIN_EXE_dragnet"))
         .args(["slurm", "submit", "--until-empty", "--max-cycles", "20"])
         .arg(c.dir.root())
         .output()
@@ -514,6 +537,7 @@ fn crawl_through_slurm(c: &common::Crawl, mut meanwhile: impl FnMut()) {
             0
         };
     }
+    String::from_utf8_lossy(&submitted.stderr).into_owned()
 }
 
 /// What the local executor decides for the same web and configuration.
@@ -620,6 +644,44 @@ fn a_task_killed_mid_stage_is_requeued_and_the_crawl_is_unchanged() {
         logs(c.dir.root())
     );
     same_as_local(&c, &web, &local);
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster that runs jobs (.ci/slurm-up starts one); .ci/run runs it there"]
+fn the_held_leftovers_of_an_interrupted_submission_are_cancelled_and_the_cycle_submitted_again() {
+    let _cluster = real_cluster();
+    let (web, server, cfg) = real_web("interrupted");
+    let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
+    // A submission killed half-way (a `finish` job on a node that went away) leaves jobs of the
+    // crawl held in the queue, recorded nowhere.
+    let out = ok(Command::new("sbatch")
+        .args(["--parsable", "--hold", "--output=/dev/null", "--wrap=true"])
+        .arg(format!("--job-name=dragnet-{}-c0-fetch", c.cfg.crawl.name))
+        .output()
+        .unwrap());
+    let stray = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let said = crawl_through_slurm(&c, || {});
+    server.stop();
+    assert!(
+        said.contains("cancelled 1 held job(s)") && said.contains(&stray),
+        "{said}"
+    );
+    let q = Command::new("squeue")
+        .args(["-h", "-j", &stray])
+        .output()
+        .unwrap();
+    assert!(
+        q.stdout.trim_ascii().is_empty(),
+        "the stray job is still queued"
+    );
+    let last = next_cycle(&c.dir, M);
+    assert_eq!(dragnet::exec::fetch_list_size(&c.dir, last, M).unwrap(), 0);
+    assert_eq!(
+        common::fetched_urls(&c.dir, M, last),
+        common::truth_fetched(&web),
+        "{}",
+        logs(c.dir.root())
+    );
 }
 
 /// Brings back a node stopped by the test, however the test ends.

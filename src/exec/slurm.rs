@@ -130,7 +130,9 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
     }
     let name = job_name_part(&cfg.crawl.name);
     if !opts.dry_run {
-        refuse_if_queued(cfg, queued_jobs(&cfg.slurm, &name, true))?;
+        let queued = queued_jobs(&cfg.slurm, &name, true);
+        let queued = cancel_interrupted(crawl, cfg, queued)?;
+        refuse_if_queued(cfg, queued)?;
     }
     let m = cfg.crawl.partitions;
     let cycle = next_cycle(crawl, m);
@@ -209,6 +211,7 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
                 Dependency::All(&after)
             };
             let argv = job_argv(
+                !opts.dry_run,
                 &format!("dragnet-{name}-c{cycle}-{stage}"),
                 Some(&array),
                 &log_dir.join(format!("{stage}-%A_%a.log")),
@@ -242,6 +245,7 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
     cmd.extend(opts.then.args());
     cmd.push(root.display().to_string());
     let argv = job_argv(
+        !opts.dry_run,
         &format!("dragnet-{name}-c{cycle}-finish"),
         None,
         &log_dir.join("finish-%j.log"),
@@ -257,7 +261,12 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
         argv,
     });
     if !opts.dry_run {
+        // Every job was submitted held: nothing runs until the whole cycle is in the queue and
+        // recorded. A submission interrupted before this point (a `finish` job killed with its
+        // node) leaves only held jobs that no record names, which the next submission cancels
+        // (`cancel_interrupted`) before submitting again.
         record_submission(&log_dir, &sub)?;
+        release(s, &sub.jobs)?;
     }
     Ok(sub)
 }
@@ -275,10 +284,112 @@ pub fn check_no_jobs_queued(crawl: &CrawlDir, cfg: &Config) -> Result<()> {
     )
 }
 
-fn refuse_if_queued(cfg: &Config, queued: Vec<String>) -> Result<()> {
+/// `scontrol release` of every job of a submission (they were submitted held).
+fn release(s: &SlurmSection, jobs: &[Job]) -> Result<()> {
+    let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+    let scontrol = beside_sbatch(s, "scontrol");
+    let list = ids.join(",");
+    let failed = |why: String| Error::External {
+        program: scontrol.display().to_string(),
+        message: format!(
+            "the cycle's jobs were submitted held, and `{} release {list}` failed ({why}): \
+             release them by hand with that command, or cancel them (`scancel {}`) and submit \
+             again",
+            scontrol.display(),
+            ids.join(" ")
+        ),
+    };
+    match Command::new(&scontrol).args(["release", &list]).output() {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => Err(failed(format!(
+            "{}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))),
+        Err(e) => Err(failed(e.to_string())),
+    }
+}
+
+/// Job ids of every submission recorded for the crawl (`submitted.jsonl` of every cycle).
+fn recorded_job_ids(crawl: &CrawlDir, cfg: &Config) -> std::collections::BTreeSet<String> {
+    let mut ids = std::collections::BTreeSet::new();
+    for dir in std::fs::read_dir(log_root(crawl.root(), cfg))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let Ok(text) = std::fs::read_to_string(dir.path().join("submitted.jsonl")) else {
+            continue;
+        };
+        for line in text.lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            for j in v["submission"]["jobs"].as_array().into_iter().flatten() {
+                if let Some(id) = j["id"].as_str() {
+                    ids.insert(id.to_owned());
+                }
+            }
+        }
+    }
+    ids
+}
+
+/// Cancels the leftovers of an interrupted submission among the crawl's `queued` jobs: held
+/// (a submission holds its jobs until it has recorded them) and named by no recorded
+/// submission. Returns the other jobs.
+fn cancel_interrupted(crawl: &CrawlDir, cfg: &Config, queued: Vec<Queued>) -> Result<Vec<Queued>> {
+    if !queued.iter().any(|q| q.held) {
+        return Ok(queued);
+    }
+    let recorded = recorded_job_ids(crawl, cfg);
+    let (stray, rest): (Vec<Queued>, Vec<Queued>) = queued
+        .into_iter()
+        .partition(|q| q.held && !recorded.contains(&q.id));
+    if stray.is_empty() {
+        return Ok(rest);
+    }
+    let scancel = beside_sbatch(&cfg.slurm, "scancel");
+    let ids: Vec<&str> = stray.iter().map(|q| q.id.as_str()).collect();
+    let out = Command::new(&scancel).args(&ids).output();
+    if !out.as_ref().is_ok_and(|o| o.status.success()) {
+        return Err(Error::External {
+            program: scancel.display().to_string(),
+            message: format!(
+                "held jobs of an interrupted submission of crawl {:?} are in the queue ({}), \
+                 and `{} {}` failed ({}); cancel them by hand and submit again",
+                cfg.crawl.name,
+                ids.join(", "),
+                scancel.display(),
+                ids.join(" "),
+                match &out {
+                    Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_owned(),
+                    Err(e) => e.to_string(),
+                }
+            ),
+        });
+    }
+    eprintln!(
+        "slurm: cancelled {} held job(s) of a submission that was interrupted before it was \
+         recorded ({}); submitting again",
+        stray.len(),
+        stray
+            .iter()
+            .map(|q| format!("{} {}", q.id, q.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(rest)
+}
+
+fn refuse_if_queued(cfg: &Config, queued: Vec<Queued>) -> Result<()> {
     if queued.is_empty() {
         return Ok(());
     }
+    let queued: Vec<String> = queued
+        .into_iter()
+        .map(|q| format!("{} {}{}", q.id, q.name, if q.held { " (held)" } else { "" }))
+        .collect();
     let message = format!(
         "jobs of crawl {:?} are still queued or running in Slurm ({}): the chain submitted \
          before is not finished; wait for it (`squeue`), or cancel it (`scancel {}`) and start \
@@ -297,12 +408,26 @@ fn refuse_if_queued(cfg: &Config, queued: Vec<String>) -> Result<()> {
     })
 }
 
-/// The crawl's jobs in Slurm's queue (`ID NAME` each), but the job this runs in (a `finish` job
-/// submitting the next cycle). `squeue` is looked up beside `[slurm] sbatch`; if it cannot run,
-/// nothing is known to be queued (a warning says so if `warn`).
-fn queued_jobs(s: &SlurmSection, name: &str, warn: bool) -> Vec<String> {
+/// A job of the crawl in Slurm's queue.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Queued {
+    /// The job id (an array's).
+    id: String,
+    /// The job name.
+    name: String,
+    /// Held by its submitter (pending for `JobHeldUser`).
+    held: bool,
+}
+
+/// The crawl's jobs in Slurm's queue, but the job this runs in (a `finish` job submitting the
+/// next cycle). `squeue` is looked up beside `[slurm] sbatch`; if it cannot run, nothing is
+/// known to be queued (a warning says so if `warn`).
+fn queued_jobs(s: &SlurmSection, name: &str, warn: bool) -> Vec<Queued> {
     let squeue = beside_sbatch(s, "squeue");
-    let out = match Command::new(&squeue).args(["-h", "-o", "%A %j"]).output() {
+    let out = match Command::new(&squeue)
+        .args(["-h", "-o", "%A %j %r"])
+        .output()
+    {
         Ok(out) if out.status.success() => out,
         _ => {
             if warn {
@@ -319,9 +444,15 @@ fn queued_jobs(s: &SlurmSection, name: &str, warn: bool) -> Vec<String> {
     let prefix = format!("dragnet-{name}-c");
     String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter_map(|l| l.trim().split_once(' '))
-        .filter(|(id, job)| job.starts_with(&prefix) && *id != me)
-        .map(|(id, job)| format!("{id} {job}"))
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let (id, job) = (w.next()?, w.next()?);
+            (job.starts_with(&prefix) && id != me).then(|| Queued {
+                id: id.to_owned(),
+                name: job.to_owned(),
+                held: w.next() == Some("JobHeldUser"),
+            })
+        })
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect()
@@ -344,11 +475,14 @@ enum Dependency<'a> {
     Corresponding(&'a str),
 }
 
-/// The `sbatch` arguments of one job: its name, array, log file, dependency (the job is
+/// The `sbatch` arguments of one job: its name, array, log file, held (`--hold`: a real
+/// submission releases its jobs once all are queued and recorded; a dry run prints them without),
+/// dependency (the job is
 /// cancelled if what it waits for fails), requeueable (Slurm runs it again elsewhere when its
 /// node fails, and the task asks for it after a transient failure), the configured `args`, and
 /// `cmd` as its script.
 fn job_argv<'a>(
+    held: bool,
     job_name: &str,
     array: Option<&str>,
     output: &Path,
@@ -361,6 +495,9 @@ fn job_argv<'a>(
         argv.push(format!("--array={a}"));
     }
     argv.push(format!("--output={}", output.display()));
+    if held {
+        argv.push("--hold".into());
+    }
     // A requeued job appends to its log: the run before and why it ended stay readable.
     argv.push("--requeue".into());
     argv.push("--open-mode=append".into());
@@ -677,7 +814,20 @@ pub fn finish(
         eprintln!("slurm finish: {line}")
     });
     let next_fetch_list = fetch_list_size(crawl, cycle + 1, m)?;
+    // This job run again (requeued after its node went away) after it had submitted the next
+    // cycle: the chain goes on already.
+    let recorded = log_root(crawl.root(), cfg)
+        .join(format!("c{:06}", cycle + 1))
+        .join("submitted.jsonl")
+        .is_file();
     let next = match then.next(next_fetch_list) {
+        Some(_) if recorded => {
+            eprintln!(
+                "slurm finish: cycle {} was submitted already (its submitted.jsonl exists)",
+                cycle + 1
+            );
+            None
+        }
         Some(then) => Some(submit(
             crawl,
             cfg,
