@@ -131,10 +131,11 @@ proptest! {
             let e = want
                 .entry(keys::fingerprint(&l.url))
                 .or_insert((l.url.clone(), 0.0, u32::MAX, 0, false));
-            e.2 = e.2.min(l.depth);
             e.3 += 1;
+            // A nofollow occurrence gives neither cash nor depth.
             if !l.nofollow {
                 e.1 += l.cash;
+                e.2 = e.2.min(l.depth);
                 e.4 = true;
             }
         }

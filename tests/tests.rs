@@ -12,6 +12,7 @@ mod cli;
 mod crash;
 mod cron;
 mod cycle;
+mod depth;
 mod domain_budget;
 mod export;
 mod fetch_client;

@@ -7,8 +7,9 @@
 //! time. For every target (all its occurrences are adjacent):
 //!
 //! 1. **Collapse**: its occurrences become one record: OPIC cash summed over the followed ones,
-//!    the smallest depth, the number of in-links. Nofollow occurrences count only with
-//!    `scope.follow_nofollow`; a target only ever linked with nofollow is dropped (`nofollow`).
+//!    the smallest depth over the followed ones, the number of in-links. Nofollow occurrences
+//!    count (for cash and depth) only with `scope.follow_nofollow`; a target only ever linked
+//!    with nofollow is dropped (`nofollow`).
 //! 2. **Scope and trap rules** ([`scope::ScopeSection::refusal`]) and the per-host budget of new
 //!    URLs per cycle; each refusal is counted by its reason.
 //! 3. **CLOCK cache** ([`clock::Clock`], Broder, Najork & Wiener; sized by `docs/cachesim.md`): a
@@ -139,8 +140,15 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
         match &mut cur {
             Some(t) if same => {
                 t.inlinks = t.inlinks.saturating_add(1);
-                t.depth = t.depth.min(l.depth);
+                // Only a followed occurrence discovers the target: a nofollow link from a
+                // shallower page gives it no depth (the first followed one replaces the depth
+                // of nofollow occurrences before it).
                 if follow {
+                    t.depth = if t.followed {
+                        t.depth.min(l.depth)
+                    } else {
+                        l.depth
+                    };
                     t.cash.add(l.cash);
                     t.followed = true;
                 }
