@@ -8,20 +8,7 @@ use crate::common;
 
 use std::collections::BTreeSet;
 
-use websim::truth::{truth, Outcome, Policy};
-
-fn truth_at(web: &websim::model::Web, max_depth: u32) -> BTreeSet<String> {
-    let policy = Policy {
-        max_depth,
-        ..Policy::new(web)
-    };
-    truth(web, &policy)
-        .fetched
-        .iter()
-        .filter(|f| f.outcome != Outcome::Robots && f.status > 0)
-        .map(|f| f.url.clone())
-        .collect()
-}
+use websim::truth::Policy;
 
 #[test]
 fn max_depth_one_fetches_what_the_truth_at_depth_one_lists() {
@@ -36,7 +23,13 @@ fn max_depth_one_fetches_what_the_truth_at_depth_one_lists() {
         .into_iter()
         .filter(|u| !u.ends_with("/robots.txt"))
         .collect();
-    let want = truth_at(&web, 1);
+    let want = common::truth_fetched_under(
+        &web,
+        &Policy {
+            max_depth: 1,
+            ..Policy::new(&web)
+        },
+    );
     let missing: Vec<_> = want.difference(&got).collect();
     let extra: Vec<_> = got.difference(&want).collect();
     assert!(

@@ -11,7 +11,7 @@ use crate::common;
 use std::collections::BTreeSet;
 
 use websim::model::WebConfig;
-use websim::truth::{truth, Outcome, Policy};
+use websim::truth::Policy;
 
 fn web() -> (std::sync::Arc<websim::model::Web>, websim::server::Server) {
     websim::server::Server::start_web(
@@ -37,12 +37,7 @@ fn truth_set(web: &websim::model::Web, requisites: bool, max_depth: u32) -> BTre
         max_depth,
         ..Policy::new(web)
     };
-    truth(web, &policy)
-        .fetched
-        .iter()
-        .filter(|f| f.outcome != Outcome::Robots && f.status > 0)
-        .map(|f| f.url.clone())
-        .collect()
+    common::truth_fetched_under(web, &policy)
 }
 
 fn crawl(web: &websim::model::Web, requisites: bool, max_depth: u32) -> BTreeSet<String> {

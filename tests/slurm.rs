@@ -571,9 +571,17 @@ fn same_as_local(c: &common::Crawl, web: &websim::model::Web, local: &common::Ou
     );
 }
 
-/// Pids of the `dragnet slurm task --worker` processes of the crawl at `root` (the children that
-/// run a stage), with the node they run on (`SLURMD_NODENAME`).
-fn workers(root: &Path) -> Vec<(u32, String)> {
+/// A `dragnet slurm task --worker` process of the crawl (the child that runs a stage).
+struct Worker {
+    pid: u32,
+    /// The node it runs on (`SLURMD_NODENAME`).
+    node: String,
+    /// The array task whose `SLURM_JOB_ID` is the array's own id (`SLURM_ARRAY_JOB_ID`).
+    carries_array_id: bool,
+}
+
+/// The crawl's stage processes now running.
+fn workers(root: &Path) -> Vec<Worker> {
     let root = root.canonicalize().unwrap();
     let mut out = Vec::new();
     let Ok(procs) = std::fs::read_dir("/proc") else {
@@ -592,12 +600,17 @@ fn workers(root: &Path) -> Vec<(u32, String)> {
             continue;
         }
         let env = std::fs::read(e.path().join("environ")).unwrap_or_default();
-        let node = env
-            .split(|&b| b == 0)
-            .find_map(|v| v.strip_prefix(b"SLURMD_NODENAME="))
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-            .unwrap_or_default();
-        out.push((pid, node));
+        let var = |name: &str| {
+            env.split(|&b| b == 0)
+                .find_map(|v| v.strip_prefix(format!("{name}=").as_bytes()))
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+        };
+        out.push(Worker {
+            pid,
+            node: var("SLURMD_NODENAME").unwrap_or_default(),
+            carries_array_id: var("SLURM_JOB_ID").is_some()
+                && var("SLURM_JOB_ID") == var("SLURM_ARRAY_JOB_ID"),
+        });
     }
     out
 }
@@ -611,7 +624,7 @@ fn a_crawl_through_real_slurm_job_arrays() {
     let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
     let mut nodes = std::collections::BTreeSet::new();
     crawl_through_slurm(&c, || {
-        nodes.extend(workers(c.dir.root()).into_iter().map(|w| w.1))
+        nodes.extend(workers(c.dir.root()).into_iter().map(|w| w.node))
     });
     let audit = server.stop();
     assert_eq!(audit.counts.total(), 0, "politeness: {:?}", audit.counts);
@@ -626,13 +639,20 @@ fn a_task_killed_mid_stage_is_requeued_and_the_crawl_is_unchanged() {
     let (web, server, cfg) = real_web("killed");
     let local = local_outcome(&web, &cfg);
     let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
-    // SIGKILL to the first stage process seen (as the kernel's OOM killer would send it).
+    // SIGKILL to a stage process (as the kernel's OOM killer would send it): the one of the
+    // array task whose job id is the array's own, the case where requeueing by `SLURM_JOB_ID`
+    // would requeue the whole array.
     let mut killed = None;
     crawl_through_slurm(&c, || {
         if killed.is_none() {
-            if let Some((pid, node)) = workers(c.dir.root()).into_iter().next() {
-                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-                killed = Some((pid, node));
+            if let Some(w) = workers(c.dir.root())
+                .into_iter()
+                .find(|w| w.carries_array_id)
+            {
+                let _ = Command::new("kill")
+                    .args(["-9", &w.pid.to_string()])
+                    .status();
+                killed = Some((w.pid, w.node));
             }
         }
     });
@@ -641,6 +661,15 @@ fn a_task_killed_mid_stage_is_requeued_and_the_crawl_is_unchanged() {
     assert!(
         whole_logs(c.dir.root()).contains("killed by signal 9; requeued job"),
         "the task of worker {pid} on {node} was not requeued\n{}",
+        logs(c.dir.root())
+    );
+    // That task alone: no other task of its array was stopped and run again.
+    let requeued = whole_logs(c.dir.root())
+        .matches("DUE TO JOB REQUEUE")
+        .count();
+    assert!(
+        requeued <= 1,
+        "{requeued} tasks stopped\n{}",
         logs(c.dir.root())
     );
     same_as_local(&c, &web, &local);
@@ -732,7 +761,11 @@ fn a_node_that_goes_away_mid_cycle_has_its_tasks_run_on_the_others() {
         if lost {
             return;
         }
-        if let Some((_, node)) = workers(c.dir.root()).into_iter().find(|w| !w.1.is_empty()) {
+        if let Some(node) = workers(c.dir.root())
+            .into_iter()
+            .map(|w| w.node)
+            .find(|n| !n.is_empty())
+        {
             let out = Command::new(&script)
                 .args(["stop", &node])
                 .output()

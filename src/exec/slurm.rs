@@ -717,7 +717,7 @@ pub fn supervise(s: &SlurmSection, mut worker: Command, env: &TaskEnv) -> Result
 /// What Slurm tells a task about itself.
 #[derive(Debug, Clone, Default)]
 pub struct TaskEnv {
-    /// `SLURM_JOB_ID` (an array task's own id).
+    /// The job to requeue: `ARRAY_TASK` for an array task, else `SLURM_JOB_ID`.
     pub job_id: Option<String>,
     /// `SLURM_RESTART_COUNT`: how many times the job was requeued (0 if unset).
     pub restarts: u32,
@@ -726,17 +726,29 @@ pub struct TaskEnv {
 impl TaskEnv {
     /// This process's.
     pub fn from_env() -> TaskEnv {
+        TaskEnv::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// From Slurm's variables as `var` gives them. An array task is named `ARRAY_TASK`
+    /// (`SLURM_ARRAY_JOB_ID`_`SLURM_ARRAY_TASK_ID`): one task of the array has the array's own
+    /// id as its `SLURM_JOB_ID`, and `scontrol requeue` of that id would requeue every task.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> TaskEnv {
+        let set = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+        let job_id = match (set("SLURM_ARRAY_JOB_ID"), set("SLURM_ARRAY_TASK_ID")) {
+            (Some(array), Some(task)) => Some(format!("{}_{}", array.trim(), task.trim())),
+            _ => set("SLURM_JOB_ID"),
+        };
         TaskEnv {
-            job_id: std::env::var("SLURM_JOB_ID").ok().filter(|v| !v.is_empty()),
-            restarts: std::env::var("SLURM_RESTART_COUNT")
-                .ok()
+            job_id,
+            restarts: set("SLURM_RESTART_COUNT")
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(0),
         }
     }
 }
 
-/// Asks Slurm to run this job again (`scontrol requeue $SLURM_JOB_ID`: it goes back to the queue,
+/// Asks Slurm to run this job again (`scontrol requeue JOB`, an array task by array and index: it
+/// goes back to the queue,
 /// keeps its dependants waiting, and starts again, on any node, after Slurm's requeue delay), if
 /// it has run fewer than `[slurm] max_retries` + 1 times (`SLURM_RESTART_COUNT`). Returns the exit
 /// code to end with, [`EXIT_RETRY`] either way: when the job was not requeued it fails, and the
@@ -937,6 +949,32 @@ mod tests {
         let none = TaskEnv::default();
         assert_eq!(supervise(&s, sh("exit 75"), &none).unwrap(), EXIT_RETRY);
         assert_eq!(calls().lines().count(), 2);
+    }
+
+    #[test]
+    fn an_array_task_is_requeued_by_its_array_and_index_not_by_its_job_id() {
+        let env = |vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> = vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            TaskEnv::from_vars(move |name| {
+                vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+            })
+        };
+        // The task that carries the array's own id: requeueing "3487" would requeue them all.
+        let t = env(&[
+            ("SLURM_JOB_ID", "3487"),
+            ("SLURM_ARRAY_JOB_ID", "3487"),
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_RESTART_COUNT", "1"),
+        ]);
+        assert_eq!(t.job_id.as_deref(), Some("3487_2"));
+        assert_eq!(t.restarts, 1);
+        let t = env(&[("SLURM_JOB_ID", "12")]);
+        assert_eq!(t.job_id.as_deref(), Some("12"));
+        assert_eq!(t.restarts, 0);
+        assert_eq!(env(&[]).job_id, None);
     }
 
     #[test]

@@ -184,8 +184,18 @@ pub fn small_web(
 /// What a crawl to completion of `web` must have fetched (its ground truth, robots.txt aside).
 #[allow(dead_code)]
 pub fn truth_fetched(web: &websim::model::Web) -> std::collections::BTreeSet<String> {
-    use websim::truth::{truth, Outcome, Policy};
-    truth(web, &Policy::new(web))
+    truth_fetched_under(web, &websim::truth::Policy::new(web))
+}
+
+/// What a crawl of `web` to completion under `policy` (a depth limit, requisites) must have
+/// fetched, robots.txt aside.
+#[allow(dead_code)]
+pub fn truth_fetched_under(
+    web: &websim::model::Web,
+    policy: &websim::truth::Policy,
+) -> std::collections::BTreeSet<String> {
+    use websim::truth::{truth, Outcome};
+    truth(web, policy)
         .fetched
         .iter()
         .filter(|f| f.outcome != Outcome::Robots && f.status > 0)
