@@ -24,11 +24,8 @@ HOSTS=${1:-200}
 PAGES=${2:-1000}
 PORT=${PORT:-8496}
 
-command -v /usr/bin/time >/dev/null || {
-    echo "== installing time (apt-get)" >&2
-    if [ "$(id -u)" = 0 ]; then apt-get install -y -qq time >/dev/null; else sudo apt-get install -y -qq time >/dev/null; fi
-}
 source "$(dirname "$0")/lib.sh"
+need_gnu_time
 bench_build
 bench_workdir cycle-bench
 websim_serve --seed 7 --hosts "$HOSTS" --pages "$PAGES" --port "$PORT" \

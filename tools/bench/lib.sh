@@ -1,6 +1,7 @@
 # Shared by the benchmark scripts (source it): the release build, a scratch directory removed on
 # exit (KEEP=1 keeps it), and websim serving a web on loopback.
 #
+#   need_gnu_time               installs /usr/bin/time (apt-get) where it is missing
 #   bench_build                 builds dragnet (release); sets DRAGNET to its absolute path
 #   bench_workdir NAME          sets work to a new ${TMPDIR:-/tmp}/NAME.XXXXXX, removed on exit;
 #                               a script's own bench_cleanup (if defined) runs first
@@ -11,6 +12,13 @@
 #   websim_crawl_toml           crawl.toml's shared [resolve] and [fetch] lines for websim
 #   slurm_chain_wall NAME CMD   runs a `dragnet slurm submit` and prints the seconds until the
 #                               chain of crawl NAME has left Slurm's queue
+
+# need_gnu_time: installs GNU time (/usr/bin/time: wall, CPU, peak RSS) if it is missing.
+need_gnu_time() {
+    command -v /usr/bin/time >/dev/null && return 0
+    echo "== installing time (apt-get)" >&2
+    if [ "$(id -u)" = 0 ]; then apt-get install -y -qq time >/dev/null; else sudo apt-get install -y -qq time >/dev/null; fi
+}
 
 bench_build() {
     echo "== building dragnet (release)" >&2

@@ -122,11 +122,8 @@ elif [ -n "${CRAWL:-}" ]; then
     [ -z "${EXTRACT_ONLY:-}" ] || exit 0
     crawl_line="Crawl: the markers of \`$CRAWL\` (complete cycles), extracted with \`CRAWL=$CRAWL tools/bench/scale.sh\`."
 else
-    command -v /usr/bin/time >/dev/null || {
-        echo "== installing time (apt-get)" >&2
-        if [ "$(id -u)" = 0 ]; then apt-get install -y -qq time >/dev/null; else sudo apt-get install -y -qq time >/dev/null; fi
-    }
     source "$(dirname "$0")/lib.sh"
+    need_gnu_time
     bench_build
     bench_workdir scale-bench
     data=${OUT:-$work}
