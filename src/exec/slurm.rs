@@ -165,8 +165,8 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
     let mut after_list: Vec<u32> = Vec::new();
     for stage in Stage::CYCLE {
         // A fetch that parses as pages arrive (`[fetch] parse`) commits the partition's parse
-        // too: no parse task for a partition whose fetch is still to run. (One killed between
-        // the two markers leaves the parse to a resubmit, which lists it here.)
+        // too: no parse task for a partition whose fetch is still to run (its task parses it
+        // even when a killed run left the fetch done and the parse not, see `task`).
         let pending: Vec<u32> = (0..m)
             .filter(|&p| !crawl.done_path(cycle, stage, p).exists())
             .filter(|&p| {
@@ -684,6 +684,15 @@ pub fn task(
         ..FetchOptions::default()
     };
     let r = run_stage(crawl, cfg, stage, cycle, p, &fetch)?;
+    // A fetch that parses as pages arrive (`[fetch] parse`) owns the partition's parse: no parse
+    // array runs it, and the split of p starts when this task ends (aftercorr). A run of this
+    // task killed between the two commits (its node went away) left the fetch done and the
+    // parse not; the requeued run finds the fetch done and parses the partition's WARCs.
+    if stage == Stage::Fetch && cfg.fetch.parse && !crawl.done_path(cycle, Stage::Parse, p).exists()
+    {
+        eprintln!("slurm task: the fetch of partition {p} is done, its parse is not: parsing");
+        run_stage(crawl, cfg, Stage::Parse, cycle, p, &fetch)?;
+    }
     Ok((p, r))
 }
 
