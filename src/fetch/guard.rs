@@ -12,9 +12,10 @@
 //! websim on 127.0.1.x): unspecified, loopback, private (RFC 1918, IPv6 ULA), shared
 //! (100.64/10, RFC 6598), link-local, multicast, broadcast, documentation and benchmarking
 //! ranges, 0/8 and 240/4, and every IPv6 form that carries one of these IPv4 addresses inside it:
-//! IPv4-mapped and IPv4-compatible, NAT64 (the well-known 64:ff9b::/96 and the local-use
-//! 64:ff9b:1::/48 of RFC 8215, read as a /96), 6to4 (2002::/16, RFC 3056) and Teredo (2001::/32,
-//! RFC 4380: the server's address, and the client's, stored inverted).
+//! IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96, RFC 2765 and RFC 6052 §2.1)
+//! and IPv4-compatible, NAT64 (the well-known 64:ff9b::/96 and the local-use 64:ff9b:1::/48 of
+//! RFC 8215, read as a /96), 6to4 (2002::/16, RFC 3056) and Teredo (2001::/32, RFC 4380: the
+//! server's address, and the client's, stored inverted).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -96,6 +97,11 @@ fn classify_v6(a: Ipv6Addr) -> Option<Refusal> {
     }
     let s = a.segments();
     let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    // IPv4-translated (SIIT, RFC 2765 §2.1): ::ffff:0:a.b.c.d, one segment further left than
+    // IPv4-mapped; a stack or a translator may still deliver it to the embedded address.
+    if s[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        return classify_v4(v4(s[6], s[7]));
+    }
     // NAT64: the well-known prefix 64:ff9b::/96 and the local-use 64:ff9b:1::/48 (as a /96)
     // embed an IPv4 address in the last 32 bits.
     if s[0] == 0x64 && s[1] == 0xff9b && (s[2..6] == [0, 0, 0, 0] || s[2] == 1) {
@@ -165,6 +171,11 @@ mod tests {
             ("::ffff:10.0.0.1", Refusal::Private),
             ("64:ff9b::a9fe:a9fe", Refusal::LinkLocal),
             ("::127.0.0.1", Refusal::Loopback),
+            // IPv4-translated (RFC 2765): ::ffff:0:a.b.c.d.
+            ("::ffff:0:127.0.0.1", Refusal::Loopback),
+            ("::ffff:0:10.0.0.1", Refusal::Private),
+            ("::ffff:0:a9fe:a9fe", Refusal::LinkLocal),
+            ("::ffff:0:0.0.0.0", Refusal::Unspecified),
             // NAT64 local-use, 6to4 and Teredo forms of inside addresses.
             ("64:ff9b:1::a9fe:a9fe", Refusal::LinkLocal),
             ("64:ff9b:1:2:3:4:7f00:1", Refusal::Loopback),
@@ -192,6 +203,7 @@ mod tests {
             "198.20.0.1",
             "2606:4700::1111",
             "::ffff:8.8.8.8",
+            "::ffff:0:8.8.8.8",
             "64:ff9b::808:808",
             "64:ff9b:1::808:808",
             "2002:808:808::1",
