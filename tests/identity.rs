@@ -111,3 +111,180 @@ fn the_from_header_and_the_robots_token_are_the_configured_ones() {
     }
     assert_eq!(requests, 2);
 }
+
+/// A site whose URLs come with credentials from every side: a robots.txt that redirects to a
+/// `user:pw@` URL, a page linking to `user:pw@` spellings of another page, a redirect whose
+/// `Location` carries credentials. Records each request's target and headers.
+#[derive(Default)]
+struct Keys {
+    port: std::sync::OnceLock<u16>,
+    seen: Mutex<Vec<Seen>>,
+}
+
+impl Site for Keys {
+    fn respond(&self, req: &Request) -> Response {
+        self.seen
+            .lock()
+            .unwrap()
+            .push((req.target.clone(), req.headers.clone()));
+        let port = self.port.get().copied().unwrap_or(0);
+        let html = |body: String| Response::new(200, "text/html", body.into_bytes());
+        match req.target.as_str() {
+            "/robots.txt" => Response::new(302, "text/html", Vec::new()).with(
+                "Location",
+                format!("http://bot:robotsecret@keys.test:{port}/robots-real.txt"),
+            ),
+            "/robots-real.txt" => {
+                Response::new(200, "text/plain", b"User-agent: *\nAllow: /\n".to_vec())
+            }
+            "/start" => html(format!(
+                "<html><body><a href=\"http://user:linksecret@keys.test:{port}/linked\">a</a>\
+                 <a href=\"//:pwsecret@keys.test:{port}/linked\">b</a>\
+                 <a href=\"/moved\">c</a></body></html>"
+            )),
+            "/moved" => Response::new(301, "text/html", Vec::new()).with(
+                "Location",
+                format!("http://x:redirsecret@keys.test:{port}/target"),
+            ),
+            _ => html("<html><body>leaf</body></html>".into()),
+        }
+    }
+
+    fn min_delay(&self, _host: &str) -> Duration {
+        Duration::ZERO
+    }
+
+    fn disallowed(&self, _host: &str, _agent: &str, _target: &str) -> bool {
+        false
+    }
+}
+
+/// Issue 30, point 7: user information in seeds, links, redirects and robots.txt redirects is
+/// removed when the URL enters the crawl. No request carries credentials; the spellings of a
+/// page are one URL fetched once; no fetch result, URL db record, WARC-Target-URI, CDXJ line or
+/// export holds them (only the archived server answers, as the server sent them, do).
+#[test]
+fn credentials_in_urls_are_stripped_everywhere() {
+    let site = Arc::new(Keys::default());
+    let (server, port) = common::serve_site(site.clone());
+    site.port.set(port).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let hosts = scratch.path().join("hosts");
+    std::fs::write(&hosts, "127.0.0.1 keys.test\n").unwrap();
+    let seeds = vec![
+        format!("http://seeduser:seedsecret@keys.test:{port}/start"),
+        format!("http://keys.test:{port}/start"),
+        format!("http://:pw2secret@keys.test:{port}/start"),
+    ];
+    let mut cfg = dragnet::crawl::Config::default();
+    cfg.crawl.partitions = 1;
+    cfg.resolve.hosts_files = vec![hosts];
+    common::patient_loopback_fetch(&mut cfg.fetch);
+    cfg.fetch.follow_redirects = 0;
+    cfg.fetch.follow_per_host = 0;
+    let c = common::websim_crawl_with_hosts(&seeds, cfg);
+    let dragnet = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", common::out_text(&out));
+    };
+    let root = c.dir.root().to_str().unwrap().to_owned();
+    dragnet(&[
+        "cycle",
+        "--progress",
+        "quiet",
+        "--until-empty",
+        "--max-cycles",
+        "5",
+        &root,
+    ]);
+    server.stop();
+
+    let seen = site.seen.lock().unwrap().clone();
+    let mut targets: Vec<&str> = seen.iter().map(|(t, _)| t.as_str()).collect();
+    targets.sort_unstable();
+    assert_eq!(
+        targets,
+        [
+            "/linked",
+            "/moved",
+            "/robots-real.txt",
+            "/robots.txt",
+            "/start",
+            "/target"
+        ],
+        "each page once, whatever its spellings: {seen:?}"
+    );
+    for (t, headers) in &seen {
+        assert!(
+            !headers
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case("authorization") || v.contains("secret")),
+            "{t}: {headers:?}"
+        );
+    }
+    let no_secret = |what: &str, s: &str| {
+        assert!(!s.contains("secret") && !s.contains('@'), "{what}: {s}");
+    };
+    let cycles = dragnet::exec::next_cycle(&c.dir, 1);
+    let results = common::fetch_results(&c.dir, 1, cycles);
+    assert_eq!(results.len(), 4, "{results:?}");
+    for r in &results {
+        no_secret("fetch result url", &r.url);
+        no_secret("fetch result redirect", &r.redirect);
+    }
+    assert!(results
+        .iter()
+        .any(|r| r.redirect == format!("http://keys.test:{port}/target")));
+    let o = common::outcome(&c.dir, 1);
+    assert_eq!(o.urldb[0].len(), 4, "{:?}", o.urldb);
+    for (url, ..) in o.urldb[0].values() {
+        no_secret("URL db", url);
+    }
+    // Every WARC record's target, every CDXJ line, every exported table.
+    let mut warcs = 0;
+    for cycle in 0..cycles {
+        let Ok(dir) = std::fs::read_dir(c.dir.warc_dir(cycle)) else {
+            continue;
+        };
+        for p in dir.flatten().map(|e| e.path()) {
+            if !p.to_string_lossy().contains(".warc") {
+                continue;
+            }
+            warcs += 1;
+            let mut rd = dragnet::warc::reader::WarcReader::open(&p, Default::default()).unwrap();
+            while let Some(rec) = rd.next_record().unwrap() {
+                if let Some(t) = rec.header().target_uri() {
+                    no_secret("WARC-Target-URI", t);
+                }
+            }
+        }
+    }
+    assert!(warcs > 0);
+    let mut cdxj = 0;
+    let mut stack = vec![c.dir.root().to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for p in std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()) {
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "cdxj") {
+                cdxj += 1;
+                let text = std::fs::read_to_string(&p).unwrap();
+                assert!(!text.contains("secret"), "{}: {text}", p.display());
+            }
+        }
+    }
+    assert!(cdxj > 0);
+    for what in ["urls", "pages", "links"] {
+        let out = scratch.path().join(format!("{what}.jsonl"));
+        let out_s = out.to_str().unwrap();
+        dragnet(&[
+            "export", "--what", what, "--format", "jsonl", "--out", out_s, &root,
+        ]);
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(!text.is_empty(), "{what}");
+        assert!(!text.contains("secret"), "{what}: {text}");
+    }
+}

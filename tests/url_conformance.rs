@@ -486,7 +486,7 @@ const AGREEMENT: &[Check] = &[
     ("idempotence.json", idempotence, 31),
     ("parsing.json", parsing, 78),
     ("path_dots.json", path_dots, 722),
-    ("semantic_precise.json", semantic_precise, 147),
+    ("semantic_precise.json", semantic_precise, 166),
     ("ssurt.json", ssurt, 4),
     ("supplemental_whatwg.json", supplemental_whatwg, 91),
     ("urltestdata.json", urlcanon_urltestdata, 428),

@@ -148,7 +148,7 @@ pub struct Fetched {
     pub etag: Option<String>,
     /// `Last-Modified`, if sent.
     pub last_modified: Option<String>,
-    /// `Location` of a 3xx, resolved against the URL.
+    /// `Location` of a 3xx, resolved against the URL, without user information.
     pub location: Option<String>,
     /// `Retry-After` of a 429 or 503 (RFC 9110 §10.2.3: seconds, or an HTTP date, taken from
     /// now).
@@ -595,7 +595,13 @@ impl Fetcher {
             })
             .unwrap_or_default();
         let location = if (300..400).contains(&status) {
-            header("location").and_then(|l| url.join(&l).ok().map(String::from))
+            // Without user information: a Location's credentials reach no record, no URL db and
+            // no robots.txt request (links take the target through canonicalization as well).
+            header("location").and_then(|l| {
+                let mut to = url.join(&l).ok()?;
+                crate::keys::strip_userinfo(&mut to);
+                Some(String::from(to))
+            })
         } else {
             None
         };

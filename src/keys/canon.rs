@@ -6,7 +6,8 @@
 //!
 //! The transform is WHATWG parsing (the `url` crate, as browsers do: lower-case host, IDNA,
 //! IPv4 forms, default port, dot segments, `/` for an empty path) followed by edits that RFC 3986
-//! §6 lists as equivalence-preserving, plus the configurable query rules of [`CanonConfig`].
+//! §6 lists as equivalence-preserving, plus the configurable query rules of [`CanonConfig`];
+//! user information (credentials) is removed, so no password is stored or sent.
 //! It is *idempotent*: canonicalizing a canonical URL (after serializing and re-parsing it)
 //! gives it back unchanged. That is what makes fingerprints stable across stages and cycles; it
 //! is checked over the whole WHATWG test corpus and by a property test
@@ -213,13 +214,14 @@ impl Canonicalizer {
 
     /// The canonical form of any parsed URL (any scheme).
     ///
-    /// The fragment is always removed. For the WHATWG "special" schemes (http, https, ws, wss,
-    /// ftp, file), in addition to what parsing already did: trailing dots of a domain host are
-    /// removed (`example.com.` is `example.com`); in path and query, escapes of unreserved
-    /// characters are decoded and the others upper-cased (`%7e%2f` is `~%2F`, RFC 3986
-    /// §6.2.2); `;jsessionid=` path parameters and the configured query arguments are removed,
-    /// the query optionally sorted, and an empty query dropped. Other schemes keep everything
-    /// else as the parser gave it: without a known syntax, no other edit is known to be safe.
+    /// The fragment and the user information (`user:secret@`, credentials: [`strip_userinfo`])
+    /// are always removed. For the WHATWG "special" schemes (http, https, ws, wss, ftp, file), in
+    /// addition to what parsing already did: trailing dots of a domain host are removed
+    /// (`example.com.` is `example.com`); in path and query, escapes of unreserved characters
+    /// are decoded and the others upper-cased (`%7e%2f` is `~%2F`, RFC 3986 §6.2.2);
+    /// `;jsessionid=` path parameters and the configured query arguments are removed, the query
+    /// optionally sorted, and an empty query dropped. Other schemes keep everything else as the
+    /// parser gave it: without a known syntax, no other edit is known to be safe.
     ///
     /// The result is a fixed point: serializing it, re-parsing and canonicalizing again gives
     /// the same string. Edits can enable each other (removing a parameter can empty the
@@ -242,6 +244,7 @@ impl Canonicalizer {
     /// One round of edits on a parsed URL.
     fn round(&self, mut url: Url) -> Url {
         url.set_fragment(None);
+        strip_userinfo(&mut url);
         if !url.is_special() {
             return url;
         }
@@ -301,6 +304,22 @@ impl Canonicalizer {
                     && name.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
             })
     }
+}
+
+/// Removes the user information (`user:password@`) of `url`, if it has any; `true` if it did.
+///
+/// Credentials in a URL are never crawled with (a crawler sends no one's password) and must not
+/// be stored: canonicalization strips them, as Heritrix's `StripUserinfoRule` does, so they
+/// never reach the URL db, a fingerprint, a WARC record or an index, and every `user:pw@`
+/// spelling of a page is one URL. The fetch client applies it to a redirect's `Location` too.
+pub fn strip_userinfo(url: &mut Url) -> bool {
+    if url.username().is_empty() && url.password().is_none() {
+        return false;
+    }
+    // Both only fail for URLs that cannot have user information (no host, `file:`).
+    let _ = url.set_password(None);
+    let _ = url.set_username("");
+    true
 }
 
 fn arg_name(arg: &str) -> &str {
@@ -563,6 +582,51 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(msg.len() < 400, "{msg}");
+    }
+
+    /// User information (credentials) is removed, however it is spelled: every spelling of a
+    /// page is one canonical URL with one fingerprint, and no secret is kept.
+    #[test]
+    fn userinfo_is_stripped_and_spellings_are_one_url() {
+        let c = Canonicalizer::default();
+        let want = c.canonicalize("http://example.com/a?b", None).unwrap();
+        assert_eq!(want.url, "http://example.com/a?b");
+        for spelling in [
+            "http://user@example.com/a?b",
+            "http://user:secret@example.com/a?b",
+            "http://:secret@example.com/a?b",
+            "http://user:@example.com/a?b",
+            "http://@example.com/a?b",
+            "http://:@example.com/a?b",
+            "http://us%65r:s%40cr%3At@example.com/a?b",
+            "http://user%40corp:p%20w@example.com/a?b",
+            "http://user@host@example.com/a?b",
+            "HTTP://User:Secret@EXAMPLE.com:80/a?b#frag",
+        ] {
+            let key = c.canonicalize(spelling, None).unwrap();
+            assert_eq!(key.url, want.url, "{spelling}");
+            assert_eq!(key.fingerprint, want.fingerprint, "{spelling}");
+            assert_eq!(key.host_key, want.host_key, "{spelling}");
+        }
+        // A port, https, and a relative link whose authority carries credentials.
+        assert_eq!(
+            canon("https://u:p@example.com:8443/x"),
+            "https://example.com:8443/x"
+        );
+        let base = Url::parse("http://a.example/dir/").unwrap();
+        let key = c
+            .canonicalize("//admin:hunter2@b.example/x", Some(&base))
+            .unwrap();
+        assert_eq!(key.url, "http://b.example/x");
+        // canonicalize_url too, for any scheme, idempotently.
+        let u = c.canonicalize_url(Url::parse("ws://u:p@h.example/").unwrap());
+        assert_eq!(u.as_str(), "ws://h.example/");
+        assert!(!strip_userinfo(&mut u.clone()));
+        let u = c.canonicalize_url(Url::parse("redis://u:p@h.example:6379/0#x").unwrap());
+        assert_eq!(u.as_str(), "redis://h.example:6379/0");
+        let mut u = Url::parse("http://u:p@h.example/").unwrap();
+        assert!(strip_userinfo(&mut u));
+        assert_eq!(u.as_str(), "http://h.example/");
     }
 
     #[test]

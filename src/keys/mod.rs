@@ -14,7 +14,7 @@
 mod canon;
 pub mod surt;
 
-pub use canon::{CanonConfig, CanonError, Canonicalizer};
+pub use canon::{strip_userinfo, CanonConfig, CanonError, Canonicalizer};
 pub use surt::surt;
 
 use xxhash_rust::xxh3::xxh3_64;

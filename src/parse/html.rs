@@ -30,7 +30,8 @@ use url::Url;
 /// One outlink found in a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
-    /// The resolved absolute http(s) URL, without fragment.
+    /// The resolved absolute http(s) URL, without fragment and without user information
+    /// (credentials are never kept: [`crate::keys::strip_userinfo`]).
     pub url: String,
     /// The tag it came from: `a`, `area`, `link`, `iframe`, `frame` or `meta` (refresh).
     pub tag: String,
@@ -269,6 +270,7 @@ pub fn extract_links(bytes: &[u8], doc_url: &Url, content_type: Option<&str>) ->
             continue;
         };
         url.set_fragment(None);
+        crate::keys::strip_userinfo(&mut url);
         if !matches!(url.scheme(), "http" | "https") {
             page.skipped_schemes += 1;
             continue;
@@ -647,6 +649,7 @@ pub fn links_with_text(
             continue;
         };
         url.set_fragment(None);
+        crate::keys::strip_userinfo(&mut url);
         if !matches!(url.scheme(), "http" | "https") {
             continue;
         }

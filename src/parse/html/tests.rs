@@ -310,3 +310,29 @@ fn anchor_texts_go_with_their_links() {
         .collect();
     assert_eq!(plain, want.iter().map(|w| w.0.clone()).collect::<Vec<_>>());
 }
+
+/// Credentials in a link (`user:pw@`) are dropped when it is resolved: neither the links a
+/// page's parse emits nor the exported links table (`links_with_text`) carry them.
+#[test]
+fn user_information_is_dropped_from_links() {
+    let base = Url::parse("http://h/dir/").unwrap();
+    let html = br#"<a href="http://u:secret@o.example/a">a</a><a href="//:pw@o.example/b">b</a>
+        <link rel=canonical href="https://me@h/c"><a href="http://@h/d#f">d</a>"#;
+    let p = extract_links(html, &base, None);
+    let urls: Vec<&str> = p.links.iter().map(|l| l.url.as_str()).collect();
+    assert_eq!(
+        urls,
+        [
+            "http://o.example/a",
+            "http://o.example/b",
+            "https://h/c",
+            "http://h/d"
+        ]
+    );
+    assert_eq!(p.canonical.as_deref(), Some("https://h/c"));
+    let anchored: Vec<String> = links_with_text(html, &base, None)
+        .into_iter()
+        .map(|l| l.link.url)
+        .collect();
+    assert_eq!(anchored, urls);
+}
