@@ -1,8 +1,10 @@
-//! `dragnet repair` (docs/RELIABILITY.md, campaign 5): a crawl damaged in a frontier page, in its
-//! newest URL db, in a fetch list, is repaired from committed inputs (a frontier rebuilt from the
-//! URL db; a rollback to the start of the cycle that made the damaged file), checks clean, and
-//! cycles on to the same end as an undamaged crawl. What it cannot make again (a WARC file of a
-//! complete cycle) is reported with exit 3 and left alone; `--dry-run` changes nothing.
+//! `dragnet repair` (docs/RELIABILITY.md, campaign 5): every derived file of a crawl, damaged one
+//! at a time, is made again from what is committed (the stage that wrote it run again in a
+//! sandbox, proven byte for byte by its marker; a frontier rebuilt from the URL db), the crawl
+//! checks clean, keeps every WARC byte and CDXJ line, and cycles on to the same end as an
+//! undamaged crawl. Damage only a rollback can repair moves what it takes out to quarantine,
+//! captures included, never deleting them. What it cannot make again (a WARC file of a complete
+//! cycle) is reported with exit 3 and left alone; `--dry-run` changes nothing.
 
 use crate::common;
 
@@ -43,8 +45,18 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-#[test]
-fn damage_anywhere_a_cycle_wrote_is_repaired_and_the_crawl_ends_the_same() {
+/// A websim crawl two cycles in (`base`), the same crawl run to its end (`want`), and the web
+/// serving both.
+struct Fixture {
+    _template: common::Crawl,
+    _scratch: tempfile::TempDir,
+    base: PathBuf,
+    want: common::Outcome,
+    server: websim::server::Server,
+    scratch: PathBuf,
+}
+
+fn fixture() -> Fixture {
     let (web, server) = common::small_web(91, 6, 14);
     let mut cfg = common::websim_config(M, 2);
     cfg.fetch.follow_per_host = 0; // a cycle per link depth: frontiers that hold URLs
@@ -60,96 +72,240 @@ fn damage_anywhere_a_cycle_wrote_is_repaired_and_the_crawl_ends_the_same() {
     );
     assert!(out.status.success(), "{}", text(&out));
     let want = common::outcome(&dragnet::crawl::CrawlDir::new(&reference), M);
-
-    // Two cycles in, then one damage at a time.
     let base = scratch.path().join("base");
     common::copy_dir(&root, &base);
     let out = dragnet(&["cycle", "--cycles", "2", "--progress", "quiet"], &base);
     assert!(out.status.success(), "{}", text(&out));
-    let crawl = dragnet::crawl::CrawlDir::new(&base);
-    assert_eq!(dragnet::exec::next_cycle(&crawl, M), 2);
+    assert_eq!(
+        dragnet::exec::next_cycle(&dragnet::crawl::CrawlDir::new(&base), M),
+        2
+    );
+    Fixture {
+        _template: template,
+        base,
+        want,
+        server,
+        scratch: scratch.path().to_path_buf(),
+        _scratch: scratch,
+    }
+}
+
+/// The captures of a crawl: every WARC file's bytes and every line of the crawl's CDXJ index.
+fn captures(dir: &Path) -> (Vec<(PathBuf, Vec<u8>)>, Vec<String>) {
+    let warcs = snapshot(&dir.join("cycles"))
+        .into_iter()
+        .filter(|(p, _)| p.components().any(|c| c.as_os_str() == "warc"))
+        .map(|(p, b)| (p.strip_prefix(dir).unwrap().to_path_buf(), b))
+        .collect();
+    let index = std::fs::read_to_string(dir.join("indexes/index.cdxj")).unwrap_or_default();
+    (warcs, index.lines().map(String::from).collect())
+}
+
+/// Damages `path` (a flipped byte in the middle) and checks that `check crawl` sees it.
+fn damage(dir: &Path, path: &Path, what: &str) {
+    assert!(path.is_file(), "{what}: {} missing", path.display());
+    let mut b = std::fs::read(path).unwrap();
+    let i = b.len() / 2;
+    b[i] ^= 0x10;
+    std::fs::write(path, &b).unwrap();
+    let check = dragnet(&["check", "crawl"], dir);
+    assert_eq!(check.status.code(), Some(3), "{what}: {}", text(&check));
+}
+
+/// `repair --dry-run` changes nothing; `repair --json` exits 0 and returns its report.
+fn repair(dir: &Path, what: &str) -> serde_json::Value {
+    let before = snapshot(dir);
+    let dry = dragnet(&["repair", "--dry-run"], dir);
+    assert_eq!(dry.status.code(), Some(0), "{what}: {}", text(&dry));
+    assert!(snapshot(dir) == before, "{what}: the dry run changed files");
+    let fixed = dragnet(&["repair", "--json"], dir);
+    assert_eq!(fixed.status.code(), Some(0), "{what}: {}", text(&fixed));
+    let check = dragnet(&["check", "crawl"], dir);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{what}: after repair: {}",
+        text(&check)
+    );
+    eprint!("{}", String::from_utf8_lossy(&fixed.stderr));
+    serde_json::from_slice(&fixed.stdout).unwrap()
+}
+
+/// Runs the crawl in `dir` to its end and checks it ends as the undamaged one did.
+fn ends_as_wanted(f: &Fixture, dir: &Path, what: &str) {
+    let out = dragnet(&["cycle", "--until-empty", "--progress", "quiet"], dir);
+    assert!(out.status.success(), "{what}: {}", text(&out));
+    let got = common::outcome(&dragnet::crawl::CrawlDir::new(dir), M);
+    assert!(
+        got == f.want,
+        "{what}: the repaired crawl ended differently"
+    );
+}
+
+/// Every derived file a cycle writes, damaged one at a time, is made again by running the
+/// stage that wrote it (the same bytes, proven by its marker) or, for a frontier, rebuilt from
+/// the URL db: nothing is rolled back, every WARC byte and CDXJ line is still in the crawl, the
+/// damaged copy is kept in quarantine, and the crawl continues to the same end.
+#[test]
+fn every_derived_file_is_made_again_and_no_capture_is_lost() {
+    let f = fixture();
+    let crawl = dragnet::crawl::CrawlDir::new(&f.base);
+    let rel = |p: &Path| p.strip_prefix(&f.base).unwrap().to_path_buf();
     // The partition whose frontier holds the most, and its queue file.
     let frontier = (0..M)
         .map(|p| dragnet::prioritize::frontier_dir(&crawl, p).join("heap.dat"))
         .filter(|f| f.exists())
         .max_by_key(|f| std::fs::metadata(f).unwrap().len())
         .unwrap();
-    let rel = |p: &Path| p.strip_prefix(&base).unwrap().to_path_buf();
+    use dragnet::crawl::Stage;
+    let cases: Vec<(&str, PathBuf)> = vec![
+        ("a page of a frontier queue", rel(&frontier)),
+        ("the newest URL db", rel(&crawl.state_file(0, "urldb", 2))),
+        ("the newest seen set", rel(&crawl.state_file(1, "seen", 2))),
+        ("an older URL db", rel(&crawl.state_file(2, "urldb", 1))),
+        ("the next fetch list", rel(&crawl.fetchlist(2, 1))),
+        ("a fetch list already fetched", rel(&crawl.fetchlist(1, 0))),
+        (
+            "a split run of the last cycle",
+            rel(&crawl.split_run(1, 2, 0)),
+        ),
+        ("a links run", rel(&crawl.links(1, 0))),
+        ("a pages run", rel(&crawl.pages(1, 2))),
+        ("the merge's updates", rel(&crawl.new_urls(1, 1))),
+        (
+            "a CLOCK cache",
+            rel(&crawl.state_file_ext(0, "cache", "clock", 2)),
+        ),
+        ("a host budget", rel(&crawl.state_file(1, "host_budget", 2))),
+        ("a merge marker", rel(&crawl.done_path(1, Stage::Merge, 0))),
+        ("a parse marker", rel(&crawl.done_path(1, Stage::Parse, 2))),
+        (
+            "a prioritize marker",
+            rel(&crawl.done_path(0, Stage::Prioritize, 1)),
+        ),
+    ];
+    let undamaged = captures(&f.base);
+    for (what, target) in &cases {
+        let dir = f.scratch.join(what.replace([' ', '\''], "-"));
+        common::copy_dir(&f.base, &dir);
+        let path = dir.join(target);
+        let good = std::fs::read(&path).unwrap();
+        damage(&dir, &path, what);
+        // `status` still reports the crawl.
+        let status = dragnet(&["status"], &dir);
+        assert_eq!(status.status.code(), Some(0), "{what}: {}", text(&status));
+        let r = repair(&dir, what);
+        eprintln!(
+            "repair of {what}: regenerated {}, frontiers rebuilt {}, quarantined {}",
+            r["regenerated"], r["frontiers_rebuilt"], r["quarantined"]
+        );
+        assert!(r["rolled_back_to"].is_null(), "{what}: {r}");
+        if target.components().any(|c| c.as_os_str() == "frontier") {
+            assert!(
+                !r["frontiers_rebuilt"].as_array().unwrap().is_empty(),
+                "{what}: {r}"
+            );
+        } else {
+            assert!(
+                r["regenerated"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&serde_json::json!(target)),
+                "{what}: {r}"
+            );
+            // A links run made from the WARC may order links to one target otherwise (proven
+            // the same through the split); everything else is the same bytes.
+            let name = target.to_string_lossy();
+            if !name.ends_with(".done") && !name.contains("links") {
+                assert!(
+                    std::fs::read(&path).unwrap() == good,
+                    "{what}: not the same bytes"
+                );
+            }
+            // The damaged copy is kept, at the same relative path under quarantine/T/.
+            let q = dir.join(r["quarantine"].as_str().unwrap()).join(target);
+            assert!(q.is_file(), "{what}: {} not kept", q.display());
+        }
+        assert!(
+            captures(&dir) == undamaged,
+            "{what}: a capture changed or went"
+        );
+        ends_as_wanted(&f, &dir, what);
+    }
+
+    // A derived file no longer needed that cannot be made again (its stage's inputs pruned) is
+    // moved to quarantine, not a reason to refuse for ever.
+    let what = "an old seen set whose inputs were pruned";
+    let dir = f.scratch.join("old-seen");
+    common::copy_dir(&f.base, &dir);
+    let c = dragnet::crawl::CrawlDir::new(&dir);
+    std::fs::remove_file(c.state_file(0, "seen", 0)).unwrap();
+    std::fs::remove_file(c.state_file(0, "urldb", 0)).unwrap();
+    let target = rel(&crawl.state_file(0, "seen", 1));
+    damage(&dir, &dir.join(&target), what);
+    let r = repair(&dir, what);
+    assert!(r["rolled_back_to"].is_null(), "{what}: {r}");
+    assert_eq!(r["quarantined"][0][0], serde_json::json!(target), "{r}");
+    assert!(!dir.join(&target).exists(), "{what}: still in the crawl");
+    assert!(captures(&dir) == undamaged, "{what}: a capture changed");
+    ends_as_wanted(&f, &dir, what);
+    f.server.stop();
+}
+
+/// Damage only a rollback can repair (a host table the fetch wrote, which nothing else holds)
+/// rolls the crawl back, and what the rollback takes out of the crawl, the captures of the
+/// cycle rolled back included, goes to quarantine whole (listed with sizes by `--dry-run`),
+/// never deleted.
+#[test]
+fn a_rollback_moves_the_captures_to_quarantine() {
+    let f = fixture();
+    let crawl = dragnet::crawl::CrawlDir::new(&f.base);
+    let what = "the newest host table";
+    let dir = f.scratch.join("hosts");
+    common::copy_dir(&f.base, &dir);
+    let target = crawl.state_file(0, "hosts", 2);
+    let target = target.strip_prefix(&f.base).unwrap();
+    damage(&dir, &dir.join(target), what);
+    let dry = dragnet(&["repair", "--dry-run"], &dir);
+    let t = text(&dry);
+    assert!(
+        t.contains("would move cycles/000001/warc") && t.contains("to quarantine"),
+        "{t}"
+    );
+    let r = repair(&dir, what);
+    assert_eq!(r["rolled_back_to"].as_u64(), Some(1), "{r}");
+    let q = dir.join(r["quarantine"].as_str().unwrap());
+    let moved: Vec<(PathBuf, u64)> = serde_json::from_value(r["quarantined"].clone()).unwrap();
+    assert!(
+        moved.iter().any(|(p, n)| p.ends_with("warc") && *n > 0),
+        "{r}"
+    );
+    // Every WARC byte of the undamaged crawl is in the crawl or in quarantine.
+    for (p, b) in captures(&f.base).0 {
+        let here = std::fs::read(dir.join(&p)).ok();
+        let kept = std::fs::read(q.join(&p)).ok();
+        assert!(
+            here.as_ref() == Some(&b) || kept.as_ref() == Some(&b),
+            "{}: lost",
+            p.display()
+        );
+    }
+    ends_as_wanted(&f, &dir, what);
+    f.server.stop();
+}
+
+#[test]
+fn a_damaged_index_or_warc_is_handled_without_a_rollback() {
+    let f = fixture();
+    let (base, scratch) = (&f.base, &f.scratch);
+    let crawl = dragnet::crawl::CrawlDir::new(base);
+    let rel = |p: &Path| p.strip_prefix(base).unwrap().to_path_buf();
     let warc = std::fs::read_dir(crawl.warc_dir(0))
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .find(|p| p.to_string_lossy().ends_with(".warc.zst"))
         .unwrap();
-    let cases: Vec<(&str, PathBuf, Option<u32>)> = vec![
-        ("a page of a frontier queue", rel(&frontier), None),
-        (
-            "the newest URL db",
-            rel(&crawl.state_file(0, "urldb", 2)),
-            Some(1),
-        ),
-        ("the next fetch list", rel(&crawl.fetchlist(2, 1)), Some(1)),
-        (
-            "a split run of the last cycle",
-            rel(&crawl.split_run(1, 2, 0)),
-            Some(1),
-        ),
-    ];
-    for (what, target, rollback) in &cases {
-        let dir = scratch.path().join(what.replace(' ', "-"));
-        common::copy_dir(&base, &dir);
-        let path = dir.join(target);
-        assert!(path.is_file(), "{what}: {} missing", path.display());
-        let mut b = std::fs::read(&path).unwrap();
-        let i = b.len() / 2;
-        b[i] ^= 0x10;
-        std::fs::write(&path, &b).unwrap();
-        let check = dragnet(&["check", "crawl"], &dir);
-        assert_eq!(check.status.code(), Some(3), "{what}: {}", text(&check));
-        // `status` still reports the crawl.
-        let status = dragnet(&["status"], &dir);
-        assert_eq!(status.status.code(), Some(0), "{what}: {}", text(&status));
-
-        // A dry run plans and changes nothing.
-        let before = snapshot(&dir);
-        let dry = dragnet(&["repair", "--dry-run"], &dir);
-        assert_eq!(dry.status.code(), Some(0), "{what}: {}", text(&dry));
-        assert!(
-            snapshot(&dir) == before,
-            "{what}: the dry run changed files"
-        );
-
-        let fixed = dragnet(&["repair", "--json"], &dir);
-        assert_eq!(fixed.status.code(), Some(0), "{what}: {}", text(&fixed));
-        let r: serde_json::Value = serde_json::from_slice(&fixed.stdout).unwrap();
-        eprintln!(
-            "repair of {what}: rolled back to {}, frontiers rebuilt {}, {} files removed",
-            r["rolled_back_to"],
-            r["frontiers_rebuilt"],
-            r["removed"].as_array().map_or(0, Vec::len)
-        );
-        assert_eq!(
-            r["rolled_back_to"].as_u64(),
-            rollback.map(u64::from),
-            "{what}: {r}"
-        );
-        assert!(
-            !r["frontiers_rebuilt"].as_array().unwrap().is_empty(),
-            "{what}: {r}"
-        );
-        let check = dragnet(&["check", "crawl"], &dir);
-        assert_eq!(
-            check.status.code(),
-            Some(0),
-            "{what}: after repair: {}",
-            text(&check)
-        );
-        let out = dragnet(&["cycle", "--until-empty", "--progress", "quiet"], &dir);
-        assert!(out.status.success(), "{what}: {}", text(&out));
-        let got = common::outcome(&dragnet::crawl::CrawlDir::new(&dir), M);
-        assert!(got == want, "{what}: the repaired crawl ended differently");
-    }
-
     // A damaged CDXJ index, or the archive link, is made again: the same bytes, nothing rolled
     // back.
     let whole = dragnet::crawl::index::crawl_index(&crawl);
@@ -164,8 +320,8 @@ fn damage_anywhere_a_cycle_wrote_is_repaired_and_the_crawl_ends_the_same() {
         ("the archive link", crawl.archive_link()),
     ];
     for (what, target) in &index_cases {
-        let dir = scratch.path().join(what.replace([' ', '\''], "-"));
-        common::copy_dir(&base, &dir);
+        let dir = scratch.join(what.replace([' ', '\''], "-"));
+        common::copy_dir(base, &dir);
         let path = dir.join(rel(target));
         if target == &crawl.archive_link() {
             std::fs::remove_file(&path).unwrap();
@@ -193,16 +349,16 @@ fn damage_anywhere_a_cycle_wrote_is_repaired_and_the_crawl_ends_the_same() {
             snapshot(&dir)
                 .into_iter()
                 .map(|(p, b)| (p.strip_prefix(&dir).unwrap().to_path_buf(), b))
-                .eq(snapshot(&base)
+                .eq(snapshot(base)
                     .into_iter()
-                    .map(|(p, b)| (p.strip_prefix(&base).unwrap().to_path_buf(), b))),
+                    .map(|(p, b)| (p.strip_prefix(base).unwrap().to_path_buf(), b))),
             "{what}: the repaired crawl differs from the undamaged one"
         );
     }
 
     // A WARC of a complete cycle cannot be made again: reported, left, exit 3.
-    let dir = scratch.path().join("old-warc");
-    common::copy_dir(&base, &dir);
+    let dir = scratch.join("old-warc");
+    common::copy_dir(base, &dir);
     let path = dir.join(rel(&warc));
     let mut b = std::fs::read(&path).unwrap();
     b.truncate(b.len() / 2);
@@ -215,5 +371,5 @@ fn damage_anywhere_a_cycle_wrote_is_repaired_and_the_crawl_ends_the_same() {
         "{t}"
     );
     assert_eq!(std::fs::read(&path).unwrap(), b, "left as it was");
-    server.stop();
+    f.server.stop();
 }
