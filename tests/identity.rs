@@ -288,3 +288,102 @@ fn credentials_in_urls_are_stripped_everywhere() {
         assert!(!text.contains("secret"), "{what}: {text}");
     }
 }
+
+/// Every file under `root` with its bytes, to show a command changed nothing.
+fn snapshot(root: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for p in std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()) {
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                out.push((p, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Issue 30, point 6: a CR, LF or other control character in a header value of the
+/// configuration (`user_agent`, `from`) is a configuration error naming the key, exit 2: at
+/// `dragnet init` (nothing created), and at every later load of crawl.toml, here by `dragnet
+/// cycle` and `dragnet fetch` after crawl.toml was edited (nothing changed). Before, a CR/LF in
+/// `user_agent` was accepted and every host became `robots_unreachable`.
+#[test]
+fn control_characters_in_header_values_are_a_configuration_error() {
+    let scratch = tempfile::tempdir().unwrap();
+    let seeds = scratch.path().join("seeds.txt");
+    std::fs::write(&seeds, "http://a.example/\n").unwrap();
+    let dragnet = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for (key, value) in [
+        ("user_agent", r#""dragnet/0.1\r\nX-Evil: 1""#),
+        ("user_agent", r#""dragnet/0.1\n""#),
+        ("from", r#""ops@example.org\r\nX-Evil: 1""#),
+        ("from", r#""ops@example.org\u007f""#),
+    ] {
+        let config = scratch.path().join("bad.toml");
+        std::fs::write(&config, format!("[fetch]\n{key} = {value}\n")).unwrap();
+        let dir = scratch.path().join("crawl");
+        let out = dragnet(&[
+            "init".as_ref(),
+            "--seeds".as_ref(),
+            seeds.as_os_str(),
+            "--partitions".as_ref(),
+            "1".as_ref(),
+            "--config".as_ref(),
+            config.as_os_str(),
+            dir.as_os_str(),
+        ]);
+        let text = common::out_text(&out);
+        assert_eq!(out.status.code(), Some(2), "{key} = {value}: {text}");
+        assert!(text.contains(&format!("fetch.{key}")), "{text}");
+        assert!(text.contains("one line"), "{text}");
+        assert!(!dir.join("crawl.toml").exists(), "{text}");
+    }
+
+    // A good crawl, whose crawl.toml is edited afterwards.
+    let dir = scratch.path().join("good");
+    let out = dragnet(&[
+        "init".as_ref(),
+        "--seeds".as_ref(),
+        seeds.as_os_str(),
+        "--partitions".as_ref(),
+        "1".as_ref(),
+        dir.as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", common::out_text(&out));
+    let toml = dir.join("crawl.toml");
+    let good = std::fs::read_to_string(&toml).unwrap();
+    let line = good
+        .lines()
+        .find(|l| l.starts_with("user_agent = "))
+        .unwrap()
+        .to_owned();
+    let edited = good.replace(&line, r#"user_agent = "dragnet/0.1\r\nX-Evil: 1""#);
+    assert_ne!(edited, good);
+    std::fs::write(&toml, &edited).unwrap();
+    let before = snapshot(&dir);
+    for args in [
+        vec!["cycle", "--progress", "quiet"],
+        vec!["fetch", "--cycle", "0", "--partition", "0"],
+    ] {
+        let mut args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+        args.push(dir.as_os_str());
+        let out = dragnet(&args);
+        let text = common::out_text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+        assert!(
+            text.contains("fetch.user_agent") && text.contains("carriage return"),
+            "{text}"
+        );
+        assert_eq!(snapshot(&dir), before, "{args:?} changed the crawl: {text}");
+    }
+}

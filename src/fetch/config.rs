@@ -198,6 +198,26 @@ impl FetchSection {
     /// Checks values; errors name the key, the file and what is allowed.
     pub fn validate(&self, path: &Path) -> Result<()> {
         let bad = |key: &str, why: String| Error::config(path, format!("fetch.{key}: {why}"));
+        // Every value sent as an HTTP header, checked alike before anything else reads it.
+        for (key, value, example) in [
+            (
+                "user_agent",
+                &self.user_agent,
+                "\"dragnet/0.1 (+https://example.org/bot)\"",
+            ),
+            ("from", &self.from, "\"crawler@example.org\""),
+        ] {
+            header_value(value).map_err(|why| {
+                bad(
+                    key,
+                    format!(
+                        "{value:?} {why}: an HTTP header value must be one line of text \
+                         (control characters other than tab are refused); remove it, e.g. \
+                         {example}"
+                    ),
+                )
+            })?;
+        }
         let token = crate::fetch::robots::agent_token(&self.user_agent);
         if !crate::fetch::robots::is_valid_agent_token(token) {
             return Err(bad(
@@ -217,15 +237,6 @@ impl FetchSection {
                 format!(
                     "{:?} must be a product token of letters, '-' and '_' (RFC 9309)",
                     self.robots_token
-                ),
-            ));
-        }
-        if self.from.chars().any(|c| c.is_control()) {
-            return Err(bad(
-                "from",
-                format!(
-                    "{:?} must be one line (a mailbox, e.g. \"crawler@example.org\")",
-                    self.from
                 ),
             ));
         }
@@ -323,5 +334,72 @@ impl FetchSection {
             ));
         }
         Ok(())
+    }
+}
+
+/// Whether `value` may be sent as an HTTP header value (RFC 9110 §5.5): no control character
+/// but tab. CR and LF would end the header (or the request) early and let the value write
+/// headers of its own; the HTTP client refuses such a request, so every fetch would fail. The
+/// one check for every header value taken from the configuration.
+pub fn header_value(value: &str) -> std::result::Result<(), String> {
+    match value
+        .bytes()
+        .enumerate()
+        .find(|&(_, b)| (b < 0x20 && b != b'\t') || b == 0x7f)
+    {
+        None => Ok(()),
+        Some((at, b)) => {
+            let name = match b {
+                b'\r' => "a carriage return (CR)".to_string(),
+                b'\n' => "a line feed (LF)".to_string(),
+                0 => "a NUL byte".to_string(),
+                0x7f => "a DEL character".to_string(),
+                _ => format!("the control character 0x{b:02x}"),
+            };
+            Err(format!("holds {name} at byte {at}"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CR, LF and the other control characters (but tab) in a header value from the
+    /// configuration are a configuration error naming the key; `from` and `user_agent` alike.
+    #[test]
+    fn header_values_with_control_characters_are_refused() {
+        let path = Path::new("crawl.toml");
+        for key in ["user_agent", "from"] {
+            for (value, what) in [
+                ("dragnet/0.1\r\nX-Evil: 1", "carriage return"),
+                ("dragnet/0.1\nX-Evil: 1", "line feed"),
+                ("dragnet/0.1\r", "carriage return"),
+                ("dragnet/0.1\0", "NUL"),
+                ("dragnet/0.1\x1b[0m", "0x1b"),
+                ("dragnet/0.1\x7f", "DEL"),
+            ] {
+                let mut f = FetchSection::default();
+                match key {
+                    "user_agent" => f.user_agent = value.into(),
+                    _ => f.from = value.into(),
+                }
+                let e = f.validate(path).unwrap_err();
+                assert_eq!(e.exit_code(), crate::error::EXIT_USAGE, "{e}");
+                let msg = e.to_string();
+                assert!(msg.contains(&format!("fetch.{key}")), "{msg}");
+                assert!(msg.contains(what) && msg.contains("crawl.toml"), "{msg}");
+            }
+        }
+        // A tab, spaces and text beyond ASCII are fine.
+        let mut f = FetchSection::default();
+        f.user_agent = "dragnet/0.1\t(+https://example.org/bot; café)".into();
+        f.from = "ops@example.org".into();
+        f.validate(path).unwrap();
+        assert_eq!(header_value(""), Ok(()));
+        assert!(
+            header_value("a\u{85}b").is_ok(),
+            "C1 controls are bytes >= 0x80"
+        );
     }
 }
