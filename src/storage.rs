@@ -33,7 +33,22 @@ pub struct AtomicFile {
     dest: PathBuf,
     out: Option<Sink>,
     written: u64,
+    guard: Option<Guard>,
 }
+
+/// How a file is renamed over its final name ([`AtomicFile::guard`], [`rename`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Publish {
+    /// Over whatever the final name is (a regular file is replaced).
+    Replace,
+    /// Only if the final name is free: if anything took it, the rename fails, atomically, and
+    /// leaves it as it is.
+    NoReplace,
+}
+
+/// What [`AtomicFile::commit`] asks just before its rename: how to publish, or an error that
+/// stops the commit (the temporary file is removed, the final name untouched).
+pub type Guard = Box<dyn Fn() -> Result<Publish> + Send + Sync>;
 
 /// Where an [`AtomicFile`]'s bytes go: through the page cache, or around it.
 enum Sink {
@@ -65,6 +80,7 @@ impl AtomicFile {
             dest: dest.to_path_buf(),
             out: Some(Sink::Buffered(BufWriter::with_capacity(1 << 20, file))),
             written: 0,
+            guard: None,
         })
     }
 
@@ -78,9 +94,18 @@ impl AtomicFile {
                 dest: dest.to_path_buf(),
                 out: Some(Sink::Direct(w)),
                 written: 0,
+                guard: None,
             }),
             None => AtomicFile::create(dest),
         }
+    }
+
+    /// Checks `guard` just before the commit's rename, and publishes as it says: how an output
+    /// whose final name a user chose ([`crate::util::out`]) is published without replacing what
+    /// appeared there meanwhile.
+    pub fn guard(mut self, guard: Guard) -> AtomicFile {
+        self.guard = Some(guard);
+        self
     }
 
     /// The final path.
@@ -115,9 +140,17 @@ impl AtomicFile {
             .and_then(|()| file.sync_all())
             .ctx("fsync", &self.tmp)?;
         drop(file);
-        fault::check("rename", &self.tmp)
-            .and_then(|()| fs::rename(&self.tmp, &self.dest))
-            .ctx("rename", &self.tmp)?;
+        match self.guard.take() {
+            None => fault::check("rename", &self.tmp)
+                .and_then(|()| fs::rename(&self.tmp, &self.dest))
+                .ctx("rename", &self.tmp)?,
+            Some(guard) => {
+                if let Err(e) = guard().and_then(|how| rename(&self.tmp, &self.dest, how)) {
+                    let _ = fs::remove_file(&self.tmp);
+                    return Err(e);
+                }
+            }
+        }
         sync_dir(parent_of(&self.dest))
     }
 }
@@ -157,6 +190,75 @@ pub fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = AtomicFile::create(dest)?;
     f.write_all_bytes(bytes)?;
     f.commit()
+}
+
+/// Renames `from` to `to` as `how` says. [`Publish::NoReplace`] is one `renameat2` with
+/// `RENAME_NOREPLACE` where the file system has it, else a hard link and an unlink for a file (a
+/// link never replaces), else (a directory on such a file system) a look just before the rename.
+/// A taken name is a usage error (exit 2) that says it was left as it is.
+pub fn rename(from: &Path, to: &Path, how: Publish) -> Result<()> {
+    fault::check("rename", from).ctx("rename", from)?;
+    let taken = || {
+        Error::Usage(format!(
+            "{} appeared while dragnet wrote it: it was left as it is, and nothing was written \
+             there",
+            to.display()
+        ))
+    };
+    match how {
+        Publish::Replace => fs::rename(from, to).ctx("rename", from),
+        Publish::NoReplace => match rename_noreplace(from, to) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(taken()),
+            Err(e) => Err(Error::io("rename", from, e)),
+        },
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
+    let (f, t) = (c(from)?, c(to)?);
+    // SAFETY: two NUL-terminated paths that live across the call; no memory is shared.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            f.as_ptr(),
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => link_noreplace(from, to),
+        _ => Err(e),
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    link_noreplace(from, to)
+}
+
+/// Without `RENAME_NOREPLACE`: a hard link (never replaces) and an unlink; a directory (or a
+/// file system without hard links) by a look just before a plain rename.
+fn link_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    if !fs::symlink_metadata(from)?.is_dir() {
+        match fs::hard_link(from, to) {
+            Ok(()) => return fs::remove_file(from),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(e),
+            Err(_) => {}
+        }
+    }
+    if fs::symlink_metadata(to).is_ok() {
+        return Err(io::ErrorKind::AlreadyExists.into());
+    }
+    fs::rename(from, to)
 }
 
 /// Creates `dir` and its parents, fsyncing each directory that gained an entry, so the new
