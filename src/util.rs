@@ -1,10 +1,13 @@
-//! Small helpers with no better home: time formatting, host name, file digests.
+//! Small helpers with no better home: time formatting, host name, file digests; [`out`], the
+//! check every output path of the `dragnet` command goes through.
 
 use std::io::Read;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{IoContext, Result};
+
+pub mod out;
 
 /// Seconds since the Unix epoch.
 pub fn unix_now() -> u64 {
