@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use dragnet::fetch::ProgressMode;
+use dragnet::util::out::Output;
 
 #[derive(Parser)]
 #[command(name = "dragnet", version, about = "An out-of-core, batch web-crawl pipeline", long_about = None)]
@@ -205,9 +206,17 @@ pub(crate) enum Command {
         /// WARC files to read.
         #[arg(long, required = true, num_args = 1..)]
         warc: Vec<PathBuf>,
-        /// Output directory (created if missing).
+        /// Output directory: new (created with its parents) or empty; with --force, one that
+        /// holds only an earlier reparse's output. Refused (exit 2, nothing written): a path
+        /// inside a crawl directory (one holding crawl.toml and manifest.json, or either beside
+        /// cycles/ or state/), a directory holding an input, a symlink, a file, a device or
+        /// FIFO.
         #[arg(long)]
-        out: PathBuf,
+        out: OutPath,
+        /// Replace the output of an earlier reparse in --out (links.run, pages.run,
+        /// reparse.json, text-*.warc.wet.zst; nothing else is touched).
+        #[arg(long)]
+        force: bool,
         /// A crawl.toml whose [canon] rules and limits to use (defaults otherwise).
         #[arg(long)]
         config: Option<PathBuf>,
@@ -228,9 +237,16 @@ pub(crate) enum Command {
         /// WARC files to index.
         #[arg(long, required = true, num_args = 1..)]
         warc: Vec<PathBuf>,
-        /// Write the index here (atomically) instead of standard output.
+        /// Write the index to this file (atomically) instead of standard output. Refused (exit
+        /// 2, nothing written): a path inside a crawl directory (one holding crawl.toml and
+        /// manifest.json, or either beside cycles/ or state/; the crawl's own
+        /// indexes/index.cdxj is kept by its cycles), an input (or a hard link to one), a
+        /// symlink, a directory, a device or FIFO, and an existing file without --force.
         #[arg(long)]
-        out: Option<PathBuf>,
+        out: Option<OutPath>,
+        /// Replace an existing regular file at --out (never one of the paths refused above).
+        #[arg(long, requires = "out")]
+        force: bool,
     },
     /// Export a crawl's pages, links, URL db or page text as Parquet or JSON Lines
     ///
@@ -244,9 +260,15 @@ pub(crate) enum Command {
         /// The file format.
         #[arg(long, value_enum, default_value = "parquet")]
         format: FormatArg,
-        /// The file to write (atomically).
+        /// The file to write (atomically). Refused (exit 2, nothing written): a path inside a
+        /// crawl directory (this crawl's or another's: one holding crawl.toml and manifest.json,
+        /// or either beside cycles/ or state/), a symlink, a directory, a device or FIFO, and an
+        /// existing file without --force.
         #[arg(long)]
-        out: PathBuf,
+        out: OutPath,
+        /// Replace an existing regular file at --out (never one of the paths refused above).
+        #[arg(long)]
+        force: bool,
         /// Only this cycle (pages, links, text); default: every cycle parsed everywhere.
         #[arg(long)]
         cycle: Option<u32>,
@@ -269,6 +291,37 @@ pub(crate) enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<std::ffi::OsString>,
     },
+}
+
+/// An output path as given (`--out`). Nothing reads the path but [`OutPath::file`] and
+/// [`OutPath::dir`], which check it against the rules of [`dragnet::util::out`] (not inside a
+/// crawl, not an input, not a link, device or FIFO, an existing file only with `--force`), so
+/// no command writes to a path it did not check.
+#[derive(Clone, Debug)]
+pub(crate) struct OutPath(PathBuf);
+
+impl From<std::ffi::OsString> for OutPath {
+    fn from(s: std::ffi::OsString) -> Self {
+        OutPath(PathBuf::from(s))
+    }
+}
+
+impl OutPath {
+    /// The path checked as a file output of a command reading `inputs`.
+    pub(crate) fn file(&self, inputs: &[PathBuf], force: bool) -> dragnet::Result<Output> {
+        Output::file(&self.0, inputs, force)
+    }
+
+    /// The path checked as a directory output of a command reading `inputs` and writing the
+    /// files `own` names.
+    pub(crate) fn dir(
+        &self,
+        inputs: &[PathBuf],
+        force: bool,
+        own: fn(&str) -> bool,
+    ) -> dragnet::Result<Output> {
+        Output::dir(&self.0, inputs, force, own)
+    }
 }
 
 /// How many cycles `dragnet cycle` and `dragnet slurm submit` run.

@@ -8,7 +8,7 @@ use dragnet::error::{EXIT_OK, EXIT_PARTIAL};
 use dragnet::fetch::ProgressMode;
 use dragnet::Error;
 
-use super::args::CycleCount;
+use super::args::{CycleCount, OutPath};
 
 /// `dragnet init`: exit 1 if some seed lines were bad (each is reported with its line number).
 pub(crate) fn init(
@@ -87,14 +87,16 @@ pub(crate) fn status(json: bool, dir: &Path) -> Result<i32, Error> {
 pub(crate) fn export(
     what: dragnet::export::What,
     format: dragnet::export::Format,
-    out: &Path,
+    out: &OutPath,
+    force: bool,
     cycle: Option<u32>,
     json: bool,
     dir: &Path,
 ) -> Result<i32, Error> {
     let (crawl, cfg) = CrawlDir::open(dir)?;
+    let out = out.file(&[dir.to_path_buf()], force)?;
     let t0 = std::time::Instant::now();
-    let r = dragnet::export::export(&crawl, &cfg, what, format, out, cycle)?;
+    let r = dragnet::export::export_to(&crawl, &cfg, what, format, &out, cycle)?;
     if json {
         outln!("{}", serde_json::to_string(&r).expect("report serializes"));
     }
@@ -103,7 +105,7 @@ pub(crate) fn export(
         "export: {} rows from {} into {} in {secs:.2}s ({:.1} MB/s read)",
         r.rows,
         dragnet::util::plural(r.cycles.len() as u64, "cycle", "cycles"),
-        out.display(),
+        out.given().display(),
         r.bytes_read as f64 / 1e6 / secs.max(1e-9)
     );
     if !r.carried.is_empty() {
@@ -238,19 +240,32 @@ pub(crate) fn cycle(
     })
 }
 
-/// `dragnet reparse`: exit 1 if a file could not be read to its end.
+/// What `dragnet reparse` writes in its output directory, which `--force` may replace.
+fn reparse_output(name: &str) -> bool {
+    matches!(name, "links.run" | "pages.run" | "reparse.json")
+        || (name.starts_with("text-") && name.contains(".warc.wet"))
+}
+
+/// `dragnet reparse`: exit 1 if a file could not be read to its end. The output is written in a
+/// staging directory inside `--out` and moved in when complete (`reparse.json` last).
 pub(crate) fn reparse(
     warc: &[PathBuf],
-    out: &Path,
+    out: &OutPath,
+    force: bool,
     config: Option<&Path>,
     json: bool,
     text: bool,
 ) -> Result<i32, Error> {
+    let mut inputs = warc.to_vec();
+    inputs.extend(config.map(Path::to_path_buf));
+    let out = out.dir(&inputs, force, reparse_output)?;
     let cfg = match config {
         Some(p) => Config::load(p)?,
         None => Config::default(),
     };
-    let r = dragnet::parse::stage::reparse_with(warc, out, &cfg, text)?;
+    let staged = out.stage_dir()?;
+    let r = dragnet::parse::stage::reparse_with(warc, staged.path(), &cfg, text)?;
+    staged.publish("reparse.json")?;
     if json {
         outln!("{}", serde_json::to_string(&r).expect("report serializes"));
     }
@@ -258,7 +273,7 @@ pub(crate) fn reparse(
     for f in &r.failed_files {
         eprintln!("reparse: {f}");
     }
-    eprintln!("reparse: wrote {}", out.display());
+    eprintln!("reparse: wrote {}", out.given().display());
     Ok(if r.failed_files.is_empty() {
         EXIT_OK
     } else {

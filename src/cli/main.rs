@@ -106,17 +106,19 @@ fn execute(cmd: Command) -> Result<i32, Error> {
         Command::Reparse {
             warc,
             out,
+            force,
             config,
             json,
             text,
-        } => crawl::reparse(&warc, &out, config.as_deref(), json, text),
-        Command::Index { warc, out } => {
-            let n = dragnet::warc::cdxj::index_to(&warc, out.as_deref(), 256 << 20)?;
+        } => crawl::reparse(&warc, &out, force, config.as_deref(), json, text),
+        Command::Index { warc, out, force } => {
+            let out = out.map(|o| o.file(&warc, force)).transpose()?;
+            let n = dragnet::warc::cdxj::index_to(&warc, out.as_ref(), 256 << 20)?;
             if let Some(out) = &out {
                 eprintln!(
                     "indexed {n} records of {} files into {}",
                     warc.len(),
-                    out.display()
+                    out.given().display()
                 );
             }
             Ok(dragnet::error::EXIT_OK)
@@ -125,10 +127,11 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             what,
             format,
             out,
+            force,
             cycle,
             json,
             dir,
-        } => crawl::export(what.into(), format.into(), &out, cycle, json, &dir),
+        } => crawl::export(what.into(), format.into(), &out, force, cycle, json, &dir),
         Command::Check(Check::Url {
             partitions,
             config,

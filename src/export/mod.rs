@@ -22,6 +22,8 @@ use crate::crawl::{Config, CrawlDir, Stage};
 use crate::error::{Error, Result};
 use crate::records::{FetchResult, PageRecord, UrlRecord};
 use crate::run::{Cursor, RunReader, Schema};
+use crate::storage::AtomicFile;
+use crate::util::out::Output;
 pub use table::{Col, Format, Kind, TableWriter, Val};
 
 /// What to export.
@@ -117,13 +119,58 @@ pub const TEXT: &[Col] = &[
 ];
 
 /// Exports `what` of the crawl at `crawl` (configuration `cfg`) to `out`; pages, links and text
-/// from `cycle` only, or from every cycle parsed in every partition.
+/// from `cycle` only, or from every cycle parsed in every partition. `out` is written as given
+/// (replaced if it exists): `dragnet export` checks its `--out` first ([`export_to`]).
 pub fn export(
     crawl: &CrawlDir,
     cfg: &Config,
     what: What,
     format: Format,
     out: &Path,
+    cycle: Option<u32>,
+) -> Result<ExportReport> {
+    export_with(
+        crawl,
+        cfg,
+        what,
+        format,
+        out,
+        &|| AtomicFile::create(out),
+        cycle,
+    )
+}
+
+/// [`export`] to an output path that passed [`crate::util::out`]'s rules (not in a crawl, not
+/// a link, device or directory, an existing file only with `--force`), published after they are
+/// checked again.
+pub fn export_to(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    what: What,
+    format: Format,
+    out: &Output,
+    cycle: Option<u32>,
+) -> Result<ExportReport> {
+    let mut r = export_with(
+        crawl,
+        cfg,
+        what,
+        format,
+        out.path(),
+        &|| out.create_file(),
+        cycle,
+    )?;
+    r.out = out.given().to_path_buf();
+    Ok(r)
+}
+
+fn export_with(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    what: What,
+    format: Format,
+    out: &Path,
+    open: &dyn Fn() -> Result<AtomicFile>,
     cycle: Option<u32>,
 ) -> Result<ExportReport> {
     let partitions = cfg.crawl.partitions;
@@ -167,7 +214,7 @@ pub fn export(
     }
     match what {
         What::Pages => {
-            let mut t = TableWriter::create(out, "pages", PAGES, format)?;
+            let mut t = TableWriter::create_in(open()?, "pages", PAGES, format)?;
             for &c in &report.cycles.clone() {
                 for p in 0..partitions {
                     report.bytes_read += pages(crawl, c, p, &mut t)?;
@@ -176,7 +223,7 @@ pub fn export(
             report.rows = t.finish()?;
         }
         What::Urls => {
-            let mut t = TableWriter::create(out, "urls", URLS, format)?;
+            let mut t = TableWriter::create_in(open()?, "urls", URLS, format)?;
             let next = crate::exec::next_cycle(crawl, partitions);
             for p in 0..partitions {
                 if let Some((_, path)) = crawl.latest_state(p, "urldb", next + 1) {
@@ -186,7 +233,7 @@ pub fn export(
             report.rows = t.finish()?;
         }
         What::Links => {
-            let mut t = TableWriter::create(out, "links", LINKS, format)?;
+            let mut t = TableWriter::create_in(open()?, "links", LINKS, format)?;
             for &c in &report.cycles.clone() {
                 for p in 0..partitions {
                     report.bytes_read += crate::parse::stage::for_each_html_page(
@@ -201,7 +248,7 @@ pub fn export(
             report.rows = t.finish()?;
         }
         What::Text => {
-            let mut t = TableWriter::create(out, "text", TEXT, format)?;
+            let mut t = TableWriter::create_in(open()?, "text", TEXT, format)?;
             for &c in &report.cycles.clone() {
                 for p in 0..partitions {
                     report.bytes_read += crate::parse::stage::for_each_html_page(

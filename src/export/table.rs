@@ -122,7 +122,19 @@ impl TableWriter {
         cols: &'static [Col],
         format: Format,
     ) -> Result<TableWriter> {
-        let file = AtomicFile::create(path)?;
+        TableWriter::create_in(AtomicFile::create(path)?, name, cols, format)
+    }
+
+    /// As [`TableWriter::create`], into `file` (published as it says when the table is
+    /// finished: [`crate::util::out::Output::create_file`]).
+    pub fn create_in(
+        file: AtomicFile,
+        name: &str,
+        cols: &'static [Col],
+        format: Format,
+    ) -> Result<TableWriter> {
+        let path = file.path().to_path_buf();
+        let path = path.as_path();
         let out = match format {
             Format::Jsonl => Out::Jsonl(BufWriter::with_capacity(1 << 16, file)),
             Format::Parquet => {

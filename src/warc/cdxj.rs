@@ -205,15 +205,21 @@ pub fn index_files(
     n
 }
 
-/// [`index_files`] into a file (published atomically) or standard output.
-pub fn index_to(files: &[PathBuf], out: Option<&Path>, budget: usize) -> Result<u64> {
+/// [`index_files`] into a file that passed [`crate::util::out`]'s rules (published atomically,
+/// after they are checked again; spills in its directory) or standard output.
+pub fn index_to(
+    files: &[PathBuf],
+    out: Option<&crate::util::out::Output>,
+    budget: usize,
+) -> Result<u64> {
     match out {
-        Some(path) => {
+        Some(out) => {
+            let path = out.path();
             let tmp = path
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
-            let mut file = crate::storage::AtomicFile::create(path)?;
+            let mut file = out.create_file()?;
             let n = {
                 let mut w = BufWriter::with_capacity(1 << 16, &mut file);
                 let n = index_files(files, &mut w, budget, tmp)?;
