@@ -26,6 +26,7 @@ mod identity;
 mod kill_points;
 mod load;
 mod merge_stage;
+mod out_paths;
 mod parse_stage;
 mod pipeline;
 mod prioritize_stage;
