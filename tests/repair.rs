@@ -373,3 +373,71 @@ fn a_damaged_index_or_warc_is_handled_without_a_rollback() {
     assert_eq!(std::fs::read(&path).unwrap(), b, "left as it was");
     f.server.stop();
 }
+
+/// A lost manifest is no licence to change the settings fixed at creation: the crawl is refused
+/// (exit 3, naming it) until `dragnet repair` rebuilds it from the crawl's own files, after which
+/// a crawl.toml that changed the partition count is a configuration error as before. A crawl
+/// whose init predates manifests still opens without one.
+#[test]
+fn a_lost_manifest_is_refused_and_rebuilt_by_repair() {
+    let (web, server) = common::small_web(92, 3, 4);
+    let crawl = common::websim_crawl(
+        &web,
+        &common::websim_homes(&web),
+        common::websim_config(M, 2),
+    );
+    let dir = crawl.dir.root();
+    let manifest = dir.join("manifest.json");
+    let good = std::fs::read(&manifest).unwrap();
+    std::fs::remove_file(&manifest).unwrap();
+    let toml = dir.join("crawl.toml");
+    let cfg = std::fs::read_to_string(&toml).unwrap();
+    let edited = cfg.replace(&format!("partitions = {M}"), "partitions = 1");
+    assert_ne!(edited, cfg, "crawl.toml names its partitions");
+    std::fs::write(&toml, &edited).unwrap();
+    let before = snapshot(dir);
+    for cmd in [
+        &["cycle", "--progress", "quiet"][..],
+        &["status"],
+        &["fetch", "--cycle", "0", "--partition", "0"],
+    ] {
+        let out = dragnet(cmd, dir);
+        assert_eq!(out.status.code(), Some(3), "{cmd:?}: {}", text(&out));
+        assert!(text(&out).contains("manifest.json"), "{}", text(&out));
+    }
+    assert!(
+        snapshot(dir) == before,
+        "a refused command changed the crawl"
+    );
+
+    let out = dragnet(&["repair"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let t = text(&out);
+    assert!(
+        t.contains(&format!("{M} partitions")) && t.contains("warning: [canon]"),
+        "{t}"
+    );
+    assert_eq!(
+        std::fs::read(&manifest).unwrap(),
+        good,
+        "the manifest init wrote"
+    );
+    let out = dragnet(&["cycle", "--progress", "quiet"], dir);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("crawl.partitions"), "{}", text(&out));
+    std::fs::write(&toml, &cfg).unwrap();
+    let out = dragnet(&["status"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    // A crawl made before manifests (its init marker says so) opens without one.
+    std::fs::remove_file(&manifest).unwrap();
+    for p in 0..M {
+        let path = crawl.dir.done_path(0, dragnet::crawl::Stage::Init, p);
+        let mut m = dragnet::crawl::DoneMarker::read(&path).unwrap().unwrap();
+        m.started = "2026-11-01T00:00:00Z".into();
+        m.publish(&path).unwrap();
+    }
+    let out = dragnet(&["status"], dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    server.stop();
+}

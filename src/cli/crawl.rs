@@ -182,7 +182,18 @@ pub(crate) fn repair(dry_run: bool, json: bool, dir: &Path) -> Result<i32, Error
         );
     } else {
         let verb = if dry_run { "would" } else { "did" };
-        if r.damaged.is_empty() {
+        if let Some(m) = &r.manifest_rebuilt {
+            outln!(
+                "{verb} rebuild the lost manifest.json from the crawl's files: {} partitions, \
+                 queue {}",
+                m.partitions,
+                m.queue
+            );
+            for w in &m.warnings {
+                outln!("  warning: {w}");
+            }
+        }
+        if r.damaged.is_empty() && r.manifest_rebuilt.is_none() {
             outln!("{}: nothing damaged, nothing to repair", dir.display());
         }
         for (path, why) in &r.damaged {
@@ -191,6 +202,22 @@ pub(crate) fn repair(dry_run: bool, json: bool, dir: &Path) -> Result<i32, Error
         if let Some(k) = r.rolled_back_to {
             outln!(
                 "{verb} roll the crawl back to the start of cycle {k}: `dragnet cycle` runs it again"
+            );
+        }
+        for path in &r.regenerated {
+            outln!(
+                "{verb} make {} again by running the stage that wrote it (the same bytes, \
+                 proven by its marker)",
+                path.display()
+            );
+        }
+        let q = r.quarantine.as_deref().unwrap_or(Path::new("quarantine"));
+        for (path, bytes) in &r.quarantined {
+            outln!(
+                "  {verb} move {} ({}) to {}/",
+                path.display(),
+                dragnet::crawl::ByteSize(*bytes),
+                q.display()
             );
         }
         for path in &r.removed {

@@ -154,6 +154,11 @@ fn files_under(root: &Path) -> Result<Vec<PathBuf>> {
             let e = e.ctx("list", &dir)?;
             let r = rel.join(e.file_name());
             if e.file_type().ctx("stat", &e.path())?.is_dir() {
+                // A temporary directory (a repair's sandbox) is one temporary, not crawl data.
+                if crate::storage::is_temp_name(&e.file_name().to_string_lossy()) {
+                    out.push(r);
+                    continue;
+                }
                 dirs.push(r);
             } else {
                 out.push(r);

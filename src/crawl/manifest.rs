@@ -6,7 +6,13 @@
 //! they would silently drop or duplicate committed state. `init` writes them here, with a
 //! magic, a version and a checksum like every marker; [`check`] compares `crawl.toml` with them
 //! whenever a crawl is opened, and a difference is a configuration error (exit 2) naming the key,
-//! before anything is written. A crawl made before manifests existed has none and is not checked.
+//! before anything is written.
+//!
+//! The manifest is required: a crawl without one is refused (exit 3, naming it) unless its layout
+//! proves it older than manifests (its init marker is dated before they came in,
+//! [`MANIFESTS_SINCE`]); such a crawl is not checked. A lost manifest is rebuilt by `dragnet
+//! repair` from what the crawl holds ([`rebuild`]): without it, a `crawl.toml` edited to another
+//! partition count would silently strand every seen URL.
 
 use std::path::{Path, PathBuf};
 
@@ -76,6 +82,125 @@ impl CrawlDir {
     }
 }
 
+/// When manifests came in (RFC 3339, UTC): a crawl whose init marker is older may have none.
+pub const MANIFESTS_SINCE: &str = "2026-11-25T20:26:35Z";
+
+/// Whether the crawl's layout proves it older than manifests: its init marker (partition 0) is
+/// dated before [`MANIFESTS_SINCE`].
+pub fn predates_manifests(crawl: &CrawlDir) -> bool {
+    use super::{DoneMarker, Stage};
+    match DoneMarker::read(&crawl.done_path(0, Stage::Init, 0)) {
+        Ok(Some(m)) => m.started.as_str() < MANIFESTS_SINCE,
+        _ => false,
+    }
+}
+
+/// The error for a crawl whose manifest is missing.
+fn missing(crawl: &CrawlDir) -> Error {
+    let path = crawl.manifest_path();
+    Error::corrupt(
+        &path,
+        0,
+        format!(
+            "the manifest is missing, and the crawl is newer than manifests, so it was lost: it \
+             holds the settings fixed at creation (partitions, queue kind, [canon]), without which \
+             an edited crawl.toml would strand committed state. Restore it from a copy, or run \
+             `dragnet repair {}` to rebuild it from the crawl's own files",
+            crawl.root().display()
+        ),
+    )
+}
+
+/// What a manifest rebuilt from a crawl's files holds, and what it had to take on trust.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rebuilt {
+    /// Partitions: the `state/pNNNN` directories (and cycle 0's fetch lists).
+    pub partitions: u32,
+    /// The frontier queue's kind, from the frontiers' `kind` files (crawl.toml's if none).
+    pub queue: String,
+    /// Warnings: what was taken from crawl.toml without proof.
+    pub warnings: Vec<String>,
+}
+
+/// Rebuilds a lost manifest from the crawl's own files: the partition count from `state/`, the
+/// queue kind from the frontier directories, `[canon]` from `crawl.toml` (nothing on disk
+/// records it, so it is taken with a warning). Writes it unless `dry_run`.
+pub fn rebuild(crawl: &CrawlDir, cfg: &Config, dry_run: bool) -> Result<Rebuilt> {
+    let state = crawl.state_root();
+    let mut parts: Vec<u32> = std::fs::read_dir(&state)
+        .map(|es| {
+            es.flatten()
+                .filter_map(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    n.strip_prefix('p')?.parse().ok()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    parts.sort_unstable();
+    let lists = std::fs::read_dir(crawl.fetchlist(0, 0).parent().expect("has a parent"))
+        .map(|es| es.flatten().count() as u32)
+        .unwrap_or(0);
+    let partitions = parts.last().map_or(lists, |&p| (p + 1).max(lists));
+    if partitions == 0 || parts.len() as u32 != partitions {
+        return Err(Error::corrupt(
+            &state,
+            0,
+            format!(
+                "cannot tell the crawl's partition count: state/ holds {} partition \
+                 directories, numbered up to {:?}; restore manifest.json from a copy",
+                parts.len(),
+                parts.last()
+            ),
+        ));
+    }
+    let mut kinds = std::collections::BTreeSet::new();
+    for p in 0..partitions {
+        let kind = crawl.state_dir(p).join("frontier").join("kind");
+        if let Ok(k) = std::fs::read_to_string(&kind) {
+            kinds.insert(k.trim().to_string());
+        }
+    }
+    let mut warnings = vec![String::from(
+        "[canon] is taken from crawl.toml as it is now: nothing else on disk records it; if it \
+         was changed since the crawl was created, put it back and run the repair again",
+    )];
+    let mut fixed = cfg.clone();
+    fixed.crawl.partitions = partitions;
+    let queue = match kinds.len() {
+        0 => {
+            warnings.push(format!(
+                "no frontier records its queue kind yet: [prioritize] queue taken from \
+                 crawl.toml ({})",
+                cfg.prioritize.queue.name()
+            ));
+            cfg.prioritize.queue
+        }
+        1 => {
+            let k = kinds.iter().next().expect("one");
+            serde_json::from_value(serde_json::Value::String(k.clone())).map_err(|_| {
+                Error::corrupt(&state, 0, format!("a frontier of unknown queue kind '{k}'"))
+            })?
+        }
+        _ => {
+            return Err(Error::corrupt(
+                &state,
+                0,
+                format!("the frontiers are of different queue kinds ({kinds:?}); restore manifest.json from a copy"),
+            ))
+        }
+    };
+    fixed.prioritize.queue = queue;
+    if !dry_run {
+        write(crawl, &fixed)?;
+    }
+    Ok(Rebuilt {
+        partitions,
+        queue: queue.name().into(),
+        warnings,
+    })
+}
+
 /// Writes the manifest of a crawl being created with `cfg`.
 pub fn write(crawl: &CrawlDir, cfg: &Config) -> Result<()> {
     let mut text = serde_json::to_string_pretty(&Manifest::of(cfg)).expect("manifest serializes");
@@ -87,7 +212,10 @@ pub fn write(crawl: &CrawlDir, cfg: &Config) -> Result<()> {
 pub fn check(crawl: &CrawlDir, cfg: &Config, config_path: &Path) -> Result<()> {
     let path = crawl.manifest_path();
     let Some(fixed) = super::done::read_marker::<Manifest>(&path)? else {
-        return Ok(());
+        if predates_manifests(crawl) {
+            return Ok(());
+        }
+        return Err(missing(crawl));
     };
     let now = Manifest::of(cfg);
     let differs = |key: &str, was: String, is: String| {

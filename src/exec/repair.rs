@@ -80,6 +80,8 @@ pub struct RepairReport {
     pub quarantine: Option<PathBuf>,
     /// Files and directories removed: locks, metrics, temporaries, derived indexes made again.
     pub removed: Vec<PathBuf>,
+    /// The manifest, lost and rebuilt from the crawl's files (with what was taken on trust).
+    pub manifest_rebuilt: Option<crate::crawl::manifest::Rebuilt>,
     /// Damage left as it is, with what to do about it.
     pub unrepairable: Vec<(PathBuf, String)>,
     /// Only planned.
@@ -339,9 +341,16 @@ pub fn repair(crawl: &CrawlDir, cfg: &Config, dry_run: bool) -> Result<RepairRep
     if !dry_run {
         regen::sweep(crawl)?;
     }
+    let manifest_rebuilt =
+        if !crawl.manifest_path().exists() && !crate::crawl::manifest::predates_manifests(crawl) {
+            Some(crate::crawl::manifest::rebuild(crawl, cfg, dry_run)?)
+        } else {
+            None
+        };
     let check = check_crawl(crawl, Some(cfg))?;
     let q = quarantine::dir_for_now(crawl);
     let mut r = RepairReport {
+        manifest_rebuilt,
         damaged: check
             .damaged
             .iter()
