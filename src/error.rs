@@ -16,6 +16,7 @@
 //! | 3 | I/O failure, corrupt data, an external program (sbatch) failed, or an internal error (a bug) | fix and re-run; committed data is intact |
 //! | 4 | a cycle finished with failed partitions (the others' work is kept) | re-run: only what is missing runs |
 //! | 5 | busy: another run holds the crawl's lock, or its Slurm jobs are queued | nothing was done; try later |
+//! | 130, 143 | stopped by SIGINT (130) or SIGTERM (143), within 2 s: nothing more committed, its temporaries removed, its lock released ([`Error::Interrupted`], `crate::interrupt`) | run it again: it resumes where the stop left off, as after a `kill -9` |
 //! | 75 | a Slurm task failed for a transient reason ([`Error::is_transient`]) | Slurm re-runs it (requeued), up to `[slurm] max_retries` times |
 //!
 //! (6, a stale lock, is no longer used: a dead run's lock is taken over by the next run, see
@@ -42,6 +43,11 @@ pub const EXIT_CYCLE_INCOMPLETE: i32 = 4;
 /// Exit code: busy. Another run holds the crawl's lock (alive, or on a host that cannot be
 /// checked), or the crawl's Slurm jobs are still queued. Nothing was done.
 pub const EXIT_BUSY: i32 = 5;
+
+/// Exit code of a command stopped by SIGINT (Ctrl-C): 128 + 2, as a shell reports it.
+pub const EXIT_SIGINT: i32 = 128 + libc::SIGINT;
+/// Exit code of a command stopped by SIGTERM: 128 + 15, as a shell reports it.
+pub const EXIT_SIGTERM: i32 = 128 + libc::SIGTERM;
 
 /// Exit code of a Slurm task (`dragnet slurm task`) that failed for a transient reason (an I/O
 /// error, a busy crawl, a killed process): the task asks Slurm to run it again. `EX_TEMPFAIL`
@@ -189,6 +195,18 @@ pub enum Error {
     #[error("internal error: {0}; this is a bug in dragnet, please report it")]
     Internal(String),
 
+    /// SIGINT or SIGTERM arrived: the work in progress stopped without committing anything more
+    /// (`crate::interrupt`). Exit 128 + the signal (130, 143); the next run resumes.
+    #[error(
+        "stopped by {}: nothing more was committed; run the command again to resume where it \
+         stopped",
+        signal_name(*signal)
+    )]
+    Interrupted {
+        /// The signal (`libc::SIGINT` or `libc::SIGTERM`).
+        signal: i32,
+    },
+
     /// An external program (sbatch, squeue) could not be run or failed.
     #[error("{message}")]
     External {
@@ -197,6 +215,16 @@ pub enum Error {
         /// What happened and what to do.
         message: String,
     },
+}
+
+/// `SIGINT`, `SIGTERM`, or `signal N`.
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGHUP => "SIGHUP".into(),
+        n => format!("signal {n}"),
+    }
 }
 
 fn io_hint(e: &io::Error) -> &'static str {
@@ -275,6 +303,9 @@ impl Error {
             | Error::Config { .. }
             | Error::Usage(_)
             | Error::Internal(_) => false,
+            // Stopped on purpose (an operator's Ctrl-C, Slurm's scancel or time limit): running
+            // it again is the caller's decision, not a retry's.
+            Error::Interrupted { .. } => false,
         }
     }
 
@@ -283,6 +314,7 @@ impl Error {
         match self {
             Error::Config { .. } | Error::Usage(_) | Error::NotReady(_) => EXIT_USAGE,
             Error::Locked { .. } | Error::SlurmQueued { .. } => EXIT_BUSY,
+            Error::Interrupted { signal } => 128 + signal,
             _ => EXIT_IO,
         }
     }

@@ -34,6 +34,7 @@ pub mod export;
 pub mod fetch;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod interrupt;
 pub mod keys;
 pub mod merge;
 pub mod parse;

@@ -33,6 +33,8 @@ pub struct AtomicFile {
     dest: PathBuf,
     out: Option<Sink>,
     written: u64,
+    /// Removes the temporary file if a signal's stop is cut short ([`crate::interrupt`]).
+    _stop: crate::interrupt::OnStop,
     guard: Option<Guard>,
 }
 
@@ -68,7 +70,9 @@ impl Sink {
 impl AtomicFile {
     /// Starts writing `dest` (its directory must exist).
     pub fn create(dest: &Path) -> Result<AtomicFile> {
+        crate::interrupt::check()?;
         let tmp = temp_path(dest)?;
+        let stop = crate::interrupt::remove_on_stop(&tmp);
         let file = OpenOptions::new()
             .write(true)
             .create(true)
@@ -80,6 +84,7 @@ impl AtomicFile {
             dest: dest.to_path_buf(),
             out: Some(Sink::Buffered(BufWriter::with_capacity(1 << 20, file))),
             written: 0,
+            _stop: stop,
             guard: None,
         })
     }
@@ -87,13 +92,16 @@ impl AtomicFile {
     /// Like [`AtomicFile::create`], but written with direct I/O ([`crate::direct`]) where the
     /// file system allows it: for big files written once and not read again soon.
     pub fn create_direct(dest: &Path) -> Result<AtomicFile> {
+        crate::interrupt::check()?;
         let tmp = temp_path(dest)?;
+        let stop = crate::interrupt::remove_on_stop(&tmp);
         match crate::direct::DirectWriter::create(&tmp).ctx("create", &tmp)? {
             Some(w) => Ok(AtomicFile {
                 tmp,
                 dest: dest.to_path_buf(),
                 out: Some(Sink::Direct(w)),
                 written: 0,
+                _stop: stop,
                 guard: None,
             }),
             None => AtomicFile::create(dest),
@@ -120,6 +128,7 @@ impl AtomicFile {
 
     /// Writes all of `buf`, naming the temporary file on error.
     pub fn write_all_bytes(&mut self, buf: &[u8]) -> Result<()> {
+        crate::interrupt::check()?;
         let out = self.out.as_mut().expect("AtomicFile used after commit");
         fault::check("write", &self.tmp)
             .and_then(|()| out.get().write_all(buf))

@@ -5,8 +5,10 @@
 //! lines, URLs that do not parse, deferred URLs, unreadable WARC files); 2 usage or configuration
 //! error, or a stage asked for before its input exists; 3 I/O failure or corrupt data; 4 a cycle
 //! finished with failed partitions (the others' work is kept; re-run to retry); 5 busy: another
-//! run holds the crawl's lock or its Slurm jobs are queued (nothing was done). (6, a stale lock,
-//! is no longer used: the next run takes a dead run's lock over.)
+//! run holds the crawl's lock or its Slurm jobs are queued (nothing was done); 130 and 143
+//! stopped by SIGINT or SIGTERM (within 2 s, its temporaries removed, its lock released; the
+//! next run resumes). (6, a stale lock, is no longer used: the next run takes a dead run's lock
+//! over.)
 
 /// `println!` that ends the process quietly (exit 0) when stdout is closed early, as in
 /// `dragnet check run ... | head`, instead of panicking; another write error is exit 3.
@@ -37,12 +39,23 @@ use args::{Check, Cli, Command};
 fn main() -> ExitCode {
     dragnet::util::tune_allocator();
     let cli = Cli::parse();
+    // SIGINT and SIGTERM stop every command cleanly (`dragnet::interrupt`); websim has its own.
+    if !matches!(cli.command, Command::Websim { .. }) {
+        if let Err(e) = dragnet::interrupt::install() {
+            eprintln!("dragnet: warning: cannot catch SIGINT and SIGTERM ({e}); they kill at once");
+        }
+    }
     let code = match execute(cli.command) {
         Ok(code) => code,
         Err(e) => {
             report(&e);
             e.exit_code()
         }
+    };
+    // A stop asked for by a signal ends with its code, even if the work in hand got done.
+    let code = match dragnet::interrupt::requested() {
+        Some(signal) => 128 + signal,
+        None => code,
     };
     ExitCode::from(code as u8)
 }

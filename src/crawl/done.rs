@@ -160,6 +160,9 @@ impl DoneMarker {
 
     /// Stamps the end time and checksum and publishes the marker atomically at `path`.
     pub fn commit(mut self, path: &Path, started: std::time::SystemTime) -> Result<DoneMarker> {
+        // The commit of a stage: never once SIGINT or SIGTERM asked the process to stop
+        // (`crate::interrupt`); the next run redoes the stage.
+        crate::interrupt::check()?;
         self.finished = crate::util::rfc3339(crate::util::unix_now());
         self.seconds = started.elapsed().map_or(0.0, |d| d.as_secs_f64());
         self.checksum = self.body_checksum();

@@ -136,8 +136,11 @@ pub fn repartition(dir: &Path, new_dir: &Path, partitions: u32) -> Result<Repart
     check_between_cycles(&crawl, m, cycle)?;
 
     let tmp = temp_dir_for(new_dir)?;
+    // Removed if a signal's stop is cut short (`crate::interrupt`).
+    let _stop = crate::interrupt::remove_on_stop(&tmp);
     let r = write_all(&crawl, &cfg, &tmp, partitions, cycle).and_then(|mut r| {
-        // The commit: the whole directory appears at once.
+        // The commit: the whole directory appears at once (not after SIGINT or SIGTERM).
+        crate::interrupt::check()?;
         std::fs::rename(&tmp, new_dir).ctx("rename", &tmp)?;
         storage::sync_dir(parent_of(new_dir))?;
         r.to = new_dir.to_path_buf();

@@ -465,8 +465,16 @@ pub fn fetch_partition(
         fed
     });
     reporter.finish();
-    fed?;
-    if let Some(e) = lock(&shared.failure).take() {
+    if let Some(e) = fed.err().or_else(|| lock(&shared.failure).take()) {
+        if crate::interrupt::requested().is_some() {
+            // Stopped by SIGINT or SIGTERM: the WARC file being written is published as it is
+            // (nothing is committed: no `.done`), so the next run still knows when this one last
+            // asked each host (`unfinished_requests`) and keeps their delays.
+            let warc = shared.warc.into_inner().unwrap_or_else(|e| e.into_inner());
+            if let Err(w) = warc.publish_unfinished() {
+                eprintln!("fetch: cannot keep the unfinished WARC file: {w}");
+            }
+        }
         return Err(e);
     }
     // Hosts still in the table (all their URLs have results by now) go out as they are.

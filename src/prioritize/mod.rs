@@ -245,6 +245,9 @@ impl Prioritize<'_> {
             let host = crate::keys::host_key(crate::keys::host_of(&u.url));
             batch.push(Entry::new(Entry::key_for_score(u.score), fp, host));
             if batch.len() == INSERT_BATCH {
+                // SIGINT or SIGTERM: stop here, the queue's transaction uncommitted (its
+                // journal undoes it when the queue is opened next, as after a kill).
+                crate::interrupt::check()?;
                 self.queue.insert_many(&batch)?;
                 batch.clear();
             }
@@ -270,6 +273,7 @@ impl Prioritize<'_> {
         let mut scanned = 0usize;
         let mut chunk = Vec::with_capacity(step);
         while selected.len() < budget && scanned < scan_limit && !self.queue.is_empty() {
+            crate::interrupt::check()?;
             chunk.clear();
             self.queue
                 .extract_top(step.min(scan_limit - scanned), &mut chunk)?;

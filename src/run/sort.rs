@@ -64,6 +64,8 @@ pub struct Sorter {
     /// directory (a cycle with little to do ran hundreds of mkdir/rmdir pairs for nothing).
     dir: PathBuf,
     dir_made: bool,
+    /// Removes the spill directory if a signal's stop is cut short ([`crate::interrupt`]).
+    stop: Option<crate::interrupt::OnStop>,
     spills: Vec<PathBuf>,
     stats: SortStats,
     fanout: usize,
@@ -99,6 +101,7 @@ impl Sorter {
             buf,
             dir,
             dir_made: false,
+            stop: None,
             spills: Vec::new(),
             stats: SortStats::default(),
             fanout: 64,
@@ -132,6 +135,7 @@ impl Sorter {
 
     /// Adds a record.
     pub fn push(&mut self, key: &[u8], payload: &[u8]) -> Result<()> {
+        crate::interrupt::check()?;
         if key.len() != self.key_len {
             return Err(Error::Usage(format!(
                 "sort: key of {} bytes for {}-byte keys",
@@ -223,6 +227,7 @@ impl Sorter {
 
     fn new_spill_path(&mut self) -> Result<PathBuf> {
         if !self.dir_made {
+            self.stop = Some(crate::interrupt::remove_on_stop(&self.dir));
             fs::create_dir_all(&self.dir).ctx("create directory", &self.dir)?;
             self.dir_made = true;
         }

@@ -256,6 +256,7 @@ impl RunWriter {
     /// Appends a record. Keys must be non-decreasing (strictly increasing for unique schemas);
     /// otherwise the record is refused with [`Error::OutOfOrder`] and the writer stays usable.
     pub fn push(&mut self, key: &[u8], payload: &[u8]) -> Result<()> {
+        crate::interrupt::check()?;
         if key.len() != usize::from(self.schema.key_len) {
             return Err(Error::Usage(format!(
                 "{}: key of {} bytes given to a {}-byte-key run ({})",
@@ -313,6 +314,7 @@ impl RunWriter {
     /// the per-record work. The whole slice is checked before any of it is taken, so a slice out
     /// of order is refused with [`Error::OutOfOrder`] and the writer stays usable.
     pub fn push_u64s(&mut self, keys: &[u64]) -> Result<()> {
+        crate::interrupt::check()?;
         if self.schema.key_len != 8 || self.schema.payload {
             return Err(Error::Usage(format!(
                 "{}: push_u64s needs a key-only run of 8-byte keys, not {}",

@@ -184,6 +184,7 @@ pub fn index_files(
         crate::storage::temp_writer_tag(),
         SPILL_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
+    let _stop = crate::interrupt::remove_on_stop(&dir);
     std::fs::create_dir_all(&dir).ctx("create", &dir)?;
     let share = budget / rayon::current_num_threads().max(1);
     let parts: Result<Vec<PathBuf>> = files
@@ -249,6 +250,8 @@ pub struct CdxjSorter {
     budget: usize,
     tmp_parent: PathBuf,
     dir: Option<PathBuf>,
+    /// Removes `dir` if a signal's stop is cut short ([`crate::interrupt`]).
+    stop: Option<crate::interrupt::OnStop>,
     spills: Vec<PathBuf>,
     pushed: u64,
 }
@@ -262,6 +265,7 @@ impl CdxjSorter {
             budget: budget.max(4096),
             tmp_parent: tmp_parent.to_path_buf(),
             dir: None,
+            stop: None,
             spills: Vec::new(),
             pushed: 0,
         }
@@ -303,6 +307,7 @@ impl CdxjSorter {
                     crate::storage::temp_writer_tag(),
                     SPILL_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                 ));
+                self.stop = Some(crate::interrupt::remove_on_stop(&d));
                 std::fs::create_dir_all(&d).ctx("create", &d)?;
                 self.dir = Some(d.clone());
                 d

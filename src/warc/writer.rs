@@ -192,6 +192,8 @@ struct OpenFile {
     file: AtomicFile,
     name: String,
     warcinfo_id: String,
+    /// Bytes up to the end of the last record written whole.
+    whole: u64,
 }
 
 /// Appends records to a sequence of WARC files; see the module docs.
@@ -465,6 +467,17 @@ impl WarcWriter {
         Ok(std::mem::take(&mut self.summary))
     }
 
+    /// Publishes the file being written as it is, if it ends with a whole record (else it is
+    /// removed, as on drop): what a fetch stopped by SIGINT or SIGTERM leaves, so that its next
+    /// run reads when this one last asked each host from the file, as it does from the files a
+    /// killed run published, instead of finding nothing.
+    pub fn publish_unfinished(mut self) -> Result<()> {
+        match &self.open {
+            Some(o) if o.file.written() == o.whole => self.close(),
+            _ => Ok(()),
+        }
+    }
+
     fn ensure_open(&mut self, date: SystemTime) -> Result<()> {
         if self.open.is_some() {
             return Ok(());
@@ -480,6 +493,7 @@ impl WarcWriter {
             file,
             name: name.clone(),
             warcinfo_id: warcinfo_id.clone(),
+            whole: 0,
         });
         let version = concat!("dragnet/", env!("CARGO_PKG_VERSION"));
         let mut fields = vec![
@@ -596,6 +610,7 @@ impl WarcWriter {
             self.packed.shrink_to(KEEP_BUFFER);
         }
         let length = open.file.written() - offset;
+        open.whole = open.file.written();
         if let (Some(sorter), Some(ix)) = (self.index.as_mut(), self.cfg.index.as_ref()) {
             if cdxj::is_indexed(&rec.kind) {
                 let head = (rec.kind != RecordType::Resource)

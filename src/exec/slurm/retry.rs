@@ -2,6 +2,7 @@
 //! run the task again after a transient failure or a killed child.
 
 use super::*;
+use crate::error::{EXIT_SIGINT, EXIT_SIGTERM};
 
 /// `dragnet slurm task` as Slurm starts it: runs the task in a child process (`worker`, the same
 /// command with `--worker`) and decides what the child's end means. Success ends the job. A
@@ -10,20 +11,43 @@ use super::*;
 /// operator's `kill -9`) asks Slurm to run the task again ([`requeue`]). Any other exit code is
 /// a permanent failure: the job fails with it, and the arrays that depend on it are cancelled.
 /// (A node that goes away is Slurm's to notice: the jobs are submitted with `--requeue`.)
+///
+/// SIGINT or SIGTERM to the task (Slurm's `scancel` or time limit signals every process of the
+/// job; an operator may signal the task alone) is passed on to the worker, which stops within
+/// 2 s, without committing anything more, and exits 130 or 143 ([`crate::interrupt`]): not
+/// requeued, like a worker killed by those signals.
 pub fn supervise(s: &SlurmSection, mut worker: Command, env: &TaskEnv) -> Result<i32> {
     use std::os::unix::process::ExitStatusExt;
-    let status = worker.status().map_err(|e| Error::External {
-        program: worker.get_program().to_string_lossy().into_owned(),
-        message: format!(
-            "cannot start the task's worker `{}` ({e})",
-            worker.get_program().to_string_lossy()
-        ),
-    })?;
+    let program = worker.get_program().to_string_lossy().into_owned();
+    let failed = |e: std::io::Error| Error::External {
+        program: program.clone(),
+        message: format!("cannot start the task's worker `{program}` ({e})"),
+    };
+    let mut child = worker.spawn().map_err(failed)?;
+    let mut passed_on = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(failed)? {
+            break status;
+        }
+        if let (Some(sig), false) = (crate::interrupt::requested(), passed_on) {
+            passed_on = true;
+            if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+                // SAFETY: kill(2) on our own child, which has not been reaped (try_wait said
+                // it runs), so its pid cannot have been reused.
+                unsafe {
+                    libc::kill(pid, sig);
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
     if status.success() {
         return Ok(0);
     }
     let why = match (status.code(), status.signal()) {
         (Some(EXIT_RETRY), _) => "the task failed for a transient reason".to_owned(),
+        // The worker stopped on SIGINT or SIGTERM (exit 130, 143): stopped, not failed.
+        (Some(code @ (EXIT_SIGINT | EXIT_SIGTERM)), _) => return Ok(code),
         (Some(code), _) => return Ok(code),
         (None, Some(sig)) if [libc::SIGTERM, libc::SIGINT, libc::SIGHUP].contains(&sig) => {
             // Slurm stops a cancelled job or one past its time limit with SIGTERM: not a failure

@@ -72,6 +72,10 @@ fn a_transient_failure_or_a_killed_worker_is_requeued_until_the_retries_run_out(
     assert_eq!(supervise(&s, sh("exit 2"), &env(0)).unwrap(), 2);
     // Stopped by Slurm (scancel, time limit): not retried either.
     assert_eq!(supervise(&s, sh("kill -TERM $$"), &env(0)).unwrap(), 143);
+    // A dragnet worker catches the signal, stops cleanly and exits 143 or 130
+    // (`crate::interrupt`): not retried either.
+    assert_eq!(supervise(&s, sh("exit 143"), &env(0)).unwrap(), 143);
+    assert_eq!(supervise(&s, sh("exit 130"), &env(0)).unwrap(), 130);
     assert_eq!(calls(), "");
     // Transient (exit 75) and killed (SIGKILL): requeued while runs remain.
     assert_eq!(supervise(&s, sh("exit 75"), &env(0)).unwrap(), EXIT_RETRY);

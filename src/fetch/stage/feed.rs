@@ -127,6 +127,7 @@ impl Shared<'_> {
         let mut window: Vec<WindowHost> = Vec::with_capacity(FEED_WINDOW);
         let mut more = fetchlist.advance()?;
         while more || !jobs.is_empty() {
+            crate::interrupt::check()?;
             let key = more.then(|| run::key_u64(&fetchlist.key()[..8]));
             if let (Some(k), Some(first)) = (key, jobs.first()) {
                 if k == first.host_key {
@@ -234,6 +235,7 @@ impl Shared<'_> {
             if lock(&self.failure).is_some() {
                 return Ok(());
             }
+            crate::interrupt::check()?;
         }
         if st.deferred || Instant::now() >= self.deadline {
             self.defer_locked(&mut st);

@@ -25,6 +25,10 @@ impl Shared<'_> {
             let lease = {
                 let mut st = lock(&self.sched);
                 loop {
+                    // SIGINT or SIGTERM: stop as after a failure, nothing more handed out.
+                    if let Err(e) = crate::interrupt::check() {
+                        self.fail(e);
+                    }
                     if lock(&self.failure).is_some() {
                         self.defer_locked(&mut st);
                     }
