@@ -22,8 +22,16 @@
 //!   for a whole lease is taken over (and logged). Without a lease (the default), it is reported
 //!   with the command that clears it: `dragnet unlock --force`.
 //!
-//! The lock is released (file removed, then the OS lock) when the holder finishes. `dragnet
-//! unlock` stays for the rare case a person must decide (a foreign host's lock without a lease).
+//! The lock is released (file removed, then the OS lock) when the holder finishes, or is stopped
+//! by SIGINT or SIGTERM (`crate::interrupt`). `dragnet unlock` stays for the rare case a person
+//! must decide (a foreign host's lock without a lease); it never removes the lock of a holder
+//! whose OS lock is held, not even with `--force` (that would let a second writer run beside a
+//! live one).
+//!
+//! Every command that writes a crawl holds this lock: `init`, `inject`, `cycle`, the five
+//! stages run by hand, `repair`, `repartition` (on the crawl it reads) and `slurm submit`. Slurm
+//! tasks and `slurm finish` do not: they run while the crawl's jobs are queued, which every
+//! local run refuses (`crate::exec::slurm`).
 //! Every process that works on a crawl must use this protocol: a dragnet from before the OS lock
 //! would look dead to it.
 
@@ -93,6 +101,8 @@ pub struct CrawlLock {
     /// Refreshes the lock file's time while a lease is configured: stop it by dropping the
     /// sender.
     heartbeat: Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
+    /// Releases the lock if a signal's stop is cut short ([`crate::interrupt`]).
+    _stop: crate::interrupt::OnStop,
 }
 
 impl CrawlLock {
@@ -218,12 +228,17 @@ impl CrawlLock {
             });
             (stop, thread)
         });
+        let stop = {
+            let (path, info) = (path.clone(), info.clone());
+            crate::interrupt::on_stop_release(move || release(&path, &info))
+        };
         CrawlLock {
             path,
             info,
             _os: file,
             took_over,
             heartbeat,
+            _stop: stop,
         }
     }
 
@@ -245,15 +260,15 @@ impl Drop for CrawlLock {
             drop(stop);
             let _ = thread.join();
         }
-        // Remove only our own lock (an operator may have cleared and re-taken it meanwhile); the
-        // OS lock goes when the file is closed, after.
-        if read(&self.path)
-            .ok()
-            .flatten()
-            .is_some_and(|i| i == self.info)
-        {
-            let _ = std::fs::remove_file(&self.path);
-        }
+        release(&self.path, &self.info);
+    }
+}
+
+/// Removes the lock file at `path` if it still holds `info` (an operator may have cleared and
+/// re-taken it meanwhile); the OS lock goes when the holder's file is closed, after.
+fn release(path: &Path, info: &LockInfo) {
+    if read(path).ok().flatten().is_some_and(|i| &i == info) {
+        let _ = std::fs::remove_file(path);
     }
 }
 
@@ -396,25 +411,53 @@ fn held_error(root: &Path, path: &Path, holder: Holder) -> Error {
     }
 }
 
-/// Removes a lock: a stale one always, a live or foreign one only with `force`.
-/// Returns the lock that was removed.
+/// Removes a lock whose holder is gone: a dead holder's on this host always, another host's
+/// (which cannot be checked from here) only with `force`. A live holder's lock (its OS lock is
+/// held) is never removed, `force` or not: that would let a second writer run beside it
+/// ([`Error::Locked`], exit 5, naming the holder's pid and command). Returns the lock that was
+/// removed.
+///
+/// The old lock file's OS lock is held while it is removed, and the name checked to be still
+/// that file, so a run that takes the lock meanwhile is never the one removed.
 pub fn unlock(root: &Path, force: bool) -> Result<Option<LockInfo>> {
     let crawl = CrawlDir::new(root);
     let path = crawl.lock_path();
     if !crawl.config_path().is_file() && !path.exists() {
         return Err(crawl.not_a_crawl());
     }
-    let Some((info, holder)) = probe_lock(root)? else {
+    let Some(f) = open_existing(&path)? else {
         return Ok(None);
+    };
+    let Some(info) = read(&path)? else {
+        return Ok(None);
+    };
+    let holder = if !try_flock(&f, &path)? {
+        Holder::Alive
+    } else if info.host == crate::util::hostname() {
+        Holder::Gone
+    } else {
+        Holder::Unknown
     };
     match holder {
         Holder::Gone => {}
-        Holder::Alive if !force => {
+        Holder::Alive => {
+            let stop = if info.host == crate::util::hostname() {
+                format!("`kill {}`", info.pid)
+            } else {
+                format!("`kill {}` on {}", info.pid, info.host)
+            };
             return Err(info.locked(format!(
-                "pid {} on {} is still running `{}`; stop it first (or use --force if you are \
-                     sure)",
-                info.pid, info.host, info.command
-            )))
+                "crawl {} is locked by pid {} on {} (`{}`, since {}), which is running: its OS \
+                 lock is held, so the lock is not removed{}; wait for it to finish, or stop that \
+                 process ({stop}) and run again (a stopped run's lock is taken over by the next \
+                 run by itself)",
+                root.display(),
+                info.pid,
+                info.host,
+                info.command,
+                info.started,
+                if force { ", not even with --force" } else { "" },
+            )));
         }
         Holder::Unknown if !force => {
             return Err(info.locked(format!(
@@ -423,10 +466,23 @@ pub fn unlock(root: &Path, force: bool) -> Result<Option<LockInfo>> {
                 info.pid, info.host
             )))
         }
-        _ => {}
+        Holder::Unknown => {}
+    }
+    // The OS lock of the file read is ours now: nobody can take it over meanwhile. Is `lock`
+    // still that file?
+    if !same_file(&f, &path)? {
+        return Err(Error::Locked {
+            holder: None,
+            message: format!(
+                "crawl {} was locked again a moment ago; run `dragnet status {}` to see by whom",
+                root.display(),
+                root.display()
+            ),
+        });
     }
     std::fs::remove_file(&path).ctx("remove", &path)?;
     crate::storage::sync_dir(root)?;
+    drop(f);
     Ok(Some(info))
 }
 
@@ -517,6 +573,35 @@ mod tests {
         std::fs::write(&path, serde_json::to_vec(&old).unwrap()).unwrap();
         assert!(unlock(t.path(), false).is_err());
         assert_eq!(unlock(t.path(), true).unwrap(), Some(old));
+    }
+
+    #[test]
+    fn a_live_holders_lock_is_never_removed_even_with_force() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("crawl.toml"), "").unwrap();
+        // Held (its OS lock too) by this process, as by a running cycle.
+        let l = CrawlLock::acquire(t.path(), "cycle").unwrap();
+        for force in [false, true] {
+            let err = unlock(t.path(), force).unwrap_err();
+            assert_eq!(err.exit_code(), crate::error::EXIT_BUSY, "{err}");
+            let msg = err.to_string();
+            assert!(
+                msg.contains(&format!("pid {}", std::process::id()))
+                    && msg.contains("`cycle`")
+                    && msg.contains("wait for it")
+                    && msg.contains("stop that process"),
+                "{msg}"
+            );
+            assert_eq!(read_lock(t.path()).unwrap().as_ref(), Some(l.info()));
+        }
+        drop(l);
+        // A dead holder's lock: removed, with or without --force.
+        for force in [false, true] {
+            let old = record(4_194_304 + 9, &crate::util::hostname());
+            std::fs::write(t.path().join("lock"), serde_json::to_vec(&old).unwrap()).unwrap();
+            assert_eq!(unlock(t.path(), force).unwrap(), Some(old));
+            assert!(read_lock(t.path()).unwrap().is_none());
+        }
     }
 
     #[test]
