@@ -1,6 +1,8 @@
 //! `dragnet fetch|parse|split|merge|prioritize`: one stage of one partition, run by hand through
 //! the same envelope as the executors (`dragnet::exec::run_stage`: skip if done, refuse if the
-//! upstream stage is not, `.done` or `.failed` after), then a one-line summary on stderr.
+//! upstream stage is not, `.done` or `.failed` after), holding the crawl lock
+//! (`dragnet::exec::run_stage_by_hand`: busy, exit 5, while a cycle runs or the crawl's Slurm
+//! jobs are queued), then a one-line summary on stderr.
 
 use dragnet::crawl::report::counter as c;
 use dragnet::crawl::{CrawlDir, Stage, StageReport};
@@ -17,7 +19,9 @@ pub(crate) fn run(stage: Stage, args: &StageArgs, progress: ProgressMode) -> Res
         progress,
         ..FetchOptions::default()
     };
-    let r = dragnet::exec::run_stage(&crawl, &cfg, stage, args.cycle, args.partition, &fetch)?;
+    // By hand: the crawl lock first (busy while a cycle runs: exit 5, nothing done).
+    let r =
+        dragnet::exec::run_stage_by_hand(&crawl, &cfg, stage, args.cycle, args.partition, &fetch)?;
     if args.json {
         outln!("{}", serde_json::to_string(&r).expect("report serializes"));
     }

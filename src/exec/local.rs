@@ -17,7 +17,7 @@
 //! retries what is missing.
 //!
 //! The crawl lock is held for the whole run: a second `dragnet cycle` on the same crawl fails at
-//! once with "already running" (exit 2), and nothing it could touch is written. So does a
+//! once with "already running" (exit 5), and nothing it could touch is written. So does a
 //! `dragnet cycle` on a crawl whose Slurm jobs are still queued ([`super::slurm`]).
 //!
 //! While it runs, [`CycleDisplay`] shows one live display for the whole cycle on a
@@ -112,6 +112,14 @@ pub struct CycleRun {
     pub complete: bool,
 }
 
+impl CycleRun {
+    /// Whether a stage failed for a partition in this run (even one whose `.done` was committed
+    /// before the error: the cycle may be complete and still have failed).
+    pub fn failed(&self) -> bool {
+        self.stages.values().any(|s| !s.failed.is_empty())
+    }
+}
+
 /// The result of `dragnet cycle`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CycleReport {
@@ -122,19 +130,21 @@ pub struct CycleReport {
 }
 
 impl CycleReport {
-    /// Whether every cycle run completed.
+    /// Whether every cycle run completed, with no stage failed.
     pub fn complete(&self) -> bool {
-        self.cycles.iter().all(|c| c.complete)
+        self.cycles.iter().all(|c| c.complete && !c.failed())
     }
 }
 
-/// Runs cycles as `opts` says, holding the crawl lock.
+/// Runs cycles as `opts` says, holding the crawl lock. The crawl's Slurm jobs are looked for
+/// with the lock held, so a `dragnet slurm submit` (which holds it while it submits) is either
+/// seen in the queue or refused.
 pub fn run_cycles(crawl: &CrawlDir, cfg: &Config, opts: &CycleOptions) -> Result<CycleReport> {
-    super::slurm::check_no_jobs_queued(crawl, cfg)?;
     let lock = CrawlLock::acquire_with_lease(crawl.root(), "cycle", cfg.cycle.lock_lease())?;
     if let Some(note) = lock.took_over() {
         eprintln!("dragnet: {note}");
     }
+    super::slurm::check_no_jobs_queued(crawl, cfg)?;
     let display = CycleDisplay::new(opts.progress, opts.log);
     let r = run_cycles_shown(crawl, cfg, opts, &display);
     display.finish();
@@ -155,6 +165,7 @@ fn run_cycles_shown(
         opts.cycles.max(1)
     };
     for _ in 0..limit {
+        crate::interrupt::check()?;
         let cycle = next_cycle(crawl, m);
         let fetch_list = fetch_list_size(crawl, cycle, m)?;
         if opts.until_empty && fetch_list == 0 {
@@ -163,11 +174,21 @@ fn run_cycles_shown(
         }
         let run = run_cycle(crawl, cfg, cycle, display)?;
         let complete = run.complete;
+        let failed = run.failed();
         let next = run.next_fetch_list;
         report.cycles.push(run);
         after_cycle(crawl, cfg, cycle, complete, &|line| display.log(line));
         if !complete {
             report.stopped = format!("cycle {cycle} did not complete (see the failed partitions)");
+            return Ok(report);
+        }
+        if failed {
+            // Every stage committed, but one failed after its commit (a directory fsync after
+            // its `.done`): said, and not gone past.
+            report.stopped = format!(
+                "cycle {cycle} completed, but a stage failed after committing (see the failed \
+                 partitions)"
+            );
             return Ok(report);
         }
         if opts.until_empty && next == 0 {
@@ -216,6 +237,8 @@ fn one(ctx: &CycleCtx<'_>, cfg: &Config, stage: Stage, p: u32, acc: &Mutex<Stage
     display.ended(stage, r.is_ok());
     let mut a = acc.lock().expect("not poisoned");
     match r {
+        // A signal stopped it: not a failure of the partition (the cycle returns the stop).
+        Err(crate::error::Error::Interrupted { .. }) => false,
         Ok(r) => {
             if r.skipped {
                 a.skipped += 1;
@@ -280,7 +303,7 @@ fn run_cycle(
         for _ in 0..workers {
             s.spawn(|| loop {
                 let p = next.fetch_add(1, Ordering::Relaxed);
-                if p >= m as usize {
+                if p >= m as usize || crate::interrupt::requested().is_some() {
                     return;
                 }
                 let p = p as u32;
@@ -303,13 +326,19 @@ fn run_cycle(
     log_stage(display, cycle, Stage::Parse, &acc);
     log_stage(display, cycle, Stage::Split, &acc);
 
+    // A signal: the partitions stopped where they were, nothing more is started.
+    crate::interrupt::check()?;
+
     // 2 and 3. merge, then prioritize, every partition on the rayon pool.
     if !before_merge_failed {
         let task_cfg = cfg.share(rayon::current_num_threads().min(m as usize));
         for stage in [Stage::Merge, Stage::Prioritize] {
             rayon_each(m, |p| {
-                one(&ctx, &task_cfg, stage, p, &acc[&stage]);
+                if crate::interrupt::requested().is_none() {
+                    one(&ctx, &task_cfg, stage, p, &acc[&stage]);
+                }
             });
+            crate::interrupt::check()?;
             log_stage(display, cycle, stage, &acc);
             if failed(stage) {
                 break;
@@ -374,22 +403,26 @@ fn log_stage(
     display.log(&line);
 }
 
-/// The first failure of a report that did not complete: a message pointing to `dragnet status`,
+/// The first failure of a report with a failed partition: a message pointing to `dragnet status`,
 /// and the exit code of a cycle that finished with failed partitions,
 /// [`EXIT_CYCLE_INCOMPLETE`] (whatever the failed stage's error was: its `.failed` marker
-/// keeps that error and its own code).
+/// keeps that error and its own code). A cycle complete by its markers whose stage still
+/// failed (after its commit) counts: a failed partition never exits 0.
 pub fn failure(crawl: &CrawlDir, report: &CycleReport) -> Option<(String, i32)> {
-    let c = report.cycles.iter().find(|c| !c.complete)?;
-    let (stage, p, e) = c.stages.iter().find_map(|(s, r)| {
-        r.failed
-            .first()
-            .map(|f| (s.clone(), f.partition, f.error.clone()))
-    })?;
+    let c = report.cycles.iter().find(|c| !c.complete || c.failed())?;
+    let what = c
+        .stages
+        .iter()
+        .find_map(|(s, r)| {
+            r.failed
+                .first()
+                .map(|f| format!("{s} of partition {} failed: {}", f.partition, f.error))
+        })
+        .unwrap_or_else(|| "not every partition finished its stages".to_owned());
     Some((
         format!(
-            "cycle {} stopped: {stage} of partition {p} failed: {e}; the other partitions' work \
-             is kept; `dragnet status {}` lists every failure, and `dragnet cycle` again retries \
-             what is missing",
+            "cycle {} stopped: {what}; the other partitions' work is kept; `dragnet status {}` \
+             lists every failure, and `dragnet cycle` again retries what is missing",
             c.cycle,
             crawl.root().display()
         ),

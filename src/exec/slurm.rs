@@ -112,19 +112,53 @@ pub struct Submission {
 
 /// Submits the next cycle of the crawl (the first whose prioritize is not done everywhere) as
 /// job arrays, only the (stage, partition) pairs without `.done`; see the module docs.
+///
+/// `dragnet slurm submit` holds the crawl lock while it submits (a dry run only looks at it), so
+/// it and a local run exclude each other: a `dragnet cycle` or a stage by hand that starts after
+/// it sees the jobs in the queue (they are queued before the lock is released) and refuses.
 pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Submission> {
+    if opts.dry_run {
+        refuse_if_locked(crawl, false)?;
+        return submit_unlocked(crawl, cfg, opts);
+    }
+    let lock = crate::crawl::CrawlLock::acquire_with_lease(
+        crawl.root(),
+        SUBMIT_LOCK,
+        cfg.cycle.lock_lease(),
+    )?;
+    if let Some(note) = lock.took_over() {
+        eprintln!("dragnet: {note}");
+    }
+    let r = submit_unlocked(crawl, cfg, opts);
+    drop(lock);
+    r
+}
+
+/// The command a `dragnet slurm submit` names in the crawl lock it holds.
+const SUBMIT_LOCK: &str = "slurm submit";
+
+/// For what a Slurm job does to the crawl (`finish`, and the submission it makes): refuses
+/// (exit 5) while a local run holds the crawl lock, without taking it. A Slurm job does not hold
+/// the lock: the Slurm queue guards it (a local run refuses to start while the crawl's jobs are
+/// queued), and a lock it left when its node went away would name a host nobody can check,
+/// stopping the chain until someone ran `dragnet unlock --force`. A dead local run's lock is
+/// taken over and released (logged), as the next cycle would. With `in_chain`, a live `dragnet
+/// slurm submit` holding the lock is no conflict: the job belongs to the chain it submits (a
+/// stand-in sbatch runs jobs while it submits).
+fn refuse_if_locked(crawl: &CrawlDir, in_chain: bool) -> Result<()> {
     match crate::crawl::probe_lock(crawl.root())? {
         // A dead local run's lock: taken over and released (logged), as the next cycle would.
         Some((_, crate::crawl::Holder::Gone)) => {
-            let lock = crate::crawl::CrawlLock::acquire(crawl.root(), "slurm submit")?;
+            let lock = crate::crawl::CrawlLock::acquire(crawl.root(), SUBMIT_LOCK)?;
             if let Some(note) = lock.took_over() {
                 eprintln!("dragnet: {note}");
             }
         }
+        Some((lock, crate::crawl::Holder::Alive)) if in_chain && lock.command == SUBMIT_LOCK => {}
         Some((lock, _)) => {
             return Err(lock.locked(format!(
-                "{} is locked by `{}` (pid {} on {}, since {}): a local `dragnet cycle` runs the \
-                 crawl; submit to Slurm when it has finished",
+                "{} is locked by `{}` (pid {} on {}, since {}): a local run works on the crawl; \
+                 submit to Slurm when it has finished",
                 crawl.root().display(),
                 lock.command,
                 lock.pid,
@@ -134,6 +168,11 @@ pub fn submit(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Su
         }
         None => {}
     }
+    Ok(())
+}
+
+/// [`submit`] once the crawl lock is dealt with.
+fn submit_unlocked(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Result<Submission> {
     let name = job_name_part(&cfg.crawl.name);
     if !opts.dry_run {
         let queued = queued_jobs(&cfg.slurm, &name, true);
@@ -716,6 +755,8 @@ pub fn finish(
     then: Then,
     binary: PathBuf,
 ) -> Result<Finish> {
+    // A local run must not be working on the crawl; the Slurm queue guards the rest.
+    refuse_if_locked(crawl, true)?;
     let m = cfg.crawl.partitions;
     let missing: Vec<u32> = (0..m)
         .filter(|&p| !crawl.done_path(cycle, Stage::Prioritize, p).exists())
@@ -747,7 +788,7 @@ pub fn finish(
             );
             None
         }
-        Some(then) => Some(submit(
+        Some(then) => Some(submit_unlocked(
             crawl,
             cfg,
             &SubmitOptions {
