@@ -15,7 +15,9 @@
 #   0 done; 1 finished with recorded per-item failures; 2 usage or configuration error;
 #   3 I/O failure or corrupt data (committed data intact); 4 a cycle finished with failed
 #   partitions (the others' work kept; the next run retries what is missing); 5 busy: another
-#   run holds the lock (here, on another host, or a Slurm chain still queued), nothing done.
+#   run holds the lock (here, on another host, or a Slurm chain still queued), nothing done;
+#   130/143 stopped by SIGINT/SIGTERM (a shutdown): nothing more committed, temporaries and the
+#   lock cleared; the next run resumes.
 # A run that died (kill -9, OOM, reboot) needs no one: its OS lock died with it, so the next
 # night's `dragnet cycle` takes its lock over (and says so, "took over the lock of ...") and
 # resumes from the last committed stage. The wrapper never clears locks itself.
@@ -38,6 +40,7 @@ case $rc in
   3) log "I/O failure or corrupt data (exit 3): committed data is intact; fix and re-run" ;;
   4) log "the cycle finished with failed partitions (exit 4): the others' work is kept; \`$bin status $dir\` lists the failures, and the next run retries them" ;;
   5) log "busy (exit 5): another run works on $dir (its lock, or its Slurm jobs still queued); this run did nothing" ;;
+  130|143) log "stopped by a signal (exit $rc: SIGINT 130, SIGTERM 143): nothing more was committed; the next run resumes where it stopped" ;;
   *) log "failed with exit $rc" ;;
 esac
 exit "$rc"
