@@ -392,9 +392,11 @@ mod tests {
             }
         }
         // A tab, spaces and text beyond ASCII are fine.
-        let mut f = FetchSection::default();
-        f.user_agent = "dragnet/0.1\t(+https://example.org/bot; café)".into();
-        f.from = "ops@example.org".into();
+        let f = FetchSection {
+            user_agent: "dragnet/0.1\t(+https://example.org/bot; café)".into(),
+            from: "ops@example.org".into(),
+            ..FetchSection::default()
+        };
         f.validate(path).unwrap();
         assert_eq!(header_value(""), Ok(()));
         assert!(
