@@ -35,6 +35,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, IoContext, Result};
 
+/// The longest line of a hosts file (`[resolve] hosts_files`): an address and its names.
+pub const MAX_HOSTS_LINE: usize = 64 << 10;
+
 /// The `[resolve]` section of `crawl.toml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -130,8 +133,7 @@ impl Resolver {
             } else {
                 base.join(f)
             };
-            let text = std::fs::read_to_string(&path).ctx("read hosts file", &path)?;
-            r.add_hosts_text(&text, &path)?;
+            r.add_hosts_file(&path)?;
         }
         for (i, e) in cfg.entries.iter().enumerate() {
             r.add_entry(e).map_err(|why| {
@@ -144,32 +146,63 @@ impl Resolver {
     /// Adds the lines of an `/etc/hosts`-format text; `path` is named in errors.
     pub fn add_hosts_text(&mut self, text: &str, path: &Path) -> Result<()> {
         for (n, line) in text.lines().enumerate() {
-            let line = line.split('#').next().unwrap_or("").trim();
-            if line.is_empty() {
-                continue;
-            }
-            let mut fields = line.split_whitespace();
-            let addr = fields.next().expect("non-empty line");
-            let ip: IpAddr = addr.parse().map_err(|_| {
-                Error::config(
-                    path,
-                    format!(
-                        "line {}: {addr:?} is not an IP address (format: ADDR NAME [NAME...])",
-                        n + 1
-                    ),
-                )
-            })?;
-            let mut any = false;
-            for name in fields {
-                any = true;
-                self.insert(name, None, ip);
-            }
-            if !any {
+            self.add_hosts_line(line, n as u64 + 1, path)?;
+        }
+        Ok(())
+    }
+
+    /// Adds the lines of the `/etc/hosts`-format file at `path`, read a line at a time: a line
+    /// longer than [`MAX_HOSTS_LINE`] (or a file that is no text of lines, `/dev/zero`) is a
+    /// configuration error naming the file and the line, after reading no more than that.
+    pub fn add_hosts_file(&mut self, path: &Path) -> Result<()> {
+        use crate::util::lines::LineReader;
+        let f = std::fs::File::open(path).ctx("read hosts file", path)?;
+        let mut rd = LineReader::new(io::BufReader::with_capacity(1 << 16, f), MAX_HOSTS_LINE);
+        while let Some(l) = rd.next_line().ctx("read hosts file", path)? {
+            if l.too_long() {
                 return Err(Error::config(
                     path,
-                    format!("line {}: address {addr} without a host name", n + 1),
+                    format!(
+                        "{} (a hosts file has an address and its names on each line); split it",
+                        l.too_long_message(MAX_HOSTS_LINE)
+                    ),
                 ));
             }
+            let Ok(text) = std::str::from_utf8(l.text) else {
+                return Err(Error::config(
+                    path,
+                    format!("line {}: not UTF-8 text", l.number),
+                ));
+            };
+            self.add_hosts_line(text, l.number, path)?;
+        }
+        Ok(())
+    }
+
+    /// Adds line `n` of a hosts file: `ADDR NAME [NAME...]`, `#` starting a comment.
+    fn add_hosts_line(&mut self, line: &str, n: u64, path: &Path) -> Result<()> {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            return Ok(());
+        }
+        let mut fields = line.split_whitespace();
+        let addr = fields.next().expect("non-empty line");
+        let ip: IpAddr = addr.parse().map_err(|_| {
+            Error::config(
+                path,
+                format!("line {n}: {addr:?} is not an IP address (format: ADDR NAME [NAME...])"),
+            )
+        })?;
+        let mut any = false;
+        for name in fields {
+            any = true;
+            self.insert(name, None, ip);
+        }
+        if !any {
+            return Err(Error::config(
+                path,
+                format!("line {n}: address {addr} without a host name"),
+            ));
         }
         Ok(())
     }
@@ -516,5 +549,37 @@ mod tests {
         let err = Resolver::from_config(&cfg, Path::new("/nonexistent"), Path::new("crawl.toml"))
             .unwrap_err();
         assert!(err.to_string().contains("missing.hosts"), "{err}");
+    }
+
+    /// A hosts file is read a line at a time with a cap: an over-long line (here 3 MB with no
+    /// newline after a good line) is a configuration error naming the file and the line, and
+    /// `/dev/zero` is refused instead of filling memory.
+    #[test]
+    fn an_over_long_hosts_line_is_an_error_naming_it() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("big.hosts");
+        let mut text = b"127.0.0.1 ok.test\n127.0.0.2 ".to_vec();
+        text.resize(3_000_000, b'x');
+        std::fs::write(&path, text).unwrap();
+        let mut r = Resolver::default();
+        let err = r.add_hosts_file(&path).unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::EXIT_USAGE, "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("big.hosts") && msg.contains("line 2 is 2999982 bytes"),
+            "{msg}"
+        );
+        if Path::new("/dev/zero").exists() {
+            let err = r.add_hosts_file(Path::new("/dev/zero")).unwrap_err();
+            assert!(err.to_string().contains("no end of line"), "{err}");
+        }
+        // A file read this way says the same as its text.
+        let path = t.path().join("ok.hosts");
+        std::fs::write(&path, "# c\r\n127.0.0.3 three.test\r\n\n::1 six.test").unwrap();
+        let mut r = Resolver::default();
+        r.add_hosts_file(&path).unwrap();
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(r.lookup("three.test", 80), Some(&[ip("127.0.0.3")][..]));
+        assert_eq!(r.lookup("six.test", 80), Some(&[ip("::1")][..]));
     }
 }

@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{IoContext, Result};
 
+pub mod lines;
 pub mod out;
 
 /// Seconds since the Unix epoch.

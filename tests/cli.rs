@@ -468,6 +468,29 @@ fn check_robots_reads_no_more_of_a_file_than_counts() {
     );
 }
 
+/// `check robots` reads its JSON lines with a bounded reader (issue 30, point 5): a 5 MiB line
+/// is a bad line named by number and skipped, the lines around it are checked.
+#[test]
+fn check_robots_skips_an_over_long_line() {
+    let good =
+        r#"{"agent":"dragnet","url":"http://a.test/x","robots":"User-agent: *\nDisallow: /x\n"}"#;
+    let mut input = format!("{good}\n").into_bytes();
+    input.resize(input.len() + (5 << 20), b'x');
+    input.extend_from_slice(format!("\n{good}\n").as_bytes());
+    let out = dragnet_with_stdin(&["check", "robots"], &input);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("line 2: 5242880 bytes long, over the limit of 4194304 bytes"),
+        "{err}"
+    );
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(lines[0].contains(r#""allowed":false"#) && lines[2].contains(r#""allowed":false"#));
+    assert!(lines[1].contains(r#""line":2"#), "{}", lines[1]);
+}
+
 /// A sort budget past the machine's memory is refused (exit 2) before anything is written.
 #[test]
 fn init_refuses_a_memory_budget_past_the_machine() {

@@ -158,3 +158,169 @@ fn regex_prefix(home: &str) -> String {
     let origin = home.trim_end_matches('/');
     format!("^{}/", origin.replace('.', r"\."))
 }
+
+/// What one `dragnet` run did: its exit code, its stderr, and its own peak resident memory in
+/// KiB (`wait4`'s rusage of that child alone, not of the other tests' children). A run still
+/// going after `limit` is killed (no exit code).
+fn run_measured(
+    args: &[&std::ffi::OsStr],
+    limit: std::time::Duration,
+) -> (Option<i32>, String, i64) {
+    use std::io::Read;
+    // Reaped by `wait4` below, which gives its rusage (std's `wait` does not).
+    #[allow(clippy::zombie_processes)]
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if wait.recv_timeout(limit).is_err() {
+            // SAFETY: `pid` is our child, not yet reaped (the waiter has not said so).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is valid; wait4 fills it for the child it reaps.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let _ = done.send(());
+    watchdog.join().unwrap();
+    assert_eq!(reaped, pid);
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, err, usage.ru_maxrss)
+}
+
+/// Issue 30, point 5: seed and inject files are read with a bounded line reader. A line of
+/// 50 MB without a newline is a bad line named by file and number, skipped (exit 1) with the
+/// lines around it read, in the memory of a normal seed file; `/dev/zero` given to `inject`
+/// ends at once with an error naming the line (exit 2), injecting nothing; a normal seed file
+/// still works.
+#[test]
+fn seed_and_inject_files_are_read_in_bounded_memory() {
+    let t = tempfile::tempdir().unwrap();
+    let secs = std::time::Duration::from_secs(120);
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let small = t.path().join("small.txt");
+    std::fs::write(&small, "http://a.example/\nhttp://b.example/\n").unwrap();
+    let big = t.path().join("big.txt");
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&big).unwrap());
+        f.write_all(b"http://a.example/\n").unwrap();
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..50 {
+            f.write_all(&chunk).unwrap();
+        }
+        f.write_all(b"\nhttp://b.example/\n").unwrap();
+        f.flush().unwrap();
+    }
+    let init = |seeds: &std::path::Path, dir: &std::path::Path| {
+        run_measured(
+            &[
+                &os("init"),
+                &os("--partitions"),
+                &os("1"),
+                &os("--seeds"),
+                seeds.as_os_str(),
+                dir.as_os_str(),
+            ],
+            secs,
+        )
+    };
+    let (code, err, small_rss) = init(&small, &t.path().join("a"));
+    assert_eq!(code, Some(0), "{err}");
+    let (code, err, big_rss) = init(&big, &t.path().join("b"));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("big.txt:2: skipped seed")
+            && err.contains("52428800 bytes long, over the limit of 8192 bytes a line"),
+        "{err}"
+    );
+    let dir = dragnet::crawl::CrawlDir::new(t.path().join("b"));
+    let seeds = {
+        use dragnet::run::{Cursor, RunReader, Schema};
+        let mut r = RunReader::open_expect(&dir.fetchlist(0, 0), Schema::FETCHLIST).unwrap();
+        let mut urls = Vec::new();
+        while r.advance().unwrap() {
+            urls.push(
+                dragnet::records::FetchItem::decode(r.payload())
+                    .unwrap()
+                    .url,
+            );
+        }
+        urls.sort();
+        urls
+    };
+    assert_eq!(seeds, ["http://a.example/", "http://b.example/"]);
+    // Without the bound, the line alone costs 50 MB or more on top.
+    assert!(
+        big_rss < small_rss + (16 << 10),
+        "peak {big_rss} KiB with the 50 MB line, {small_rss} KiB without"
+    );
+
+    // /dev/zero: no line ends; inject gives up at once, says where, and adds nothing.
+    let files = |root: &std::path::Path| {
+        let mut out = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for p in std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()) {
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    out.push((p.clone(), std::fs::read(&p).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    };
+    let before = files(dir.root());
+    let started = std::time::Instant::now();
+    let (code, err, zero_rss) = run_measured(
+        &[
+            &os("inject"),
+            &os("--seeds"),
+            &os("/dev/zero"),
+            dir.root().as_os_str(),
+        ],
+        secs,
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("/dev/zero") && err.contains("line 1 has no end of line"),
+        "{err}"
+    );
+    assert!(started.elapsed() < secs);
+    assert!(
+        zero_rss < small_rss + (16 << 10),
+        "peak {zero_rss} KiB reading /dev/zero, {small_rss} KiB for a normal init"
+    );
+    assert!(
+        before == files(dir.root()),
+        "inject of /dev/zero changed the crawl"
+    );
+    // The same file given to inject: the two good seeds, the long line reported.
+    let (code, err, _) = run_measured(
+        &[
+            &os("inject"),
+            &os("--seeds"),
+            big.as_os_str(),
+            dir.root().as_os_str(),
+        ],
+        secs,
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("big.txt:2: skipped seed"), "{err}");
+}

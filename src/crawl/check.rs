@@ -259,27 +259,30 @@ fn check_written(path: &Path, want: Option<&super::FileDigest>) -> Result<()> {
 
 /// A CDXJ index: every line `SURT 14-digit-timestamp {JSON}` with the fields a replay needs,
 /// in sorted order; the list of cycles of the crawl's index: one number a line.
-fn check_cdxj(path: &Path) -> Result<()> {
-    use std::io::BufRead;
+pub(super) fn check_cdxj(path: &Path) -> Result<()> {
+    use crate::warc::cdxj::MAX_CDXJ_LINE;
     let f = std::fs::File::open(path).ctx("open", path)?;
-    let mut rd = std::io::BufReader::new(f);
+    let mut rd = crate::util::lines::LineReader::new(std::io::BufReader::new(f), MAX_CDXJ_LINE);
     let cycles = path.extension().is_some_and(|e| e == "cycles");
-    let mut line = Vec::new();
     let mut last = Vec::new();
     let mut offset = 0u64;
-    let mut number = 0u64;
     loop {
-        line.clear();
-        let n = rd.read_until(b'\n', &mut line).ctx("read", path)?;
-        if n == 0 {
+        let Some(l) = rd.next_line().ctx("read", path)? else {
             return Ok(());
-        }
-        number += 1;
+        };
+        let number = l.number;
         let bad = |why: &str| crate::Error::corrupt(path, offset, format!("line {number}: {why}"));
-        if line.pop() != Some(b'\n') {
+        if l.too_long() {
+            return Err(bad(&format!(
+                "{} bytes long, over the limit of {MAX_CDXJ_LINE} bytes a line",
+                l.len
+            )));
+        }
+        if !l.newline {
             return Err(bad("the file ends in the middle of a line"));
         }
-        let text = std::str::from_utf8(&line).map_err(|_| bad("not UTF-8"))?;
+        let line = l.text;
+        let text = std::str::from_utf8(line).map_err(|_| bad("not UTF-8"))?;
         if cycles {
             text.parse::<u32>().map_err(|_| bad("not a cycle number"))?;
         } else {
@@ -296,12 +299,13 @@ fn check_cdxj(path: &Path) -> Result<()> {
                     return Err(bad(&format!("no \"{k}\" in the JSON")));
                 }
             }
-            if number > 1 && line < last {
+            if number > 1 && line < &last[..] {
                 return Err(bad("sorts before the line above it"));
             }
-            std::mem::swap(&mut last, &mut line);
+            last.clear();
+            last.extend_from_slice(line);
         }
-        offset += n as u64;
+        offset += l.bytes;
     }
 }
 

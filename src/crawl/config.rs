@@ -75,6 +75,10 @@ impl Default for CrawlSection {
     }
 }
 
+/// The largest configuration file read (`crawl.toml`, `--config`); a real one is a few KiB, and
+/// even one listing thousands of `[resolve] entries` or scope rules stays far below this.
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
 /// The smallest sort budget [`Config::share`] gives a stage.
 pub const MIN_SHARE: u64 = 4 << 20;
 
@@ -107,9 +111,24 @@ impl Config {
         c
     }
 
-    /// Reads and checks a configuration file.
+    /// Reads and checks a configuration file (at most [`MAX_CONFIG_BYTES`] of it: a larger
+    /// file, or `/dev/zero`, is a configuration error, not a process filling memory).
     pub fn load(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path).ctx("read", path)?;
+        use std::io::Read;
+        let f = std::fs::File::open(path).ctx("read", path)?;
+        let mut text = String::new();
+        f.take(MAX_CONFIG_BYTES + 1)
+            .read_to_string(&mut text)
+            .ctx("read", path)?;
+        if text.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(Error::config(
+                path,
+                format!(
+                    "larger than {}: not a configuration file (see pipeline/crawl.toml)",
+                    ByteSize(MAX_CONFIG_BYTES)
+                ),
+            ));
+        }
         Config::parse(&text, path)
     }
 
@@ -226,6 +245,17 @@ mod tests {
         assert_eq!(c.share(0).sort.memory_budget, c.sort.memory_budget);
         assert_eq!(c.share(1000).sort.memory_budget, ByteSize(MIN_SHARE));
         assert_eq!(c.share(8).fetch, c.fetch, "only the budget changes");
+    }
+
+    /// A configuration file is read only up to its limit: `/dev/zero` is refused at once.
+    #[test]
+    fn an_endless_configuration_file_is_refused() {
+        if !Path::new("/dev/zero").exists() {
+            return;
+        }
+        let e = Config::load(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::EXIT_USAGE);
+        assert!(e.to_string().contains("larger than 16 MiB"), "{e}");
     }
 
     #[test]

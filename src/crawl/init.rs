@@ -17,7 +17,7 @@
 //! written last: it is the crawl's commit point. An init that was killed leaves a directory
 //! without `crawl.toml`, and running the same `dragnet init` again redoes it.
 
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -32,6 +32,7 @@ use crate::keys::{partition_of, Canonicalizer};
 use crate::records::{FetchItem, UrlRecord};
 use crate::run::{self, KeepFirst, RecordSink, RunWriter, Schema, Sorter};
 use crate::storage;
+use crate::util::lines::{LineReader, MAX_URL_LINE};
 
 /// Options of `dragnet init`.
 #[derive(Debug, Clone)]
@@ -190,22 +191,25 @@ pub(crate) fn read_seeds(
     push: &mut dyn FnMut(crate::keys::UrlKey) -> Result<()>,
 ) -> Result<SeedsRead> {
     let canon = Canonicalizer::new(&config.canon);
-    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let max = seed_line_max(config);
+    let mut reader = LineReader::new(BufReader::with_capacity(1 << 16, file), max);
     let mut hasher = Xxh3::new();
     let mut seed_bytes = 0u64;
-    let mut line = Vec::new();
     let (mut lines, mut pushed, mut bad) = (0u64, 0u64, 0u64);
-    loop {
-        line.clear();
-        let n = reader
-            .read_until(b'\n', &mut line)
-            .ctx("read seed file", path)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&line);
-        seed_bytes += n as u64;
+    while let Some(l) = reader
+        .next_line_seen(&mut |b| hasher.update(b))
+        .ctx("read seed file", path)?
+    {
+        seed_bytes += l.bytes;
         lines += 1;
+        if l.endless {
+            return Err(Error::Usage(format!(
+                "the seed file {}: {}; give a text file of URLs, one per line",
+                path.display(),
+                l.too_long_message(max)
+            )));
+        }
+        let line = l.text;
         let mut report = |error: String, raw: &[u8]| {
             bad += 1;
             let cut = &raw[..raw.len().min(200)];
@@ -215,8 +219,19 @@ pub(crate) fn read_seeds(
                 error,
             });
         };
-        let Ok(text) = std::str::from_utf8(&line) else {
-            report("not valid UTF-8; save the seed file as UTF-8".into(), &line);
+        if l.too_long() {
+            report(
+                format!(
+                    "{} bytes long, over the limit of {max} bytes a line (URLs are at most \
+                     canon.max_url_len = {} bytes); not read further",
+                    l.len, config.canon.max_url_len
+                ),
+                line,
+            );
+            continue;
+        }
+        let Ok(text) = std::str::from_utf8(line) else {
+            report("not valid UTF-8; save the seed file as UTF-8".into(), line);
             continue;
         };
         let text = text.trim();
@@ -253,9 +268,29 @@ pub(crate) fn read_seeds(
     })
 }
 
+/// The longest line of a seed file read: [`crate::util::lines::MAX_URL_LINE`] (8 KiB), or
+/// twice `[canon] max_url_len` when that is set higher. A longer line is a bad line, and only
+/// its first `max` bytes are ever in memory.
+pub(crate) fn seed_line_max(config: &Config) -> usize {
+    MAX_URL_LINE.max(config.canon.max_url_len.saturating_mul(2))
+}
+
 /// Refuses to init over an existing crawl or a directory holding anything else.
 fn prepare_dir(crawl: &CrawlDir) -> Result<()> {
     let dir = crawl.root();
+    // Nor inside another crawl: its files would land among that crawl's (found by `check crawl`
+    // as unknown, swept by nothing), or a repair of it would take them for its own.
+    let absolute = std::path::absolute(dir).ctx("resolve", dir)?;
+    for up in absolute.ancestors().skip(1) {
+        let real = std::fs::canonicalize(up).unwrap_or_else(|_| up.to_path_buf());
+        if let Some(why) = crate::util::out::crawl_root(&real) {
+            return Err(Error::Usage(format!(
+                "{} is inside the crawl {} (it has {why}); choose a directory outside it",
+                dir.display(),
+                real.display()
+            )));
+        }
+    }
     if crawl.config_path().exists() {
         return Err(Error::Usage(format!(
             "{} is already a crawl (it has crawl.toml); choose a new directory, or remove it to start over",

@@ -38,6 +38,7 @@ use super::http::HttpHead;
 use super::reader::{ReaderOptions, WarcReader};
 use super::{RecordType, WarcHeader};
 use crate::error::{Error, IoContext, Result};
+use crate::util::lines::LineReader;
 
 /// Whether a record of this type gets a CDXJ line.
 pub fn is_indexed(kind: &RecordType) -> bool {
@@ -370,10 +371,16 @@ impl Drop for CdxjSorter {
 
 static SPILL_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// The longest line of a CDXJ index read (`dragnet check crawl`, the merges of the crawl's
+/// indexes): a line holds a SURT key, a timestamp and a JSON object with a URL of at most
+/// `[canon] max_url_len` bytes, far below this; a longer line is damage, and no more of it is
+/// held in memory.
+pub const MAX_CDXJ_LINE: usize = 1 << 20;
+
 /// One sorted input of a merge: its name (for errors), its lines, and the last line read.
 struct LineSource {
     name: PathBuf,
-    rd: Box<dyn BufRead>,
+    rd: LineReader<Box<dyn BufRead>>,
     line: Vec<u8>,
     number: u64,
 }
@@ -382,7 +389,7 @@ impl LineSource {
     fn new(name: PathBuf, rd: Box<dyn BufRead>) -> LineSource {
         LineSource {
             name,
-            rd,
+            rd: LineReader::new(rd, MAX_CDXJ_LINE),
             line: Vec::new(),
             number: 0,
         }
@@ -391,18 +398,21 @@ impl LineSource {
     /// Reads the next line (without its newline) into `self.line`, checking the order; `false`
     /// at the end.
     fn advance(&mut self) -> Result<bool> {
-        let mut next = Vec::with_capacity(self.line.len());
-        let n = self
-            .rd
-            .read_until(b'\n', &mut next)
-            .ctx("read", &self.name)?;
-        if n == 0 {
+        let Some(l) = self.rd.next_line().ctx("read", &self.name)? else {
             return Ok(false);
+        };
+        self.number = l.number;
+        if l.too_long() {
+            return Err(Error::corrupt(
+                &self.name,
+                0,
+                format!(
+                    "{}: not a CDXJ index (make it again with `dragnet index`)",
+                    l.too_long_message(MAX_CDXJ_LINE)
+                ),
+            ));
         }
-        if next.last() == Some(&b'\n') {
-            next.pop();
-        }
-        self.number += 1;
+        let next = l.text.to_vec();
         if self.number > 1 && next < self.line {
             return Err(Error::corrupt(
                 &self.name,
@@ -575,6 +585,24 @@ mod tests {
             .to_string();
         assert!(
             e.contains("bad.cdxj") && e.contains("line 12") && e.contains("sort"),
+            "{e}"
+        );
+    }
+
+    /// An input with a line past [`MAX_CDXJ_LINE`] (here 3 MiB without a newline) is an error
+    /// naming the file and the line, with no more than the limit of it in memory.
+    #[test]
+    fn an_over_long_line_is_an_error_naming_it() {
+        let t = tempfile::tempdir().unwrap();
+        let long = t.path().join("long.cdxj");
+        let mut text = b"com,example)/ 20260101000000 {}\ncom,example)/b ".to_vec();
+        text.resize(3 << 20, b'x');
+        std::fs::write(&long, text).unwrap();
+        let e = merge_sorted(&[long], &mut Vec::new(), Path::new("o"), false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("long.cdxj") && e.contains("line 2 is") && e.contains("over the limit"),
             "{e}"
         );
     }
