@@ -205,6 +205,40 @@ fn a_crawl_keeps_a_pywb_collection_the_cycles_index_merged_into_the_crawls() {
     std::fs::write(c.dir.indexes_dir().join("index.cycles"), "0\n").unwrap();
     dragnet::crawl::index::after_cycle(&c.dir, 3, last).unwrap();
     assert_eq!(cdxj_lines(&whole), union);
+    // A damaged crawl index (a line that does not parse, lines out of order, a cut last line)
+    // or a damaged cycle index is derived data: the next cycle's end makes it again, says so,
+    // and no bad line is carried on.
+    let good = std::fs::read(&whole).unwrap();
+    let damages: [fn(&mut Vec<u8>); 3] = [
+        |b| {
+            let i = b.len() / 2;
+            let at = i + b[i..].iter().position(|&c| c == b'\n').unwrap() + 1;
+            b.splice(at..at, b"not a line of cdxj\n".iter().copied());
+        },
+        |b| {
+            let i = b.len() / 3;
+            b.swap(i, i + 150)
+        },
+        |b| b.truncate(b.len() - 5),
+    ];
+    for damage in damages {
+        let mut b = good.clone();
+        damage(&mut b);
+        std::fs::write(&whole, &b).unwrap();
+        let healed = dragnet::crawl::index::after_cycle(&c.dir, 3, last).unwrap();
+        assert_eq!(healed.healed.len(), 1, "{healed:?}");
+        assert_eq!(healed.cycles_added, cycles);
+        assert_eq!(cdxj_lines(&whole), union);
+    }
+    let cycle0 = std::fs::read(c.dir.cycle_cdxj(0)).unwrap();
+    let mut b = cycle0.clone();
+    b.truncate(b.len() - 3);
+    std::fs::write(c.dir.cycle_cdxj(0), &b).unwrap();
+    std::fs::remove_dir_all(c.dir.indexes_dir()).unwrap();
+    let healed = dragnet::crawl::index::after_cycle(&c.dir, 3, last).unwrap();
+    assert_eq!(healed.healed.len(), 1, "{healed:?}");
+    assert_eq!(std::fs::read(c.dir.cycle_cdxj(0)).unwrap(), cycle0);
+    assert_eq!(cdxj_lines(&whole), union);
     // A partition index lost (a crawl older than them) is made again from the WARC files.
     std::fs::remove_file(c.dir.partition_cdxj(0, 1)).unwrap();
     let cycle_index = cdxj_lines(&c.dir.cycle_cdxj(0));

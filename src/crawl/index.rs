@@ -45,6 +45,9 @@ pub struct IndexReport {
     pub cycles_added: Vec<u32>,
     /// Lines of the crawl's index after the merge (when it was rewritten).
     pub crawl_lines: Option<u64>,
+    /// Damaged indexes found and made again (they are derived from the WARC files): the
+    /// crawl's, or a cycle's, with what was wrong.
+    pub healed: Vec<(PathBuf, String)>,
 }
 
 /// `indexes/index.cdxj`.
@@ -83,11 +86,25 @@ fn update(crawl: &CrawlDir, partitions: u32, ended: Option<u32>) -> Result<Index
     if let Some(c) = ended.filter(|&c| fetched(c)) {
         report.cycle_lines = Some(index_cycle(crawl, partitions, c)?);
     }
+    // The crawl's index is derived: damaged (a line that does not parse, out of order, cut
+    // short), it is made again from the cycles' instead of carried on into the next.
+    let whole = crawl_index(crawl);
+    for path in [&whole, &cycles_list(crawl)] {
+        if let Err(e) = path_exists_then(path, super::check::check_cdxj) {
+            report.healed.push((whole.clone(), e.to_string()));
+            std::fs::remove_dir_all(crawl.indexes_dir()).ctx("remove", &crawl.indexes_dir())?;
+            break;
+        }
+    }
     let held = indexed_cycles(crawl);
     let mut missing = Vec::new();
     for c in crawl.cycles() {
         if held.contains(&c) {
             continue;
+        }
+        if let Err(e) = path_exists_then(&crawl.cycle_cdxj(c), super::check::check_cdxj) {
+            report.healed.push((crawl.cycle_cdxj(c), e.to_string()));
+            std::fs::remove_file(crawl.cycle_cdxj(c)).ctx("remove", &crawl.cycle_cdxj(c))?;
         }
         if !crawl.cycle_cdxj(c).exists() {
             // A cycle in progress has no index yet; one whose index was removed gets it again.
@@ -101,7 +118,6 @@ fn update(crawl: &CrawlDir, partitions: u32, ended: Option<u32>) -> Result<Index
     if !missing.is_empty() {
         let dir = crawl.indexes_dir();
         crate::storage::create_dir_all(&dir)?;
-        let whole = crawl_index(crawl);
         let mut inputs: Vec<PathBuf> = missing.iter().map(|&c| crawl.cycle_cdxj(c)).collect();
         if whole.exists() && !held.is_empty() {
             inputs.push(whole.clone());
@@ -117,6 +133,15 @@ fn update(crawl: &CrawlDir, partitions: u32, ended: Option<u32>) -> Result<Index
     }
     link_archive(crawl)?;
     Ok(report)
+}
+
+/// `check(path)` if `path` exists.
+fn path_exists_then(path: &Path, check: fn(&Path) -> Result<()>) -> Result<()> {
+    if path.exists() {
+        check(path)
+    } else {
+        Ok(())
+    }
 }
 
 /// Writes `cycles/CCCCCC/index.cdxj` from the partitions' indexes; a partition whose fetch
