@@ -27,6 +27,7 @@ mod kill_points;
 mod load;
 mod merge_stage;
 mod one_writer;
+mod operator_errors;
 mod out_paths;
 mod parse_stage;
 mod pipeline;
