@@ -53,9 +53,13 @@ pub(crate) enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
-    /// Remove a crawl's lock left by a process that is gone.
+    /// Remove a crawl's lock left by a process that is gone
+    ///
+    /// A dead holder's lock on this host is removed (the next run would take it over anyway).
+    /// A live holder's (its OS lock is held) is never removed: exit 5, naming its pid.
     Unlock {
-        /// Remove the lock even if its holder may still run (another host, or a live pid).
+        /// Also remove another host's lock, whose holder cannot be checked from here (never a
+        /// live holder's).
         #[arg(long)]
         force: bool,
         /// The crawl directory.
@@ -152,7 +156,8 @@ pub(crate) enum Command {
     ///
     /// Fetches politely (robots.txt first, per-host delays, every limit of [fetch] in
     /// crawl.toml) into WARC files and a fetch-results run. Does nothing if the stage is already
-    /// done. Exit 1 if the deadline deferred URLs.
+    /// done. Exit 1 if the deadline deferred URLs. Like every stage run by hand, holds the crawl
+    /// lock: exit 5, nothing done, while a cycle runs or the crawl's Slurm jobs are queued.
     Fetch {
         #[command(flatten)]
         args: StageArgs,
@@ -164,7 +169,8 @@ pub(crate) enum Command {
     ///
     /// Reads each answered page of the fetch from the WARC, extracts its links (HTML, sitemaps,
     /// feeds), canonicalizes them, shares its OPIC cash over the followed ones, and writes the
-    /// links and pages runs. Does nothing if the stage is already done.
+    /// links and pages runs. Does nothing if the stage is already done. Holds the crawl lock
+    /// (exit 5 if busy).
     Parse {
         #[command(flatten)]
         args: StageArgs,
@@ -174,7 +180,7 @@ pub(crate) enum Command {
     /// Collapses the links per target (cash summed), applies the [scope] rules and trap
     /// defences, passes them through the partition's CLOCK cache, and routes them to the
     /// partitions owning their hosts (split/to-q/from-p.run). Does nothing if the stage is
-    /// already done.
+    /// already done. Holds the crawl lock (exit 5 if busy).
     Split {
         #[command(flatten)]
         args: StageArgs,
@@ -184,6 +190,7 @@ pub(crate) enum Command {
     /// One sequential pass over its seen set, URL db, fetch results and everything the splits
     /// routed to it; writes the next seen set and URL db and the URLs for prioritize
     /// (new/pNNNN.run). Needs every partition's split. Does nothing if the stage is done.
+    /// Holds the crawl lock (exit 5 if busy).
     Merge {
         #[command(flatten)]
         args: StageArgs,
@@ -193,6 +200,7 @@ pub(crate) enum Command {
     /// Inserts what the merge found (new URLs, cash updates, retries, due recrawls) into the
     /// partition's disk-resident frontier queue, then extracts its top into the next cycle's
     /// fetch list within the fetch budget and the per-host cap. Does nothing if the stage is done.
+    /// Holds the crawl lock (exit 5 if busy).
     Prioritize {
         #[command(flatten)]
         args: StageArgs,
