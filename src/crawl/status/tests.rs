@@ -59,6 +59,7 @@ pub(crate) fn fixture() -> (tempfile::TempDir, CrawlDir) {
     cfg.crawl.name = "te\"st\\\nx".into();
     cfg.crawl.partitions = 2;
     std::fs::write(crawl.config_path(), cfg.to_toml()).unwrap();
+    crate::crawl::manifest::write(&crawl, &cfg).unwrap();
     for (p, n, v) in [(0u32, 3u64, 0u32), (1, 4, 1)] {
         std::fs::create_dir_all(crawl.state_dir(p)).unwrap();
         let mut w = RunWriter::create(&crawl.state_file(p, "seen", v), Schema::SEEN).unwrap();
@@ -365,6 +366,7 @@ fn a_finished_crawl_says_so_and_shows_the_last_cycle_that_did_work() {
     let mut cfg = Config::default();
     cfg.crawl.partitions = 1;
     std::fs::write(crawl.config_path(), cfg.to_toml()).unwrap();
+    crate::crawl::manifest::write(&crawl, &cfg).unwrap();
     marker(&crawl, Stage::Init, 0, 0, 0, &[("seeds", 1)]);
     for c in 0..2 {
         let urls = if c == 0 { 4 } else { 0 };
