@@ -289,24 +289,6 @@ fn credentials_in_urls_are_stripped_everywhere() {
     }
 }
 
-/// Every file under `root` with its bytes, to show a command changed nothing.
-fn snapshot(root: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for p in std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()) {
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let bytes = std::fs::read(&p).unwrap();
-                out.push((p, bytes));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Issue 30, point 6: a CR, LF or other control character in a header value of the
 /// configuration (`user_agent`, `from`) is a configuration error naming the key, exit 2: at
 /// `dragnet init` (nothing created), and at every later load of crawl.toml, here by `dragnet
@@ -370,7 +352,7 @@ fn control_characters_in_header_values_are_a_configuration_error() {
     let edited = good.replace(&line, r#"user_agent = "dragnet/0.1\r\nX-Evil: 1""#);
     assert_ne!(edited, good);
     std::fs::write(&toml, &edited).unwrap();
-    let before = snapshot(&dir);
+    let before = common::snapshot(&dir);
     for args in [
         vec!["cycle", "--progress", "quiet"],
         vec!["fetch", "--cycle", "0", "--partition", "0"],
@@ -384,6 +366,10 @@ fn control_characters_in_header_values_are_a_configuration_error() {
             text.contains("fetch.user_agent") && text.contains("carriage return"),
             "{text}"
         );
-        assert_eq!(snapshot(&dir), before, "{args:?} changed the crawl: {text}");
+        assert_eq!(
+            common::snapshot(&dir),
+            before,
+            "{args:?} changed the crawl: {text}"
+        );
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn dragnet(args: &[&str]) -> Output {
@@ -14,27 +14,6 @@ fn dragnet(args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-/// Every file under `dir` (symlinks as their targets) with its bytes.
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let ft = e.file_type().unwrap();
-            if ft.is_symlink() {
-                let to = std::fs::read_link(e.path()).unwrap();
-                out.push((e.path(), to.to_string_lossy().as_bytes().to_vec()));
-            } else if ft.is_dir() {
-                dirs.push(e.path());
-            } else {
-                out.push((e.path(), std::fs::read(e.path()).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 #[test]
@@ -47,7 +26,7 @@ fn commands_that_make_a_crawl_refuse_a_place_inside_or_over_one() {
     let out = dragnet(&["init", "--seeds", &s(&seeds), "--partitions", "2", &s(&dir)]);
     assert!(out.status.success(), "{}", common::out_text(&out));
     std::os::unix::fs::symlink(&dir, t.path().join("link")).unwrap();
-    let before = snapshot(&dir);
+    let before = common::snapshot(&dir);
     let cases: Vec<(&str, Vec<String>, &str)> = vec![
         (
             "init over a crawl",
@@ -129,7 +108,10 @@ fn commands_that_make_a_crawl_refuse_a_place_inside_or_over_one() {
         let text = common::out_text(&out);
         assert_eq!(out.status.code(), Some(2), "{what}: {text}");
         assert!(text.contains(says), "{what}: {text}");
-        assert!(snapshot(&dir) == before, "{what}: the crawl changed");
+        assert!(
+            common::snapshot(&dir) == before,
+            "{what}: the crawl changed"
+        );
     }
     assert!(!dir.join("state/new").exists() && !dir.join("sub").exists());
 }

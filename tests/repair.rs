@@ -25,26 +25,6 @@ fn text(o: &Output) -> String {
     common::out_text(o)
 }
 
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            if e.file_type().unwrap().is_symlink() {
-                let to = std::fs::read_link(e.path()).unwrap();
-                out.push((e.path(), to.to_string_lossy().as_bytes().to_vec()));
-            } else if e.file_type().unwrap().is_dir() {
-                dirs.push(e.path());
-            } else {
-                out.push((e.path(), std::fs::read(e.path()).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// A websim crawl two cycles in (`base`), the same crawl run to its end (`want`), and the web
 /// serving both.
 struct Fixture {
@@ -92,7 +72,7 @@ fn fixture() -> Fixture {
 
 /// The captures of a crawl: every WARC file's bytes and every line of the crawl's CDXJ index.
 fn captures(dir: &Path) -> (Vec<(PathBuf, Vec<u8>)>, Vec<String>) {
-    let warcs = snapshot(&dir.join("cycles"))
+    let warcs = common::snapshot(&dir.join("cycles"))
         .into_iter()
         .filter(|(p, _)| p.components().any(|c| c.as_os_str() == "warc"))
         .map(|(p, b)| (p.strip_prefix(dir).unwrap().to_path_buf(), b))
@@ -114,10 +94,13 @@ fn damage(dir: &Path, path: &Path, what: &str) {
 
 /// `repair --dry-run` changes nothing; `repair --json` exits 0 and returns its report.
 fn repair(dir: &Path, what: &str) -> serde_json::Value {
-    let before = snapshot(dir);
+    let before = common::snapshot(dir);
     let dry = dragnet(&["repair", "--dry-run"], dir);
     assert_eq!(dry.status.code(), Some(0), "{what}: {}", text(&dry));
-    assert!(snapshot(dir) == before, "{what}: the dry run changed files");
+    assert!(
+        common::snapshot(dir) == before,
+        "{what}: the dry run changed files"
+    );
     let fixed = dragnet(&["repair", "--json"], dir);
     assert_eq!(fixed.status.code(), Some(0), "{what}: {}", text(&fixed));
     let check = dragnet(&["check", "crawl"], dir);
@@ -346,10 +329,10 @@ fn a_damaged_index_or_warc_is_handled_without_a_rollback() {
         let check = dragnet(&["check", "crawl"], &dir);
         assert_eq!(check.status.code(), Some(0), "{what}: {}", text(&check));
         assert!(
-            snapshot(&dir)
+            common::snapshot(&dir)
                 .into_iter()
                 .map(|(p, b)| (p.strip_prefix(&dir).unwrap().to_path_buf(), b))
-                .eq(snapshot(base)
+                .eq(common::snapshot(base)
                     .into_iter()
                     .map(|(p, b)| (p.strip_prefix(base).unwrap().to_path_buf(), b))),
             "{what}: the repaired crawl differs from the undamaged one"
@@ -395,7 +378,7 @@ fn a_lost_manifest_is_refused_and_rebuilt_by_repair() {
     let edited = cfg.replace(&format!("partitions = {M}"), "partitions = 1");
     assert_ne!(edited, cfg, "crawl.toml names its partitions");
     std::fs::write(&toml, &edited).unwrap();
-    let before = snapshot(dir);
+    let before = common::snapshot(dir);
     for cmd in [
         &["cycle", "--progress", "quiet"][..],
         &["status"],
@@ -406,7 +389,7 @@ fn a_lost_manifest_is_refused_and_rebuilt_by_repair() {
         assert!(text(&out).contains("manifest.json"), "{}", text(&out));
     }
     assert!(
-        snapshot(dir) == before,
+        common::snapshot(dir) == before,
         "a refused command changed the crawl"
     );
 

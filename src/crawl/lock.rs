@@ -339,22 +339,27 @@ fn same_file(f: &std::fs::File, path: &Path) -> Result<bool> {
 /// the OS lock is held, [`Holder::Gone`] if it is free and the record names this host,
 /// [`Holder::Unknown`] for another host's record with a free OS lock. `None` without a lock.
 pub fn probe_lock(root: &Path) -> Result<Option<(LockInfo, Holder)>> {
-    let path = CrawlDir::new(root).lock_path();
-    let Some(f) = open_existing(&path)? else {
+    Ok(probe_file(&CrawlDir::new(root).lock_path())?.map(|(_, info, holder)| (info, holder)))
+}
+
+/// The lock file at `path` (opened, its OS lock taken when free), its record and its holder;
+/// `None` without a lock. Taking the OS lock of a file whose holder is dead is harmless: it is
+/// released when the file is dropped, and [`unlock`] keeps it while it removes the file.
+fn probe_file(path: &Path) -> Result<Option<(std::fs::File, LockInfo, Holder)>> {
+    let Some(f) = open_existing(path)? else {
         return Ok(None);
     };
-    let Some(info) = read(&path)? else {
+    let Some(info) = read(path)? else {
         return Ok(None);
     };
-    // Taking the OS lock of a file whose holder is dead is harmless: it is released on drop.
-    let holder = if !try_flock(&f, &path)? {
+    let holder = if !try_flock(&f, path)? {
         Holder::Alive
     } else if info.host == crate::util::hostname() {
         Holder::Gone
     } else {
         Holder::Unknown
     };
-    Ok(Some((info, holder)))
+    Ok(Some((f, info, holder)))
 }
 
 /// Reads the lock of a crawl, if any.
@@ -425,18 +430,8 @@ pub fn unlock(root: &Path, force: bool) -> Result<Option<LockInfo>> {
     if !crawl.config_path().is_file() && !path.exists() {
         return Err(crawl.not_a_crawl());
     }
-    let Some(f) = open_existing(&path)? else {
+    let Some((f, info, holder)) = probe_file(&path)? else {
         return Ok(None);
-    };
-    let Some(info) = read(&path)? else {
-        return Ok(None);
-    };
-    let holder = if !try_flock(&f, &path)? {
-        Holder::Alive
-    } else if info.host == crate::util::hostname() {
-        Holder::Gone
-    } else {
-        Holder::Unknown
     };
     match holder {
         Holder::Gone => {}

@@ -360,3 +360,26 @@ pub fn serve_site(site: std::sync::Arc<dyn websim::site::Site>) -> (websim::serv
     let port = server.addrs()[0].port();
     (server, port)
 }
+
+/// Every file under `dir` with its bytes (a symlink as its target, not followed), sorted: what
+/// the tests compare to say a command left a crawl byte for byte as it was.
+#[allow(dead_code)]
+pub fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let ft = e.file_type().unwrap();
+            if ft.is_symlink() {
+                let to = std::fs::read_link(e.path()).unwrap();
+                out.push((e.path(), to.to_string_lossy().as_bytes().to_vec()));
+            } else if ft.is_dir() {
+                dirs.push(e.path());
+            } else {
+                out.push((e.path(), std::fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
