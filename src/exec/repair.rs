@@ -366,7 +366,7 @@ pub fn repair(crawl: &CrawlDir, cfg: &Config, dry_run: bool) -> Result<RepairRep
     // Earlier cycles and stages first: a remade file may be the input of the next.
     for ((c, stage, p), files) in std::mem::take(&mut plan.regens) {
         match regen::regenerate(crawl, cfg, stage, c, p, &files, &q, dry_run)? {
-            Ok(done) => r.regenerated.extend(done.files),
+            Ok(files) => r.regenerated.extend(files),
             Err(e) => {
                 eprintln!("cannot make {} again: {e}", files[0].display());
                 for rel in files {

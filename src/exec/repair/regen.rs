@@ -99,13 +99,6 @@ fn link_tree(from: &Path, to: &Path, skip: &dyn Fn(&Path) -> bool) -> Result<()>
     Ok(())
 }
 
-/// The outcome of one regeneration: the files remade (relative paths), which replace the
-/// damaged ones moved to quarantine.
-pub(super) struct Regenerated {
-    /// Relative paths now holding remade bytes.
-    pub files: Vec<PathBuf>,
-}
-
 /// Why a regeneration could not be proven (the crawl is left as it was).
 pub(super) type NotProven = String;
 
@@ -125,15 +118,14 @@ fn committed(crawl: &CrawlDir, old: Option<&DoneMarker>, out: &FileDigest) -> Op
 }
 
 /// Runs `stage` of `cycle` for `p` in the sandbox `s` (its marker and `gone` taken out first)
-/// and returns the outputs that differ from what the crawl's stage committed, with the new
-/// marker.
+/// and returns the outputs that differ from what the crawl's stage committed.
 fn rerun(
     crawl: &CrawlDir,
     s: &CrawlDir,
     cfg: &Config,
     (stage, cycle, p): (Stage, u32, u32),
     gone: &[PathBuf],
-) -> Result<std::result::Result<(DoneMarker, Vec<FileDigest>), NotProven>> {
+) -> Result<std::result::Result<Vec<FileDigest>, NotProven>> {
     let done = crawl.relative(&crawl.done_path(cycle, stage, p));
     for rel in gone.iter().map(PathBuf::as_path).chain([Path::new(&done)]) {
         let path = s.root().join(rel);
@@ -171,13 +163,13 @@ fn rerun(
         })
         .cloned()
         .collect();
-    Ok(Ok((marker, differ)))
+    Ok(Ok(differ))
 }
 
 /// Runs `stage` of `cycle` for partition `p` again in a sandbox and, if its outputs prove equal
 /// to what the stage committed, replaces each of `damaged` (relative paths the stage wrote) by
-/// its remade twin, moving the damaged one into `quarantine` (module docs). `Ok(Err(why))`
-/// when it cannot be proven: the crawl is then as it was. `dry_run`: prove, replace nothing.
+/// its remade twin, moving the damaged one into `quarantine` (module docs), and returns the
+/// files remade (relative paths). `Ok(Err(why))` when it cannot be proven: the crawl is then as it was. `dry_run`: prove, replace nothing.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn regenerate(
     crawl: &CrawlDir,
@@ -188,7 +180,7 @@ pub(super) fn regenerate(
     damaged: &[PathBuf],
     quarantine: &Path,
     dry_run: bool,
-) -> Result<std::result::Result<Regenerated, NotProven>> {
+) -> Result<std::result::Result<Vec<PathBuf>, NotProven>> {
     let sb = Sandbox::new(crawl)?;
     let s = &sb.crawl;
     for name in ["crawl.toml", "manifest.json"] {
@@ -213,7 +205,7 @@ pub(super) fn regenerate(
         // The frontier as the stage found it: rebuilt from the URL db its cycle started with.
         super::rebuild_frontier(s, cfg, p, cycle, false, false)?;
     }
-    let (marker, differ) = match rerun(crawl, s, cfg, (stage, cycle, p), damaged)? {
+    let differ = match rerun(crawl, s, cfg, (stage, cycle, p), damaged)? {
         Ok(r) => r,
         Err(why) => return Ok(Err(why)),
     };
@@ -238,8 +230,8 @@ pub(super) fn regenerate(
                     .map(|m| m.outputs.iter().map(|o| PathBuf::from(&o.path)).collect())
                     .unwrap_or_default();
             match rerun(crawl, s, cfg, (Stage::Split, cycle, p), &split_outputs)? {
-                Ok((_, d)) if d.is_empty() => {}
-                Ok((_, d)) => {
+                Ok(d) if d.is_empty() => {}
+                Ok(d) => {
                     return Ok(Err(format!(
                         "the links run made again from the WARC splits into {} unlike the \
                          committed one",
@@ -254,7 +246,6 @@ pub(super) fn regenerate(
             files.push(done);
         }
     }
-    drop(marker);
     for rel in &files {
         if !s.root().join(rel).is_file() {
             return Ok(Err(format!(
@@ -273,5 +264,5 @@ pub(super) fn regenerate(
             crate::storage::sync_dir(path.parent().expect("has a parent"))?;
         }
     }
-    Ok(Ok(Regenerated { files }))
+    Ok(Ok(files))
 }
