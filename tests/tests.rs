@@ -21,6 +21,7 @@ mod follow;
 mod full_disk;
 mod fuzz_replay;
 mod golden;
+mod grafana;
 mod html_links;
 mod identity;
 mod kill_points;
