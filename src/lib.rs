@@ -20,6 +20,8 @@
 //! - [`queue`]: the frontier's disk-resident priority queues (quickheap and CBT of R-blocks).
 //! - [`exec`]: the executors that run the stages over the partitions: `dragnet cycle` (local) and
 //!   `dragnet slurm` (job arrays on a cluster).
+//! - [`report`]: `dragnet report`, the crawl as a static HTML page with inline SVG charts and
+//!   CSV files shaped after Heritrix's reports.
 //! - [`warc`]: WARC 1.1 files: writer, streaming reader, HTTP helpers for record blocks.
 //! - [`error`], [`util`]: the one error type and exit codes; small helpers.
 //! - `fuzz`: the fuzz targets (`fuzz/`, replayed over their corpora by `cargo test`).
@@ -41,6 +43,7 @@ pub mod parse;
 pub mod prioritize;
 pub mod queue;
 pub mod records;
+pub mod report;
 pub mod resolve;
 pub mod run;
 pub mod split;

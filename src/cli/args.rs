@@ -286,6 +286,20 @@ pub(crate) enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
+    /// Write a crawl's report: one HTML page with charts, and CSV files
+    ///
+    /// `index.html` (self-contained: inline SVG charts, no script, nothing fetched) and the CSV
+    /// files of docs/formats.md, "Reports" (crawl-report, hosts-report, mimetype-report,
+    /// responsecode-report, frontier-summary, cycles), from the commit markers, the state and
+    /// the page facts (never the WARC files). What cannot be read is named on the page and
+    /// left out. `dragnet cycle` rewrites DIR/report after each complete cycle ([cycle] report).
+    Report {
+        /// The directory to write into [default: DIR/report].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
     /// Inspect URLs, run files, WARC files, robots.txt verdicts and links
     #[command(subcommand)]
     Check(Check),

@@ -25,6 +25,7 @@ mod args;
 mod check;
 mod crawl;
 mod demo;
+mod report;
 mod slurm;
 mod stage;
 
@@ -145,6 +146,7 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             json,
             dir,
         } => crawl::export(what.into(), format.into(), &out, force, cycle, json, &dir),
+        Command::Report { out, dir } => report::run(&dir, out.as_deref()),
         Command::Check(Check::Url {
             partitions,
             config,

@@ -61,6 +61,8 @@ pub enum FileKind {
     Temporary,
     /// Slurm job logs and submissions (`logs/`, `slurm/`): not crawl data.
     Log,
+    /// `report/`: what `dragnet report` wrote (remade from the rest; not checked).
+    Report,
     /// What `dragnet repair` set aside (`quarantine/`): kept for inspection, not crawl data.
     Quarantine,
     /// Anything else.
@@ -116,6 +118,9 @@ pub fn kind_of(rel: &Path) -> FileKind {
     }
     if top == "logs" || top == "slurm" {
         return FileKind::Log;
+    }
+    if top == "report" {
+        return FileKind::Report;
     }
     if top == "quarantine" {
         return FileKind::Quarantine;
@@ -206,6 +211,7 @@ pub fn check_crawl(crawl: &CrawlDir, cfg: Option<&Config>) -> Result<CrawlCheck>
             }
             FileKind::Metrics
             | FileKind::Log
+            | FileKind::Report
             | FileKind::Quarantine
             | FileKind::QueueMeta
             | FileKind::QueueKind => Ok(()),

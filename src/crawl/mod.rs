@@ -33,6 +33,7 @@ pub use layout::{CrawlDir, Stage};
 pub use lock::{probe_lock, read_lock, unlock, CrawlLock, Holder, LockInfo};
 pub use repartition::{repartition, RepartitionReport};
 pub use report::{gate, StageReport};
+pub(crate) use status::status_of;
 pub use status::{
     status, status_with, CacheSummary, CycleState, CycleStatus, FetchSummary, HostCount,
     PartitionState, StageStatus, Status, StatusOptions, TopHosts, MAX_TRACKED_HOSTS, TOP_HOSTS,

@@ -23,6 +23,10 @@ pub struct CycleSection {
     /// waits for `dragnet unlock --force`. A dead holder on this host is always detected by its
     /// OS lock, lease or not ([`crate::crawl::lock`]).
     pub lock_lease_secs: u64,
+    /// Rewrite the crawl's report (`report/`: `index.html` and the CSV files of `dragnet
+    /// report`) after each complete cycle. It reads every cycle's fetch results and page facts
+    /// and the newest URL db once: turn it off for a crawl where that pass costs too much.
+    pub report: bool,
 }
 
 impl Default for CycleSection {
@@ -31,6 +35,7 @@ impl Default for CycleSection {
             fetch_partitions: 4,
             keep_cycles: 2,
             lock_lease_secs: 0,
+            report: true,
         }
     }
 }

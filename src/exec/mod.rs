@@ -39,7 +39,8 @@ pub fn next_cycle(crawl: &CrawlDir, m: u32) -> u32 {
 
 /// What every executor does once a cycle's stages have run: rewrites `metrics.prom`, and if the
 /// cycle completed, merges its CDXJ indexes into the cycle's and the crawl's
-/// ([`crate::crawl::index`]) and removes state versions older than `[cycle] keep_cycles` cycles need, and the
+/// ([`crate::crawl::index`]), rewrites the report in `report/` (`[cycle] report`,
+/// [`crate::report`]) and removes state versions older than `[cycle] keep_cycles` cycles need, and the
 /// runs between the stages of the cycles before ([`crate::crawl::prune`]). Problems are logged,
 /// not returned: the cycle's work is committed.
 pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, log: &dyn Fn(&str)) {
@@ -62,6 +63,18 @@ pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, l
             )),
             Ok(_) => {}
             Err(e) => log(&format!("cannot update the CDXJ indexes: {e}")),
+        }
+    }
+    if complete && cfg.cycle.report {
+        let out = crate::report::default_dir(crawl);
+        match crate::report::write_report(crawl, cfg, &out) {
+            Ok(w) if w.skipped.is_empty() => {}
+            Ok(w) => log(&format!(
+                "report {}: {} skipped (listed on the page)",
+                crawl.relative(&out),
+                plural(w.skipped.len() as u64, "file", "files")
+            )),
+            Err(e) => log(&format!("cannot write the report: {e}")),
         }
     }
     let keep = cfg.cycle.keep_cycles;

@@ -269,6 +269,7 @@ fn fix_for(crawl: &CrawlDir, rel: &Path, kind: FileKind, current: u32) -> Fix {
         FileKind::Lock
         | FileKind::Metrics
         | FileKind::Log
+        | FileKind::Report
         | FileKind::Temporary
         | FileKind::FailedMarker => return Fix::Remove,
         FileKind::Cdxj | FileKind::ArchiveLink => return Fix::Index,
