@@ -36,6 +36,7 @@ fn checkable(k: FileKind) -> bool {
             | FileKind::QueueJournal
             | FileKind::Temporary
             | FileKind::Log
+            | FileKind::Report
             | FileKind::ArchiveLink
     )
 }

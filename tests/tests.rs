@@ -36,6 +36,7 @@ mod prioritize_stage;
 mod pywb;
 mod repair;
 mod repartition;
+mod report;
 mod requisites;
 mod revisit;
 mod robots_conformance;
