@@ -394,6 +394,21 @@ fn a_stage_run_by_hand_records_its_failure_like_the_executors() {
     assert!(dir.join("cycles/000000/fetch/p0000.failed").exists());
     let status = text(&dragnet(&["status", d]).stdout);
     assert!(status.contains("p0000 FAILED at "), "{status}");
+    // The summary: one screen, the retry to run; `--verbose` adds every stage's counters.
+    assert!(status.lines().count() <= 25, "{status}");
+    assert!(status.lines().all(|l| l.len() <= 100), "{status}");
+    assert!(
+        status.contains(&format!("next       dragnet cycle {d} ")),
+        "{status}"
+    );
+    assert!(!status.contains("  fetch  "), "{status}");
+    let verbose = text(&dragnet(&["status", "--verbose", d]).stdout);
+    assert!(verbose.starts_with(&status), "{verbose}");
+    assert!(
+        verbose.contains("  fetch          0 done     1 failed"),
+        "{verbose}"
+    );
+    assert!(verbose.contains("    p0000 FAILED at "), "{verbose}");
 }
 
 /// A reader that stops early (`| head`) ends dragnet quietly with exit 0, not a panic: the

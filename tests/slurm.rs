@@ -201,16 +201,20 @@ fn a_crawl_through_simulated_slurm_fetches_exactly_the_ground_truth() {
         .any(|e| e.unwrap().file_name() == "submitted.jsonl"));
     assert!(c.dir.root().join("metrics.prom").exists());
     assert!(!c.dir.lock_path().exists());
-    // `dragnet status` shows the newest submission.
-    let status = ok(dragnet(&["status"], c.dir.root(), &state));
+    // `dragnet status` shows the newest submission: the summary its cycle, `--verbose` its jobs.
+    let status = ok(dragnet(&["status", "--verbose"], c.dir.root(), &state));
     let status = String::from_utf8_lossy(&status.stdout);
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("slurm "))
-        .unwrap_or_else(|| panic!("{status}"));
+    let lines: Vec<&str> = status.lines().filter(|l| l.starts_with("slurm ")).collect();
+    let [summary, dump] = lines[..] else {
+        panic!("{status}")
+    };
     assert!(
-        line.contains(&format!("cycle {} submitted", last - 1)) && line.contains(", finish "),
-        "{line}"
+        summary.contains(&format!("cycle {:06} submitted", last - 1)),
+        "{summary}"
+    );
+    assert!(
+        dump.contains(&format!("cycle {} submitted", last - 1)) && dump.contains(", finish "),
+        "{dump}"
     );
 
     let got = common::fetched_urls(&c.dir, M, last);

@@ -45,11 +45,15 @@ pub(crate) enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
-    /// Show what a crawl directory holds: cycles, stages per partition, sizes, the lock.
+    /// Show what a crawl directory holds: a one-screen summary (progress, health, what to do next)
     Status {
-        /// Print JSON instead of text.
+        /// Print JSON instead of text (everything, with each partition's state).
         #[arg(long)]
         json: bool,
+        /// After the summary, every cycle's stages per partition state with their counters,
+        /// stage times and the ten top hosts.
+        #[arg(long)]
+        verbose: bool,
         /// The crawl directory.
         dir: PathBuf,
     },

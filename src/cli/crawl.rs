@@ -69,14 +69,16 @@ pub(crate) fn inject(seeds: &Path, priority: f64, dir: &Path) -> Result<i32, Err
     Ok(if r.bad > 0 { EXIT_PARTIAL } else { EXIT_OK })
 }
 
-/// `dragnet status`.
-pub(crate) fn status(json: bool, dir: &Path) -> Result<i32, Error> {
+/// `dragnet status`: the summary, with `verbose` every stage's counters too (JSON holds all).
+pub(crate) fn status(json: bool, verbose: bool, dir: &Path) -> Result<i32, Error> {
     let s = crawl::status(dir)?;
     if json {
         outln!(
             "{}",
             serde_json::to_string_pretty(&s).expect("status serializes")
         );
+    } else if verbose {
+        outln!("{}", s.verbose().to_string().trim_end_matches('\n'));
     } else {
         outln!("{}", s.to_string().trim_end_matches('\n'));
     }

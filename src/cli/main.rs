@@ -88,7 +88,7 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             priority,
             dir,
         } => crawl::inject(&seeds, priority, &dir),
-        Command::Status { json, dir } => crawl::status(json, &dir),
+        Command::Status { json, verbose, dir } => crawl::status(json, verbose, &dir),
         Command::Unlock { force, dir } => crawl::unlock(force, &dir),
         Command::Repair { dry_run, json, dir } => crawl::repair(dry_run, json, &dir),
         Command::Repartition {

@@ -1,5 +1,9 @@
 //! `dragnet status`: what a crawl directory holds.
 //!
+//! The text report leads with a summary of at most 25 lines of 100 columns
+//! (`summary.rs`: progress, health, what to do next); [`Status::verbose`] adds every stage's
+//! counters (`render.rs`); the JSON is the [`Status`] itself.
+//!
 //! Everything here is read from the directory (markers, run-file trailers, the lock), never from a
 //! running process, so status works the same from cron, from another node of the cluster, or after
 //! a crash. Sizes come from run-file trailers (one read each) and counts from the `.done` markers,
@@ -31,6 +35,7 @@ use partitions::stage_status;
 mod hosts;
 mod partitions;
 mod render;
+mod summary;
 #[cfg(test)]
 pub(crate) mod tests;
 

@@ -194,7 +194,7 @@ fn status_reports_states_sizes_pages_cache_and_hosts() {
         .collect();
     assert_eq!(hosts, [("a.example", 3), ("b.example", 1)]);
 
-    let text = s.to_string();
+    let text = s.verbose().to_string();
     for want in [
         "frontier   30 URLs (2 of 2 partitions prioritized)",
         "cycles     1 complete (last 000000, finished ",
@@ -241,9 +241,9 @@ fn a_live_lock_makes_the_first_unfinished_stage_running() {
     );
     assert_eq!(c1.stages[1].running, 0);
     assert_eq!(s.cycles[0].stages[1].running, 0);
-    let text = s.to_string();
+    let text = s.verbose().to_string();
     assert!(text.contains("running: p0001"), "{text}");
-    assert!(text.contains("): running"), "{text}");
+    assert!(s.to_string().contains("): running"), "{text}");
 }
 
 #[test]
@@ -278,7 +278,7 @@ fn a_fresh_crawl_shows_cycle_0_not_started() {
     assert_eq!(s.cycles[0].stages.len(), 6);
     assert_eq!(s.cycles[0].stages[1].pending, 2);
     assert!(s.top_hosts.is_none() && s.fetch_cycle.is_none());
-    let text = s.to_string();
+    let text = s.verbose().to_string();
     assert!(text.contains("frontier   unknown"), "{text}");
     assert!(text.contains("current 000000: not started"), "{text}");
 }
@@ -355,11 +355,51 @@ fn partition_ranges() {
     );
 }
 
-/// A crawl run to its end: cycle 0 fetched, cycle 1 had nothing to fetch (run by hand with
-/// `--cycles`), and cycle 2's fetch lists are written and empty. The headline shows cycle 0, the
-/// last that did work, and the crawl is called done instead of "cycle 2 not started".
+/// The crawl of [`finished_crawl`]: the headline shows cycle 0, the last that did work, and the
+/// crawl is called done instead of "cycle 2 not started".
 #[test]
 fn a_finished_crawl_says_so_and_shows_the_last_cycle_that_did_work() {
+    let (_t, crawl) = finished_crawl();
+    let s = status(crawl.root()).unwrap();
+    assert!(s.finished);
+    assert_eq!((s.current, s.last_complete), (Some(2), Some(1)));
+    assert_eq!((s.fetch_cycle, s.cache_cycle), (Some(0), Some(0)));
+    assert_eq!(s.fetch.urls, 4);
+    assert_eq!(s.last_working_cycle().map(|c| c.cycle), Some(0));
+    let text = s.verbose().to_string();
+    for want in [
+        "the crawl is done: the fetch lists of cycle 000002 are empty",
+        "fetched    cycle 000000 (1 of 1 partitions): 4 URLs, 4 requests",
+        "last cycle 000000 stage times",
+        "cycle 000001: complete, fetch list 0 URLs",
+        "cycle 000002: nothing to fetch (the crawl is done)",
+    ] {
+        assert!(text.contains(want), "{want:?} missing from\n{text}");
+    }
+    assert!(!text.contains("not started"), "{text}");
+
+    // A URL put back into the last fetch list: not done any more.
+    let path = crawl.fetchlist(2, 0);
+    let mut w = RunWriter::create(&path, Schema::FETCHLIST).unwrap();
+    w.push(&crate::run::host_fp_key(1, 1), &[]).unwrap();
+    w.finish().unwrap();
+    let s = status(crawl.root()).unwrap();
+    assert!(!s.finished);
+    assert!(s
+        .verbose()
+        .to_string()
+        .contains("current 000002: not started"));
+    let text = s.to_string();
+    assert!(
+        text.contains("cycle 000002 not started (1 URL in its fetch lists)"),
+        "{text}"
+    );
+    assert!(!text.contains("the crawl is done"), "{text}");
+}
+
+/// A crawl run to its end: cycle 0 fetched, cycle 1 had nothing to fetch (run by hand with
+/// `--cycles`), and cycle 2's fetch lists are written and empty.
+fn finished_crawl() -> (tempfile::TempDir, CrawlDir) {
     let t = tempfile::tempdir().unwrap();
     let crawl = CrawlDir::new(t.path().join("crawl"));
     std::fs::create_dir_all(crawl.root()).unwrap();
@@ -391,30 +431,240 @@ fn a_finished_crawl_says_so_and_shows_the_last_cycle_that_did_work() {
         }
         w.finish().unwrap();
     }
+    (t, crawl)
+}
+
+/// The summary fits one screen: at most 25 lines of at most 100 columns (the test crawls' paths
+/// are short), and it does not hold the counter dump of `--verbose`.
+fn assert_fits(text: &str) {
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines.len() <= super::summary::MAX_LINES,
+        "{} lines:\n{text}",
+        lines.len()
+    );
+    for l in &lines {
+        assert!(
+            l.chars().count() <= super::summary::WIDTH,
+            "{} columns: {l:?}\n{text}",
+            l.chars().count()
+        );
+    }
+    for dump in ["urldb ", "stage times", "cache_hits=", "  fetch      "] {
+        assert!(!text.contains(dump), "{dump:?} is for --verbose:\n{text}");
+    }
+}
+
+/// `--verbose`: the summary, a blank line, then the counter dump.
+#[test]
+fn verbose_is_the_summary_then_the_counter_dump() {
+    let (_t, crawl) = fixture();
     let s = status(crawl.root()).unwrap();
-    assert!(s.finished);
-    assert_eq!((s.current, s.last_complete), (Some(2), Some(1)));
-    assert_eq!((s.fetch_cycle, s.cache_cycle), (Some(0), Some(0)));
-    assert_eq!(s.fetch.urls, 4);
-    assert_eq!(s.last_working_cycle().map(|c| c.cycle), Some(0));
-    let text = s.to_string();
+    let summary = s.to_string();
+    let verbose = s.verbose().to_string();
+    let (head, dump) = verbose.split_once("\n\n").unwrap();
+    assert_eq!(format!("{head}\n"), summary);
     for want in [
-        "the crawl is done: the fetch lists of cycle 000002 are empty",
-        "fetched    cycle 000000 (1 of 1 partitions): 4 URLs, 4 requests",
+        "seen       7 URLs",
+        "urldb      0 records",
+        "  fetch          2 done     0 pending ",
+        "bytes=2000 requests=10 status_2xx=6 status_4xx=2 urls=8",
+        "cache_hits=4 cache_misses=12",
+        "    p0001 FAILED at ",
         "last cycle 000000 stage times",
-        "cycle 000001: complete, fetch list 0 URLs",
-        "cycle 000002: nothing to fetch (the crawl is done)",
+        "cycle 000001: in progress, fetch list 0 URLs",
+    ] {
+        assert!(dump.contains(want), "{want:?} missing from\n{dump}");
+    }
+}
+
+/// A fresh crawl: cycle 0 not started, its fetch lists, and `dragnet cycle` to run it.
+#[test]
+fn summary_of_a_fresh_crawl() {
+    let (_t, crawl) = fixture();
+    std::fs::remove_dir_all(crawl.cycles_root()).unwrap();
+    for p in 0..2 {
+        marker(&crawl, Stage::Init, 0, p, 0, &[("seeds", 2)]);
+        let path = crawl.fetchlist(0, p);
+        crate::storage::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut w = RunWriter::create(&path, Schema::FETCHLIST).unwrap();
+        for fp in 0..2 {
+            w.push(&crate::run::host_fp_key(1, fp), &[]).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    let s = status(crawl.root()).unwrap();
+    let text = s.to_string();
+    assert_fits(&text);
+    let dir = crawl.root().display();
+    for want in [
+        format!(r#"crawl      te"st\\nx in {dir}, 2 partitions"#),
+        "progress   cycle 000000 not started (a fresh crawl; 4 URLs in its fetch lists)".into(),
+        "           no cycle complete yet".into(),
+        "URLs       7 seen, 0 fetched, no frontier yet".into(),
+        "WARC       none written yet".into(),
+        "lock       free".into(),
+        format!("next       dragnet cycle {dir} "),
+        "# runs cycle 000000".into(),
+        format!("           dragnet status --verbose {dir} "),
+    ] {
+        assert!(text.contains(&want), "{want:?} missing from\n{text}");
+    }
+    for not in ["failed", "damaged", "top hosts", "errors", "fetch list "] {
+        assert!(!text.contains(not), "{not:?} in\n{text}");
+    }
+}
+
+/// A crawl a live run works on: running, where, and nothing to run but status again.
+#[test]
+fn summary_of_a_running_crawl() {
+    let (_t, crawl) = fixture();
+    let _held = crate::crawl::CrawlLock::acquire(crawl.root(), "cycle").unwrap();
+    clear_failed(&crawl, Stage::Fetch, 1, 1).unwrap();
+    let s = status(crawl.root()).unwrap();
+    let text = s.to_string();
+    assert_fits(&text);
+    let dir = crawl.root().display();
+    for want in [
+        "progress   cycle 000001 running, at fetch: 1 of 2 partitions done, 1 running".into(),
+        "           1 cycle complete (last 000000, finished ".into(),
+        "URLs       7 seen, 12 fetched, 30 waiting in the frontier".into(),
+        "fetch list cycle 000001: 5 of 5 URLs tried (100.0%); 1 of 2 partitions fetched".into(),
+        format!("lock       pid {} on ", std::process::id()),
+        " (cycle): running".into(),
+        "answers    cycle 000001: 2xx 80.0%, no answer 20.0%".into(),
+        "errors     20.0% of 5 results: robots 1".into(),
+        "top hosts  cycle 000001, 4 pages (2 hosts):".into(),
+        "                    3  a.example".into(),
+        format!("next       dragnet status {dir} "),
+        format!("# later: pid {} is at work on it", std::process::id()),
+    ] {
+        assert!(text.contains(&want), "{want:?} missing from\n{text}");
+    }
+    assert!(
+        !text.contains("dragnet cycle"),
+        "a cycle would exit 5:\n{text}"
+    );
+    assert!(!text.contains("FAILED"), "{text}");
+}
+
+/// A failed partition: the cycle failed, the partition named with its error, `dragnet cycle`
+/// to retry it.
+#[test]
+fn summary_of_a_crawl_with_a_failed_partition() {
+    let (_t, crawl) = fixture();
+    let s = status(crawl.root()).unwrap();
+    let text = s.to_string();
+    assert_fits(&text);
+    let dir = crawl.root().display();
+    for want in [
+        "progress   cycle 000001 FAILED, at fetch: 1 of 2 partitions done, 1 failed".into(),
+        "failed     cycle 000001 fetch: p0001 FAILED at ".into(),
+        " (exit 3):\n             corrupt file ".into(),
+        "  corrupt file cycles/000001/fetchlist/p0001.run at byte offset 42: bad block".into(),
+        format!("next       dragnet cycle {dir} "),
+        "# retries the failed partitions".into(),
+        format!("           dragnet status --verbose {dir} "),
+    ] {
+        assert!(text.contains(&want), "{want:?} missing from\n{text}");
+    }
+    // A damaged marker is shown, and `dragnet repair` comes first.
+    let done = crawl.done_path(0, Stage::Parse, 1);
+    let mut bytes = std::fs::read(&done).unwrap();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 0x55;
+    std::fs::write(&done, bytes).unwrap();
+    let s = status(crawl.root()).unwrap();
+    let text = s.to_string();
+    assert_fits(&text);
+    for want in [
+        "damaged    1 damaged marker, first cycle 000000 parse: ".into(),
+        format!("next       dragnet repair {dir} "),
+        format!("           dragnet cycle {dir} "),
+    ] {
+        assert!(text.contains(&want), "{want:?} missing from\n{text}");
+    }
+}
+
+/// A finished crawl says so, and what adds work.
+#[test]
+fn summary_of_a_finished_crawl() {
+    let (_t, crawl) = finished_crawl();
+    let s = status(crawl.root()).unwrap();
+    let text = s.to_string();
+    assert_fits(&text);
+    let dir = crawl.root().display();
+    for want in [
+        "progress   the crawl is done: the fetch lists of cycle 000002 are empty".into(),
+        "           2 cycles complete (last 000001, finished ".into(),
+        "URLs       0 seen, 4 fetched, 0 waiting in the frontier".into(),
+        "fetch list cycle 000000: 4 of 4 URLs tried (100.0%)\n".into(),
+        format!("next       dragnet inject --seeds FILE {dir} "),
+        "# more seeds to go on".into(),
+    ] {
+        assert!(text.contains(&want), "{want:?} missing from\n{text}");
+    }
+    assert!(!text.contains("dragnet cycle"), "{text}");
+}
+
+/// However large the crawl (many failures, long errors and host names, a Slurm submission, a
+/// stale lock, damaged markers, big counts), the summary keeps to one screen.
+#[test]
+fn summary_fits_one_screen_at_any_size() {
+    let (_t, crawl) = fixture();
+    dead_lock(&crawl, 4_194_304 + 7);
+    let mut s = status(crawl.root()).unwrap();
+    s.partitions = 4096;
+    s.seen = 12_345_678_901_234;
+    s.name = "a very long crawl name ".repeat(10);
+    let long = "x".repeat(300);
+    let c1 = &mut s.cycles[1];
+    let proto = c1.stages[0].failures[0].clone();
+    for st in &mut c1.stages {
+        for p in 0..500 {
+            let mut fm = proto.clone();
+            fm.stage = st.stage;
+            fm.partition = p;
+            fm.error = format!("error {p}: {long}\nsecond line");
+            st.failures.push(fm);
+            st.damaged.push(format!("damaged {p}: {long}"));
+        }
+        st.failed += 500;
+    }
+    s.failed += 2500;
+    for k in ["timeout", "reset", "tls_expired", "dns", "too_big"] {
+        s.fetch.errors.insert(k.into(), 1_000_000_000);
+    }
+    for class in ["1xx", "3xx", "5xx", "4xx"] {
+        s.fetch.by_status.insert(class.into(), 123_456_789);
+    }
+    s.fetch.revisits = 99;
+    s.fetch.urls = 6_000_000_000;
+    let top = s.top_hosts.as_mut().unwrap();
+    top.approximate = true;
+    top.error_bound = 123_456_789;
+    top.hosts = (0..10)
+        .map(|i| HostCount {
+            host: format!("{i}.{}.example", "h".repeat(250)),
+            pages: 10_000_000_000,
+        })
+        .collect();
+    s.slurm = Some(crate::crawl::submissions::LastSubmission {
+        cycle: 1,
+        time: "2026-01-01T00:00:00Z".into(),
+        host: "login-node-with-a-long-name.cluster.example.org".into(),
+        jobs: (0..6)
+            .map(|i| ("fetch".into(), format!("{}", 99_000_000 + i)))
+            .collect(),
+    });
+    let text = s.to_string();
+    assert_fits(&text);
+    for want in [
+        "STALE",
+        "takes it over",
+        "... 2,499 more failed",
+        "slurm      cycle 000001",
     ] {
         assert!(text.contains(want), "{want:?} missing from\n{text}");
     }
-    assert!(!text.contains("not started"), "{text}");
-
-    // A URL put back into the last fetch list: not done any more.
-    let path = crawl.fetchlist(2, 0);
-    let mut w = RunWriter::create(&path, Schema::FETCHLIST).unwrap();
-    w.push(&crate::run::host_fp_key(1, 1), &[]).unwrap();
-    w.finish().unwrap();
-    let s = status(crawl.root()).unwrap();
-    assert!(!s.finished);
-    assert!(s.to_string().contains("current 000002: not started"));
 }
