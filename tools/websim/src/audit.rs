@@ -12,8 +12,10 @@
 //! (the `Host` header without port; requests without a host are counted but not judged):
 //!
 //! - A request is **in flight** from the moment the server has read its head (`t_request`) until
-//!   the last byte of its response was handed to the kernel (`t_end`); an aborted response ends
-//!   when the server gave up on it.
+//!   the server began the write that handed the last byte of its response to the kernel
+//!   (`t_end`: a time taken when that write returned could be later than the client's next
+//!   request on a loaded machine, the serving thread not having run again, and flag a client
+//!   that waited); an aborted response ends when the server gave up on it.
 //! - **concurrent**: a request starts while a request to the same host on *another* connection
 //!   is in flight. Counted once per offending request, whatever the number of overlaps.
 //! - **too_soon**: a request starts less than [`Site::min_delay`] after the end of the latest

@@ -120,6 +120,9 @@ pub(super) struct Conn {
     was_reset: bool,
     /// Cache key buffer, reused.
     key: Vec<u8>,
+    /// When the last write call of the response began (the audit's log clock): the response's
+    /// end as the audit records it ([`Conn::serve_one`]).
+    write_began_ns: u64,
 }
 
 impl Drop for Conn {
@@ -143,6 +146,7 @@ impl Conn {
             req,
             was_reset: false,
             key: Vec::new(),
+            write_began_ns: 0,
         }
     }
 
@@ -324,7 +328,16 @@ impl Conn {
         let keep_alive = head.keep_alive && method != Method::Other && !self.stopping();
         let t_start = self.shared.log.now_ns();
         let sent = self.send(&head, method == Method::Head, &response, keep_alive);
-        let t_end = self.shared.log.now_ns();
+        // The end is when the write that handed the response's last bytes to the kernel began,
+        // not when it returned: the client may read those bytes, wait its delay and send its next
+        // request while this thread has not run again (a loaded machine), and a time taken after
+        // the write would then make a client that waited look concurrent or too soon. So the
+        // audit's gap is never shorter than the client's (docs of `audit`).
+        let t_end = if sent.is_ok() {
+            self.write_began_ns
+        } else {
+            self.shared.log.now_ns()
+        };
         if self.role == Role::Site {
             let req = &self.req;
             self.shared.log.record(&Record {
@@ -540,6 +553,7 @@ impl Conn {
         IoSlice::advance_slices(&mut bufs, 0);
         let mut progress = Instant::now();
         while !bufs.is_empty() {
+            self.write_began_ns = self.shared.log.now_ns();
             match self.stream.write_vectored(bufs) {
                 Ok(0) => return Err(Stop::Gone),
                 Ok(n) => {
