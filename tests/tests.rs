@@ -37,6 +37,7 @@ mod pywb;
 mod repair;
 mod repartition;
 mod report;
+mod report_browser;
 mod requisites;
 mod revisit;
 mod robots_conformance;
