@@ -39,4 +39,4 @@ echo "Command: \`tools/bench/report.sh $crawl\` (best of $RUNS)."
 echo
 echo "| cycles | fetch results | hosts | URL-db records | skipped | index.html bytes | wall s | CPU s (user + sys) | peak RSS MiB |"
 echo "|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
-echo "| $cycles | $results | $hosts | $urldb | $skipped | $html | $wall | $(echo "$user + $sys" | bc) | $((rss / 1024)) |"
+echo "| $cycles | $results | $hosts | $urldb | $skipped | $html | $wall | $(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }') | $((rss / 1024)) |"
