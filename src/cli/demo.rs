@@ -541,8 +541,8 @@ pub fn render(s: &DemoSummary) -> String {
             index.display()
         ));
     }
-    let report = dragnet::report::default_dir(&dragnet::crawl::CrawlDir::new(&s.dir))
-        .join("index.html");
+    let report =
+        dragnet::report::default_dir(&dragnet::crawl::CrawlDir::new(&s.dir)).join("index.html");
     if report.exists() {
         line(format!(
             "  report       {} (charts and CSV files; dragnet report remakes it)",
