@@ -147,23 +147,35 @@ fn per_cycle(o: &mut String, r: &Report) {
          for the numbers. <a href=\"cycles.csv\">cycles.csv</a> has them all.</p>\n\
          <div class=\"charts\">\n",
     );
-    let mut charts = vec![
+    let charts = progress_charts(cs, &l)
+        .into_iter()
+        .chain(answer_charts(cs, &l))
+        .chain(time_charts(cs, &l));
+    for c in charts {
+        o.push_str(&c);
+    }
+    o.push_str("</div>\n");
+}
+
+/// What each cycle fetched, found and left: fetch results, new URLs, frontier, fetch list.
+fn progress_charts(cs: &[CycleRow], l: &[String]) -> Vec<String> {
+    vec![
         svg::bar_chart(
             "chart-fetched",
             "URLs fetched (fetch results)",
-            &l,
+            l,
             &col(cs, |c| c.results as f64),
         ),
         svg::bar_chart(
             "chart-new",
             "new URLs found (merge)",
-            &l,
+            l,
             &col(cs, |c| c.new_urls as f64),
         ),
         svg::line_chart(
             "chart-frontier",
             "frontier size (after prioritize)",
-            &l,
+            l,
             &[Series::new(
                 "frontier",
                 col(cs, |c| c.frontier.unwrap_or(0) as f64),
@@ -172,7 +184,7 @@ fn per_cycle(o: &mut String, r: &Report) {
         svg::line_chart(
             "chart-listed",
             "fetch list vs fetched",
-            &l,
+            l,
             &[
                 Series::new("listed", col(cs, |c| c.listed as f64)),
                 Series::new(
@@ -181,12 +193,17 @@ fn per_cycle(o: &mut String, r: &Report) {
                 ),
             ],
         ),
-    ];
+    ]
+}
+
+/// How the web answered: status classes, errors, revisits, bytes, rate.
+fn answer_charts(cs: &[CycleRow], l: &[String]) -> Vec<String> {
+    let mut charts = Vec::new();
     let classes = ["2xx", "3xx", "4xx", "5xx", "no_answer"];
     charts.push(svg::stacked_bars(
         "chart-status",
         "status codes",
-        &l,
+        l,
         &classes
             .iter()
             .map(|k| {
@@ -203,7 +220,7 @@ fn per_cycle(o: &mut String, r: &Report) {
     charts.push(svg::stacked_bars(
         "chart-errors",
         "fetch errors by kind",
-        &l,
+        l,
         &kinds
             .iter()
             .map(|k| {
@@ -217,13 +234,13 @@ fn per_cycle(o: &mut String, r: &Report) {
     charts.push(svg::line_chart(
         "chart-revisits",
         "revisits (% of answers with a known payload)",
-        &l,
+        l,
         &[Series::new("dedup %", col(cs, |c| 100.0 * c.dedup_ratio()))],
     ));
     charts.push(svg::line_chart(
         "chart-bytes",
         "bytes (body received, WARC written)",
-        &l,
+        l,
         &[
             Series::new("body", col(cs, |c| c.bytes as f64)),
             Series::new("WARC", col(cs, |c| c.warc_bytes as f64)),
@@ -232,9 +249,15 @@ fn per_cycle(o: &mut String, r: &Report) {
     charts.push(svg::line_chart(
         "chart-rate",
         "fetch results per second (slowest partition)",
-        &l,
+        l,
         &[Series::new("per second", col(cs, |c| c.pages_per_sec))],
     ));
+    charts
+}
+
+/// Where the time went: stage seconds and politeness waits.
+fn time_charts(cs: &[CycleRow], l: &[String]) -> Vec<String> {
+    let mut charts = Vec::new();
     let stages = ["fetch", "parse", "split", "merge", "prioritize"];
     for (id, what, sum) in [
         (
@@ -247,7 +270,7 @@ fn per_cycle(o: &mut String, r: &Report) {
         charts.push(svg::stacked_bars(
             id,
             what,
-            &l,
+            l,
             &stages
                 .iter()
                 .map(|st| {
@@ -267,17 +290,14 @@ fn per_cycle(o: &mut String, r: &Report) {
     charts.push(svg::line_chart(
         "chart-politeness",
         "politeness: robots.txt requests, hosts slowed down, URLs deferred",
-        &l,
+        l,
         &[
             Series::new("robots.txt", col(cs, |c| c.robots_requests as f64)),
             Series::new("slowed down", col(cs, |c| c.slowed_down as f64)),
             Series::new("deferred", col(cs, |c| c.deferred as f64)),
         ],
     ));
-    for c in charts {
-        o.push_str(&c);
-    }
-    o.push_str("</div>\n");
+    charts
 }
 
 fn top_table(o: &mut String, title: &str, rows: &[(String, u64)], unit: &dyn Fn(u64) -> String) {
