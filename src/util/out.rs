@@ -207,12 +207,38 @@ impl Output {
     /// The path resolved, and what it holds, or the rule that refuses it.
     fn inspect(&self) -> Result<(PathBuf, Found)> {
         let given = &self.given;
-        let shown = given.display();
         if given.as_os_str().is_empty() {
             return Err(Error::Usage("--out is empty: give a path".into()));
         }
         let real = self.resolve()?;
-        // Inside a crawl? (For a directory output, the directory itself too.)
+        self.refuse_in_a_crawl(&real)?;
+        let inputs = self.inputs();
+        self.refuse_on_an_input(&real, &inputs)?;
+        let meta = match fs::symlink_metadata(&real) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((real, Found::Absent)),
+            Err(e) => return Err(Error::io("look at", given, e)),
+        };
+        self.refuse_the_wrong_kind(&real, &meta)?;
+        let shown = given.display();
+        for Input {
+            given: input, id, ..
+        } in &inputs
+        {
+            if *id == Some((meta.dev(), meta.ino())) {
+                return Err(Error::Usage(format!(
+                    "{shown} is the same file as the input {} (a hard link to it, or the same \
+                     path); give another path for the output",
+                    input.display()
+                )));
+            }
+        }
+        self.existing(real)
+    }
+
+    /// Refuses a path inside a crawl (for a directory output, the crawl directory itself too).
+    fn refuse_in_a_crawl(&self, real: &Path) -> Result<()> {
+        let shown = self.given.display();
         let skip = usize::from(self.kind == Kind::File);
         for dir in real.ancestors().skip(skip) {
             if let Some(holds) = crawl_root(dir) {
@@ -228,14 +254,19 @@ impl Output {
                 )));
             }
         }
-        let inputs = self.inputs();
+        Ok(())
+    }
+
+    /// Refuses a path that is an input, inside one, or (a directory output) holding one.
+    fn refuse_on_an_input(&self, real: &Path, inputs: &[Input]) -> Result<()> {
+        let (given, shown) = (&self.given, self.given.display());
         for Input {
             given: input,
             canon,
             ..
-        } in &inputs
+        } in inputs
         {
-            if real == *canon {
+            if real == canon {
                 let named = if input == given {
                     String::new()
                 } else {
@@ -248,7 +279,7 @@ impl Output {
             }
             let inside = match self.kind {
                 Kind::File => real.starts_with(canon),
-                Kind::Dir => real.starts_with(canon) || canon.starts_with(&real),
+                Kind::Dir => real.starts_with(canon) || canon.starts_with(real),
             };
             if inside {
                 let (what, which) = if real.starts_with(canon) {
@@ -261,14 +292,16 @@ impl Output {
                 )));
             }
         }
-        let meta = match fs::symlink_metadata(&real) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((real, Found::Absent)),
-            Err(e) => return Err(Error::io("look at", given, e)),
-        };
+        Ok(())
+    }
+
+    /// Refuses a symlink, and anything but a regular file (a directory, for a directory
+    /// output): devices, FIFOs, sockets.
+    fn refuse_the_wrong_kind(&self, real: &Path, meta: &fs::Metadata) -> Result<()> {
+        let shown = self.given.display();
         let ft = meta.file_type();
         if ft.is_symlink() {
-            let to = fs::read_link(&real)
+            let to = fs::read_link(real)
                 .map(|t| format!(" (to {})", t.display()))
                 .unwrap_or_default();
             return Err(Error::Usage(format!(
@@ -309,18 +342,13 @@ impl Output {
                 "{shown} is {other}, not {want}{hint}"
             )));
         }
-        for Input {
-            given: input, id, ..
-        } in &inputs
-        {
-            if *id == Some((meta.dev(), meta.ino())) {
-                return Err(Error::Usage(format!(
-                    "{shown} is the same file as the input {} (a hard link to it, or the same \
-                     path); give another path for the output",
-                    input.display()
-                )));
-            }
-        }
+        Ok(())
+    }
+
+    /// What an existing output path that passed the rules holds: a file to replace (with
+    /// `--force`), or a directory that is empty or holds this command's own earlier output.
+    fn existing(&self, real: PathBuf) -> Result<(PathBuf, Found)> {
+        let shown = self.given.display();
         match self.kind {
             Kind::File if self.force => Ok((real, Found::File)),
             Kind::File => Err(Error::Usage(format!(
