@@ -67,22 +67,7 @@ fn split_runs(crawl: &CrawlDir, cycle: u32, p: u32, m: u32) -> Result<Vec<PathBu
         }
     }
     // Seeds `dragnet inject` added for this cycle, in the order they were injected.
-    let dir = crawl
-        .stage_dir(cycle, Stage::Split)
-        .join(format!("to-{}", CrawlDir::partition_name(p)));
-    if let Ok(entries) = std::fs::read_dir(&dir) {
-        let mut injected: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|path| {
-                path.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("inject-") && n.ends_with(".run"))
-            })
-            .collect();
-        injected.sort();
-        out.extend(injected);
-    }
+    out.extend(crawl.inject_runs(cycle, p));
     Ok(out)
 }
 

@@ -41,12 +41,13 @@ pub struct InjectReport {
     pub files: Vec<PathBuf>,
 }
 
-/// The name of an injected split run: `inject-<unix ms>-<pid>.run`, unique and in time order.
+/// The stamp of an injected split run ([`CrawlDir::inject_run`]): `<unix ms>-<pid>`, unique and
+/// in time order.
 fn stamp() -> String {
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
-    format!("inject-{ms:015}-{}.run", std::process::id())
+    format!("{ms:015}-{}", std::process::id())
 }
 
 /// Adds the seeds of `seeds` to the crawl at `dir` with OPIC cash `priority` (see the module
@@ -99,7 +100,7 @@ pub fn inject(
         cycle,
         partitions: m,
         budget,
-        name: stamp(),
+        stamp: stamp(),
         open: None,
         files: Vec::new(),
         seeds: 0,
@@ -123,7 +124,7 @@ struct Router<'a> {
     cycle: u32,
     partitions: u32,
     budget: usize,
-    name: String,
+    stamp: String,
     open: Option<(u32, Sorter)>,
     files: Vec<PathBuf>,
     seeds: u64,
@@ -134,12 +135,9 @@ impl Router<'_> {
         let Some((p, sorter)) = self.open.take() else {
             return Ok(());
         };
-        let dir = self
-            .crawl
-            .stage_dir(self.cycle, Stage::Split)
-            .join(format!("to-{}", CrawlDir::partition_name(p)));
+        let dir = self.crawl.split_to_dir(self.cycle, p);
         crate::storage::create_dir_all(&dir)?;
-        let path = dir.join(&self.name);
+        let path = self.crawl.inject_run(self.cycle, p, &self.stamp);
         let mut w = RunWriter::create(&path, Schema::SPLIT)?;
         sorter.finish(&mut KeepFirst, &mut w)?;
         w.finish()?;

@@ -262,11 +262,48 @@ impl CrawlDir {
             .join(format!("{}.run", CrawlDir::partition_name(p)))
     }
 
-    /// `cycles/CCCCCC/split/to-pQQQQ/from-pPPPP.run`: what partition p's split routes to owner q.
-    pub fn split_run(&self, cycle: u32, q: u32, p: u32) -> PathBuf {
+    /// `cycles/CCCCCC/split/to-pQQQQ/`: what the splits route to owner q, and the seeds
+    /// `dragnet inject` added for it.
+    pub fn split_to_dir(&self, cycle: u32, q: u32) -> PathBuf {
         self.stage_dir(cycle, Stage::Split)
             .join(format!("to-{}", CrawlDir::partition_name(q)))
+    }
+
+    /// `cycles/CCCCCC/split/to-pQQQQ/from-pPPPP.run`: what partition p's split routes to owner q.
+    pub fn split_run(&self, cycle: u32, q: u32, p: u32) -> PathBuf {
+        self.split_to_dir(cycle, q)
             .join(format!("from-{}.run", CrawlDir::partition_name(p)))
+    }
+
+    /// `cycles/CCCCCC/split/to-pQQQQ/inject-<stamp>.run`: seeds injected for owner q's merge;
+    /// the merge reads them in the order of their names, so `stamp` orders them.
+    pub fn inject_run(&self, cycle: u32, q: u32, stamp: &str) -> PathBuf {
+        self.split_to_dir(cycle, q)
+            .join(format!("inject-{stamp}.run"))
+    }
+
+    /// Whether `name` is the file name of an inject run ([`CrawlDir::inject_run`]).
+    pub fn is_inject_run(name: &str) -> bool {
+        name.starts_with("inject-") && name.ends_with(".run")
+    }
+
+    /// The inject runs for owner q's merge in `cycle`, in name order (the order they were
+    /// injected); none where the directory cannot be read.
+    pub fn inject_runs(&self, cycle: u32, q: u32) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(self.split_to_dir(cycle, q)) else {
+            return Vec::new();
+        };
+        let mut runs: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|path| {
+                path.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(CrawlDir::is_inject_run)
+            })
+            .collect();
+        runs.sort();
+        runs
     }
 
     /// `cycles/CCCCCC/<stage>/`.

@@ -275,7 +275,7 @@ fn split_holds_only_injected(split: &Path) -> bool {
         to && std::fs::read_dir(e.path()).is_ok_and(|rd| {
             rd.flatten().all(|f| {
                 let n = f.file_name().to_string_lossy().into_owned();
-                (n.starts_with("inject-") && n.ends_with(".run")) || storage::is_temp_name(&n)
+                CrawlDir::is_inject_run(&n) || storage::is_temp_name(&n)
             })
         })
     })

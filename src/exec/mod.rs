@@ -188,18 +188,8 @@ pub fn fetch_list_size(crawl: &CrawlDir, cycle: u32, m: u32) -> Result<u64> {
     let mut n = listed(crawl, cycle, m)?;
     // Seeds `dragnet inject` left for the cycle's merge are work too, with an empty fetch list.
     for p in 0..m {
-        let dir = crawl
-            .stage_dir(cycle, crate::crawl::Stage::Split)
-            .join(format!("to-{}", CrawlDir::partition_name(p)));
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with("inject-") && name.ends_with(".run") {
-                n += RunReader::open(&e.path())?.len();
-            }
+        for path in crawl.inject_runs(cycle, p) {
+            n += RunReader::open(&path)?.len();
         }
     }
     Ok(n)

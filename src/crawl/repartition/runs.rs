@@ -126,23 +126,7 @@ pub(super) fn route_injected(
     let mut router = Router::new(m2, budget, tmp)?;
     let mut any = false;
     for p in 0..m {
-        let dir = crawl
-            .stage_dir(cycle, Stage::Split)
-            .join(format!("to-{}", CrawlDir::partition_name(p)));
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|f| {
-                f.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("inject-") && n.ends_with(".run"))
-            })
-            .collect();
-        files.sort();
-        for f in files {
+        for f in crawl.inject_runs(cycle, p) {
             any = true;
             let mut r = RunReader::open_expect(&f, Schema::SPLIT)?;
             while let Some((key, payload)) = r.next_record()? {
@@ -196,12 +180,10 @@ pub(super) fn route_injected(
                 if let Some((_, w)) = self.open.take() {
                     w.finish()?;
                 }
-                let dir = self
+                let path = self
                     .out
-                    .stage_dir(self.cycle, Stage::Split)
-                    .join(format!("to-{}", CrawlDir::partition_name(q)));
-                storage::create_dir_all(&dir)?;
-                let path = dir.join("inject-000000000000000-repartition.run");
+                    .inject_run(self.cycle, q, "000000000000000-repartition");
+                storage::create_dir_all(&self.out.split_to_dir(self.cycle, q))?;
                 self.open = Some((q, RunWriter::create(&path, Schema::SPLIT)?));
             }
             self.seeds += 1;
