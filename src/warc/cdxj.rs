@@ -146,7 +146,7 @@ pub fn index_file_as(path: &Path, filename: &str, out: &mut CdxjSorter) -> Resul
         let h = rec.header().clone();
         let kind = h.record_type();
         if !is_indexed(&kind) {
-            rec.finish()?;
+            rec.skip()?;
             continue;
         }
         let offset = rec.offset();
@@ -154,7 +154,8 @@ pub fn index_file_as(path: &Path, filename: &str, out: &mut CdxjSorter) -> Resul
         let head = (kind != RecordType::Resource)
             .then(|| rec.http_head().ok())
             .flatten();
-        let end = rec.finish()?;
+        // A zstd frame's end comes from its block headers: only the heads above are inflated.
+        let end = rec.skip()?;
         if let Some(line) = record_line(&h, head.as_ref(), offset, end.length, filename) {
             out.push(line)?;
         }
@@ -164,8 +165,9 @@ pub fn index_file_as(path: &Path, filename: &str, out: &mut CdxjSorter) -> Resul
 
 /// Indexes `files` and writes the lines sorted (pywb needs them so) to `out`, sorting within
 /// `budget` bytes of memory (spills under `tmp`). Files are indexed in parallel, one per core
-/// (rayon), each sorted on its own within its share of the budget, then merged: indexing is
-/// decompression-bound, and a gzip member's end is only found by inflating it.
+/// (rayon), each sorted on its own within its share of the budget, then merged: indexing gzip
+/// is decompression-bound, as a gzip member's end is only found by inflating it (a zstd
+/// frame's end is read from its block headers, and only the record's head is inflated).
 pub fn index_files(
     files: &[PathBuf],
     out: &mut dyn Write,

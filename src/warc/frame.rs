@@ -94,6 +94,39 @@ impl<R: Read> BufRead for Counted<R> {
     }
 }
 
+/// Seeking within the buffered bytes moves in the buffer; beyond them, the source seeks
+/// (relative to where it stands, so the source need not have started at offset 0) and the
+/// buffer is dropped. Positions are those of [`Counted::offset`]; `SeekFrom::End` is refused.
+impl<R: Read + io::Seek> io::Seek for Counted<R> {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            io::SeekFrom::Start(n) => Some(n),
+            io::SeekFrom::Current(d) => self.offset.checked_add_signed(d),
+            io::SeekFrom::End(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "seek from the end of a WARC stream",
+                ))
+            }
+        };
+        let target = target
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        let start = self.offset - self.pos as u64;
+        let end = self.offset + (self.len - self.pos) as u64;
+        if (start..=end).contains(&target) {
+            self.pos = (target - start) as usize;
+        } else {
+            let d = i64::try_from(i128::from(target) - i128::from(end))
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "seek too far"))?;
+            self.inner.seek(io::SeekFrom::Current(d))?;
+            self.pos = 0;
+            self.len = 0;
+        }
+        self.offset = target;
+        Ok(target)
+    }
+}
+
 impl<R: Read> Read for Counted<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         super::read_buffered(self, out)

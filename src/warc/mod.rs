@@ -20,6 +20,7 @@
 //!   de-chunking and Content-Encoding decoding with a decompression cap.
 //! - [`digest`]: `sha1:` base32 digests as warcio computes and compares them.
 //! - [`check`]: `dragnet check warc`, a verifying listing of a file's records.
+//! - [`zstd_frame`]: where a zstd frame ends, from its block headers (nothing decompressed).
 //!
 //! The byte-level description (header list, framing, naming, offsets) is in `docs/formats.md`.
 
@@ -31,6 +32,7 @@ pub mod http;
 pub mod memory;
 pub mod reader;
 pub mod writer;
+pub mod zstd_frame;
 
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -22,12 +22,13 @@
 //! the next record begins.
 
 use std::fs::File;
-use std::io::{self, BufRead, Read};
+use std::io::{self, BufRead, Read, Seek};
 use std::path::{Path, PathBuf};
 
 use super::digest::{self, DigestCheck, HeadScan, Sha1Digest};
 use super::frame::{self, is_skippable, zstd_read, Counted, BUF, DICT_MAGIC, ZSTD_MAGIC};
 use super::http::{self, HttpHead};
+use super::zstd_frame;
 use super::{Compression, RecordType, WarcHeader};
 use crate::error::{Error, IoContext, Result};
 
@@ -82,6 +83,8 @@ enum Stream<R> {
 struct Current {
     header: WarcHeader,
     offset: u64,
+    /// Bytes of the version line and header fields, with the blank line after them.
+    head_len: u64,
     remaining: u64,
     cap_left: u64,
     block: Option<Sha1Digest>,
@@ -297,7 +300,7 @@ impl<R: Read> WarcReader<R> {
                     ),
                 ));
             }
-            let header = self.read_fields(version, offset)?;
+            let (header, fields_len) = self.read_fields(version, offset)?;
             let length = header.content_length().ok_or_else(|| {
                 Error::corrupt(&self.path, offset, "record has no valid Content-Length")
             })?;
@@ -308,6 +311,7 @@ impl<R: Read> WarcReader<R> {
             let revisit = header.record_type() == RecordType::Revisit;
             self.cur = Some(Current {
                 offset,
+                head_len: (n + fields_len) as u64,
                 remaining: length,
                 cap_left: self.opts.body_cap.unwrap_or(u64::MAX),
                 block: block.then(Sha1Digest::new),
@@ -319,7 +323,8 @@ impl<R: Read> WarcReader<R> {
         }
     }
 
-    fn read_fields(&mut self, version: String, offset: u64) -> Result<WarcHeader> {
+    /// The header fields after the version line, and the bytes they took (blank line included).
+    fn read_fields(&mut self, version: String, offset: u64) -> Result<(WarcHeader, usize)> {
         let mut header = WarcHeader {
             version,
             fields: Vec::new(),
@@ -341,7 +346,7 @@ impl<R: Read> WarcReader<R> {
             let text = String::from_utf8_lossy(&line);
             let text = text.trim_end_matches(['\r', '\n']);
             if text.is_empty() {
-                return Ok(header);
+                return Ok((header, used));
             }
             if text.starts_with([' ', '\t']) {
                 match header.fields.last_mut() {
@@ -676,6 +681,54 @@ fn trunc(s: &str) -> String {
     s.chars().take(80).collect()
 }
 
+impl<R: Read + Seek> WarcReader<R> {
+    /// [`Record::skip`]: the current record's end from its zstd frame's headers, without
+    /// decoding the rest of it; `None` (and the stream as it was) where that does not apply.
+    fn skip_frame(&mut self) -> Result<Option<RecordEnd>> {
+        if self.compression != Compression::Zstd || self.opts.verify_digests || self.stash.is_some()
+        {
+            return Ok(None);
+        }
+        let (Some(cur), Stream::Zstd(c)) = (self.cur.as_ref(), &mut self.stream) else {
+            return Ok(None);
+        };
+        let Some(block) = cur.header.content_length() else {
+            return Ok(None);
+        };
+        // One record, closed by CRLF CRLF, is exactly this long; anything else (bare LFs, a
+        // frame holding more, a frame without a content size) is read as `finish` reads it.
+        let one_record = cur
+            .head_len
+            .checked_add(block)
+            .and_then(|n| n.checked_add(4));
+        let (offset, decoded_to) = (cur.offset, c.offset);
+        let io = |e| Error::io("seek", &self.path, e);
+        c.seek(io::SeekFrom::Start(offset)).map_err(io)?;
+        let frame = zstd_frame::frame_len(c, &self.path, offset)?;
+        if frame.content_size.is_none() || frame.content_size != one_record {
+            c.seek(io::SeekFrom::Start(decoded_to)).map_err(io)?;
+            return Ok(None);
+        }
+        // The stream stands at the frame's end: between members.
+        if let Stream::Zstd(c) = std::mem::replace(&mut self.stream, Stream::Gone) {
+            self.stream = Stream::Idle(c);
+        }
+        let Some(cur) = self.cur.take() else {
+            return Err(Error::corrupt(&self.path, offset, "record lost"));
+        };
+        let check = |name: &str| match cur.header.get(name) {
+            None => DigestCheck::Absent,
+            Some(_) => DigestCheck::Unchecked,
+        };
+        Ok(Some(RecordEnd {
+            offset,
+            length: frame.len,
+            block_digest: check("WARC-Block-Digest"),
+            payload_digest: check("WARC-Payload-Digest"),
+        }))
+    }
+}
+
 /// The record being read: its header, and its block through `Read`/`BufRead` (bounded by
 /// `Content-Length` and the reader's body cap).
 pub struct Record<'a, R> {
@@ -729,6 +782,23 @@ impl<R: Read> Record<'_, R> {
     /// file and its digest checks.
     pub fn finish(self) -> Result<RecordEnd> {
         self.rd.finish_current()
+    }
+}
+
+impl<R: Read + Seek> Record<'_, R> {
+    /// [`Record::finish`] without reading the rest of the record where its zstd frame's headers
+    /// say where it ends and that it holds this one record (its `Frame_Content_Size` is the
+    /// header's length, `Content-Length` and CRLF CRLF): the frame's blocks are walked by their
+    /// headers ([`zstd_frame::frame_len`]), not decoded, so neither the rest of the block nor
+    /// the trailer nor the frame's checksum is checked, and the digests are `Unchecked` (or
+    /// `Absent`). Anything else (gzip, plain, no content size, digests verified) is `finish`.
+    /// A truncated frame or a bad block header is still [`Error::Corrupt`].
+    pub fn skip(self) -> Result<RecordEnd> {
+        match self.rd.skip_frame() {
+            Ok(Some(end)) => Ok(end),
+            Ok(None) => self.rd.finish_current(),
+            Err(e) => Err(self.rd.fail(e)),
+        }
     }
 }
 
