@@ -27,12 +27,12 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use super::extract::{payload, Extractor};
-use super::stage::{reads_body, result_page, robots_sitemaps};
+use super::stage::{done_marker, output_dirs, reads_body, result_page, write_links};
 use crate::crawl::report::counter;
-use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage};
+use crate::crawl::{Config, CrawlDir, DoneMarker};
 use crate::error::Result;
 use crate::records::FetchResult;
-use crate::run::{KeepAll, KeepFirst, RunWriter, Schema, Sorter};
+use crate::run::{KeepFirst, RunWriter, Schema, Sorter};
 use crate::warc::http::{self, HttpHead};
 
 /// A response's HTTP head and its decoded payload (borrowed from the body when it has no
@@ -169,44 +169,15 @@ impl InlineParse {
         started: SystemTime,
     ) -> Result<Option<DoneMarker>> {
         let InlineParse { mut ex, out } = self;
-        let Some(Outputs {
-            mut links,
-            pages,
-            wet,
-        }) = out
-        else {
+        let Some(Outputs { links, pages, wet }) = out else {
             return Ok(None);
         };
-        let links_path = crawl.links(cycle, p);
-        let pages_path = crawl.pages(cycle, p);
-        for d in [
-            crawl.stage_dir(cycle, Stage::Parse),
-            links_path.parent().expect("has a parent").to_path_buf(),
-            pages_path.parent().expect("has a parent").to_path_buf(),
-        ] {
-            crate::storage::create_dir_all(&d)?;
-            crate::storage::remove_temps(&d)?;
-        }
-        let mut emit = |k: &[u8], v: &[u8]| links.push(k, v);
-        robots_sitemaps(crawl, cycle, p, &mut ex, &mut emit)?;
-        let mut w = RunWriter::create(&links_path, Schema::LINKS)?;
-        links.finish(&mut KeepAll, &mut w)?;
-        w.finish()?;
-        let mut w = RunWriter::create(&pages_path, Schema::PAGES)?;
+        output_dirs(crawl, cycle, p)?;
+        write_links(crawl, cycle, p, &mut ex, links)?;
+        let mut w = RunWriter::create(&crawl.pages(cycle, p), Schema::PAGES)?;
         pages.finish(&mut KeepFirst, &mut w)?;
         w.finish()?;
         ex.bump(counter::INLINE, 1);
-
-        let mut m = DoneMarker::new(Stage::Parse, cycle, p, started);
-        m.inputs.push(FileDigest::of_run(crawl, fetched)?);
-        m.outputs.push(FileDigest::of_run(crawl, &links_path)?);
-        m.outputs.push(FileDigest::of_run(crawl, &pages_path)?);
-        if let Some(w) = wet {
-            for f in w.finish()? {
-                m.outputs.push(FileDigest::of_file(crawl, &f)?);
-            }
-        }
-        m.counts = ex.into_counts();
-        Ok(Some(m))
+        done_marker(crawl, cycle, p, started, fetched, wet, ex).map(Some)
     }
 }

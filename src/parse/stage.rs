@@ -161,20 +161,11 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     let done_path = crawl.done_path(cycle, Stage::Parse, p);
     let started = SystemTime::now();
     let fetched_path = crawl.fetched(cycle, p);
-    let links_path = crawl.links(cycle, p);
-    let pages_path = crawl.pages(cycle, p);
+    output_dirs(crawl, cycle, p)?;
     let stage_dir = crawl.stage_dir(cycle, Stage::Parse);
-    for d in [
-        &stage_dir,
-        &links_path.parent().expect("has a parent").to_path_buf(),
-        &pages_path.parent().expect("has a parent").to_path_buf(),
-    ] {
-        crate::storage::create_dir_all(d)?;
-        crate::storage::remove_temps(d)?;
-    }
     let budget = usize::try_from(cfg.sort.memory_budget.0 / 2).unwrap_or(usize::MAX);
     let mut links = Sorter::new(Schema::LINKS, budget.max(1 << 20), &stage_dir)?;
-    let mut pages = RunWriter::create(&pages_path, Schema::PAGES)?;
+    let mut pages = RunWriter::create(&crawl.pages(cycle, p), Schema::PAGES)?;
     let mut ex = Extractor::new(cfg);
     // A record holds at most max_body of body plus the WARC and HTTP heads.
     let limit = cfg.fetch.max_body.0 + 2 * cfg.fetch.max_header_bytes.0 + (1 << 20);
@@ -223,23 +214,76 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
         pages.push(results.key(), &page.encode())?;
         ex.bump(counter::PAGES, 1);
     }
-    robots_sitemaps(crawl, cycle, p, &mut ex, &mut emit)?;
-    let mut w = RunWriter::create(&links_path, Schema::LINKS)?;
+    write_links(crawl, cycle, p, &mut ex, links)?;
+    pages.finish()?;
+    let m = done_marker(crawl, cycle, p, started, &fetched_path, wet, ex)?;
+    Ok(StageReport::ran(m.commit(&done_path, started)?))
+}
+
+/// Creates the directories the parse of partition `p` in `cycle` writes in (its stage's, the
+/// `links` and `pages` runs'), and removes what a killed attempt left in them.
+pub(super) fn output_dirs(crawl: &CrawlDir, cycle: u32, p: u32) -> Result<()> {
+    for d in [
+        crawl.stage_dir(cycle, Stage::Parse),
+        crawl
+            .links(cycle, p)
+            .parent()
+            .expect("has a parent")
+            .to_path_buf(),
+        crawl
+            .pages(cycle, p)
+            .parent()
+            .expect("has a parent")
+            .to_path_buf(),
+    ] {
+        crate::storage::create_dir_all(&d)?;
+        crate::storage::remove_temps(&d)?;
+    }
+    Ok(())
+}
+
+/// Adds the `Sitemap:` lines of the robots.txt files partition `p` fetched in `cycle` to
+/// `links`, and writes them as its `links` run.
+pub(super) fn write_links(
+    crawl: &CrawlDir,
+    cycle: u32,
+    p: u32,
+    ex: &mut Extractor,
+    mut links: Sorter,
+) -> Result<()> {
+    robots_sitemaps(crawl, cycle, p, ex, &mut |k, v| links.push(k, v))?;
+    let mut w = RunWriter::create(&crawl.links(cycle, p), Schema::LINKS)?;
     links.finish(&mut KeepAll, &mut w)?;
     w.finish()?;
-    pages.finish()?;
+    Ok(())
+}
 
+/// The parse stage's `.done` marker of partition `p` in `cycle`, begun at `started`, once its
+/// outputs are written (by `dragnet parse` from the WARC, or by the fetch's inline parse): the
+/// fetch results `fetched` in, the `links` and `pages` runs and the WET files of `wet` out, and
+/// the counts of `ex`.
+pub(super) fn done_marker(
+    crawl: &CrawlDir,
+    cycle: u32,
+    p: u32,
+    started: SystemTime,
+    fetched: &Path,
+    wet: Option<super::wet::Wet>,
+    ex: Extractor,
+) -> Result<DoneMarker> {
     let mut m = DoneMarker::new(Stage::Parse, cycle, p, started);
-    m.inputs.push(FileDigest::of_run(crawl, &fetched_path)?);
-    m.outputs.push(FileDigest::of_run(crawl, &links_path)?);
-    m.outputs.push(FileDigest::of_run(crawl, &pages_path)?);
+    m.inputs.push(FileDigest::of_run(crawl, fetched)?);
+    m.outputs
+        .push(FileDigest::of_run(crawl, &crawl.links(cycle, p))?);
+    m.outputs
+        .push(FileDigest::of_run(crawl, &crawl.pages(cycle, p))?);
     if let Some(w) = wet {
         for f in w.finish()? {
             m.outputs.push(FileDigest::of_file(crawl, &f)?);
         }
     }
     m.counts = ex.into_counts();
-    Ok(StageReport::ran(m.commit(&done_path, started)?))
+    Ok(m)
 }
 
 /// Writes the visible text of an HTML page `fr` (head `head`, decoded `body`) to `wet`.
