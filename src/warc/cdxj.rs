@@ -22,7 +22,8 @@
 //!
 //! - `dragnet index --warc FILES... [--out F]` indexes anyone's WARCs (`.warc`, `.warc.gz`,
 //!   `.warc.zst`). `tests/cdxj.rs` compares every field of every line with `cdxj-indexer`'s on
-//!   the test data's WARCs.
+//!   the test data's WARCs. Of a `.warc.zst` record only the head is inflated: the frame's end
+//!   comes from its block headers ([`super::reader::Record::skip`]).
 //! - In a crawl, the WARC writer of each fetch indexes its records as it writes them (it knows
 //!   their offsets, lengths and digests), and the executors merge the partitions' indexes per
 //!   cycle and for the whole crawl ([`crate::crawl::index`]), with `filename` the path under
