@@ -24,7 +24,7 @@ use encoding_rs::{Encoding, WINDOWS_1252};
 
 pub use entities::decode_entities;
 use entities::decode_refs;
-use tokenizer::{Foreign, Tokenizer, BREAKOUT};
+use tokenizer::{Foreign, TagToken, Tokenizer, BREAKOUT};
 use url::Url;
 
 /// One outlink found in a document.
@@ -432,39 +432,21 @@ fn scan_impl<'t>(
         // CDATA sections exist only in foreign content.
         tk.cdata = !foreign.is_empty();
         let Some(t) = tk.next_tag() else { break };
-        // The "adjusted current node" is foreign; start tags in an integration point are HTML.
-        let top = foreign.last();
+        let step = foreign_step(&foreign, &tk, &t);
         let is = |n: &str| t.name.eq_ignore_ascii_case(n);
-        let in_foreign = top.is_some_and(|f| {
-            let annotation = !f.svg && f.name.eq_ignore_ascii_case("annotation-xml");
-            !f.integration_point()
-                || (!t.end && !f.svg && !annotation && (is("mglyph") || is("malignmark")))
-                || (!t.end && annotation && is("svg"))
-        });
-        if anchors && (t.end || !in_foreign) && is("a") {
+        if anchors && (t.end || !step.in_foreign) && is("a") {
             // An end tag closes the anchor, and so does another `<a>` (the parser closes it).
             if let Some((i, from)) = open_a.take() {
                 page.anchors
                     .push((i, anchor_text(&tk.text_of(&text[from..tk.pos]))));
             }
         }
+        foreign.truncate(step.keep);
+        foreign.extend(step.push);
+        if !step.html {
+            continue;
+        }
         if t.end {
-            if in_foreign {
-                // The standard walks up the foreign elements to one of the same name and pops
-                // to it; reaching an HTML element instead, the end tag is processed as HTML and
-                // closes that element, with the SVG or MathML subtree inside it.
-                match foreign.iter().rposition(|f| tk.same_name(f.name, t.name)) {
-                    Some(k) => {
-                        foreign.truncate(k);
-                        continue;
-                    }
-                    None => foreign.clear(),
-                }
-            } else if top.is_some_and(|f| tk.same_name(f.name, t.name)) {
-                // Integration points are "special": HTML end tags inside one stop at it.
-                foreign.pop();
-                continue;
-            }
             if is("template") {
                 templates = templates.saturating_sub(1);
             } else if is("select") {
@@ -473,21 +455,6 @@ fn scan_impl<'t>(
                 framesets = framesets.saturating_sub(1);
             }
             continue;
-        }
-        if in_foreign {
-            if !breaks_out(&tk, t.name) {
-                if !t.self_closing {
-                    // Children take the parent's namespace (`<svg>` in `annotation-xml` is SVG).
-                    let svg = top.is_some_and(|f| {
-                        f.svg || (is("svg") && f.name.eq_ignore_ascii_case("annotation-xml"))
-                    });
-                    foreign.push(Foreign { name: t.name, svg });
-                }
-                continue;
-            }
-            while foreign.last().is_some_and(|f| !f.integration_point()) {
-                foreign.pop();
-            }
         }
         let name = if t.name.bytes().any(|c| c.is_ascii_uppercase()) {
             Cow::Owned(t.name.to_ascii_lowercase())
@@ -733,9 +700,82 @@ fn style_urls<'t>(style: Cow<'t, str>, raw: &mut Vec<RawLink<'t>>) {
     }
 }
 
+/// What a tag does to the open SVG and MathML elements ([`foreign_step`]), one rule for the
+/// link extractor and the text extractor.
+pub(crate) struct ForeignStep<'a> {
+    /// The tag is in foreign content: the "adjusted current node" is foreign and not an
+    /// integration point whose start tags are HTML.
+    pub(crate) in_foreign: bool,
+    /// How many of the open foreign elements stay open (the rest close first).
+    pub(crate) keep: usize,
+    /// The foreign element the tag opens, after those close.
+    pub(crate) push: Option<Foreign<'a>>,
+    /// The tag goes on to be processed as HTML.
+    pub(crate) html: bool,
+}
+
+/// What tag `t` (its attributes in `tk`) does to the open SVG and MathML elements `foreign`
+/// (innermost last), by the standard's rules for foreign content.
+pub(crate) fn foreign_step<'a>(
+    foreign: &[Foreign<'a>],
+    tk: &Tokenizer<'_>,
+    t: &TagToken<'a>,
+) -> ForeignStep<'a> {
+    // The "adjusted current node" is foreign; start tags in an integration point are HTML.
+    let top = foreign.last();
+    let is = |n: &str| t.name.eq_ignore_ascii_case(n);
+    let in_foreign = top.is_some_and(|f| {
+        let annotation = !f.svg && f.name.eq_ignore_ascii_case("annotation-xml");
+        !f.integration_point()
+            || (!t.end && !f.svg && !annotation && (is("mglyph") || is("malignmark")))
+            || (!t.end && annotation && is("svg"))
+    });
+    let step = |keep: usize, push: Option<Foreign<'a>>, html: bool| ForeignStep {
+        in_foreign,
+        keep,
+        push,
+        html,
+    };
+    let open = foreign.len();
+    if t.end {
+        if in_foreign {
+            // The standard walks up the foreign elements to one of the same name and pops to
+            // it; reaching an HTML element instead, the end tag is processed as HTML and closes
+            // that element, with the SVG or MathML subtree inside it.
+            return match foreign.iter().rposition(|f| tk.same_name(f.name, t.name)) {
+                Some(k) => step(k, None, false),
+                None => step(0, None, true),
+            };
+        }
+        if top.is_some_and(|f| tk.same_name(f.name, t.name)) {
+            // Integration points are "special": HTML end tags inside one stop at it.
+            return step(open - 1, None, false);
+        }
+        return step(open, None, true);
+    }
+    if !in_foreign {
+        return step(open, None, true);
+    }
+    if !breaks_out(tk, t.name) {
+        // Children take the parent's namespace (`<svg>` in `annotation-xml` is SVG).
+        let push = (!t.self_closing).then(|| Foreign {
+            name: t.name,
+            svg: top.is_some_and(|f| {
+                f.svg || (is("svg") && f.name.eq_ignore_ascii_case("annotation-xml"))
+            }),
+        });
+        return step(open, push, false);
+    }
+    let keep = foreign
+        .iter()
+        .rposition(Foreign::integration_point)
+        .map_or(0, |k| k + 1);
+    step(keep, None, true)
+}
+
 /// Whether the start tag `name` (its attributes in `tk`) breaks out of SVG or MathML content
 /// back into HTML, as the standard lists them (and `<font>` with `color`, `face` or `size`).
-pub(crate) fn breaks_out(tk: &Tokenizer<'_>, name: &str) -> bool {
+fn breaks_out(tk: &Tokenizer<'_>, name: &str) -> bool {
     let is = |n: &str| name.eq_ignore_ascii_case(n);
     BREAKOUT.iter().any(|n| is(n))
         || (is("font")

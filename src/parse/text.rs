@@ -783,47 +783,17 @@ impl<'a> Walker<'a> {
     /// A tag; `false` ends the document (`<plaintext>`).
     fn tag(&mut self, t: TagToken<'a>) -> bool {
         // SVG and MathML, as in the link extractor (`html::scan_into`).
-        let top = self.foreign.last();
-        let is = |n: &str| t.name.eq_ignore_ascii_case(n);
-        let in_foreign = top.is_some_and(|f| {
-            let annotation = !f.svg && f.name.eq_ignore_ascii_case("annotation-xml");
-            !f.integration_point()
-                || (!t.end && !f.svg && !annotation && (is("mglyph") || is("malignmark")))
-                || (!t.end && annotation && is("svg"))
-        });
-        if t.end {
-            if in_foreign {
-                match self
-                    .foreign
-                    .iter()
-                    .rposition(|f| self.tk.same_name(f.name, t.name))
-                {
-                    Some(k) => {
-                        self.foreign_truncate(k);
-                        return true;
-                    }
-                    None => self.foreign_truncate(0),
-                }
-            } else if top.is_some_and(|f| self.tk.same_name(f.name, t.name)) {
-                self.foreign_truncate(self.foreign.len() - 1);
-                return true;
-            }
-            self.end_tag(t);
+        let step = super::html::foreign_step(&self.foreign, &self.tk, &t);
+        self.foreign_truncate(step.keep);
+        if let Some(f) = step.push {
+            self.foreign_push(f);
+        }
+        if !step.html {
             return true;
         }
-        if in_foreign {
-            if !super::html::breaks_out(&self.tk, t.name) {
-                if !t.self_closing {
-                    let svg = top.is_some_and(|f| {
-                        f.svg || (is("svg") && f.name.eq_ignore_ascii_case("annotation-xml"))
-                    });
-                    self.foreign_push(Foreign { name: t.name, svg });
-                }
-                return true;
-            }
-            while self.foreign.last().is_some_and(|f| !f.integration_point()) {
-                self.foreign_truncate(self.foreign.len() - 1);
-            }
+        if t.end {
+            self.end_tag(t);
+            return true;
         }
         self.start_tag(t)
     }
