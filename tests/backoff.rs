@@ -86,11 +86,10 @@ fn slow_down_answers_slow_the_host_down_and_the_urls_come_back() {
     cfg.fetch.backoff_max_secs = 2.0;
     cfg.fetch.max_retry_after_secs = 600.0;
     let c = common::websim_crawl_with_hosts(&seeds, cfg);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
-        .args(["cycle", "--until-empty", "--progress", "log", "--json"])
-        .arg(c.dir.root())
-        .output()
-        .unwrap();
+    let out = common::dragnet_on(
+        &["cycle", "--until-empty", "--progress", "log", "--json"],
+        c.dir.root(),
+    );
     server.stop();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");

@@ -3,14 +3,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::common;
-
-fn dragnet(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dragnet"))
-        .args(args)
-        .output()
-        .expect("run dragnet")
-}
+use crate::common::{self, dragnet};
 
 fn dragnet_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
     use std::io::Write;

@@ -64,11 +64,10 @@ fn a_crawl_that_fills_the_disk_stops_cleanly_and_finishes_once_space_is_freed() 
     let scratch = tempfile::tempdir().unwrap();
     let reference = scratch.path().join("reference");
     common::copy_dir(root, &reference);
-    let out = Command::new(env!("CARGO_BIN_EXE_dragnet"))
-        .args(["cycle", "--until-empty", "--progress", "quiet"])
-        .arg(&reference)
-        .output()
-        .unwrap();
+    let out = common::dragnet_on(
+        &["cycle", "--until-empty", "--progress", "quiet"],
+        &reference,
+    );
     assert!(
         out.status.success(),
         "{}",

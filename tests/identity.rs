@@ -59,11 +59,7 @@ fn the_from_header_and_the_robots_token_are_the_configured_ones() {
     cfg.fetch.robots_token = "specialbot".into();
     cfg.fetch.from = "ops@example.org".into();
     let c = common::websim_crawl_with_hosts(&seeds, cfg);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
-        .args(["cycle", "--progress", "quiet"])
-        .arg(c.dir.root())
-        .output()
-        .unwrap();
+    let out = common::dragnet_on(&["cycle", "--progress", "quiet"], c.dir.root());
     server.stop();
     assert!(
         out.status.success(),
@@ -184,10 +180,7 @@ fn credentials_in_urls_are_stripped_everywhere() {
     cfg.fetch.follow_per_host = 0;
     let c = common::websim_crawl_with_hosts(&seeds, cfg);
     let dragnet = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
-            .args(args)
-            .output()
-            .unwrap();
+        let out = common::dragnet(args);
         assert!(out.status.success(), "{}", common::out_text(&out));
     };
     let root = c.dir.root().to_str().unwrap().to_owned();
@@ -299,12 +292,7 @@ fn control_characters_in_header_values_are_a_configuration_error() {
     let scratch = tempfile::tempdir().unwrap();
     let seeds = scratch.path().join("seeds.txt");
     std::fs::write(&seeds, "http://a.example/\n").unwrap();
-    let dragnet = |args: &[&std::ffi::OsStr]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let dragnet = |args: &[&std::ffi::OsStr]| common::dragnet(args);
     for (key, value) in [
         ("user_agent", r#""dragnet/0.1\r\nX-Evil: 1""#),
         ("user_agent", r#""dragnet/0.1\n""#),

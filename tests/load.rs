@@ -8,50 +8,14 @@ use crate::common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use websim::site::{Body, Request, Response, Site};
-
 const HOSTS: u32 = 1000;
-
-/// Every host: robots.txt allows all; `/` and `/p/N` start a 100 KB page and send one byte a
-/// second.
-struct Stalling;
-
-impl Site for Stalling {
-    fn respond(&self, req: &Request) -> Response {
-        if req.target == "/robots.txt" {
-            return Response::new(200, "text/plain", b"User-agent: *\nAllow: /\n".to_vec());
-        }
-        let mut r = Response::new(200, "text/html", Vec::new());
-        r.body = Body::Drip {
-            bytes: vec![b'x'; 100_000],
-            interval: Duration::from_secs(1),
-        };
-        r
-    }
-
-    fn min_delay(&self, _host: &str) -> Duration {
-        Duration::ZERO
-    }
-
-    fn disallowed(&self, _host: &str, _agent: &str, _target: &str) -> bool {
-        false
-    }
-}
 
 #[test]
 fn a_thousand_stalling_hosts_do_not_hold_the_cycle_past_its_deadline() {
-    let (server, port) = common::serve_site(Arc::new(Stalling));
+    let (server, port) = common::serve_site(Arc::new(common::Stalling));
     let scratch = tempfile::tempdir().unwrap();
-    let hosts = scratch.path().join("hosts");
     let names: Vec<String> = (0..HOSTS).map(|i| format!("h{i:04}.stall.test")).collect();
-    std::fs::write(
-        &hosts,
-        names
-            .iter()
-            .map(|n| format!("127.0.0.1 {n}\n"))
-            .collect::<String>(),
-    )
-    .unwrap();
+    let hosts = common::loopback_hosts(scratch.path(), &names);
     let seeds = scratch.path().join("seeds.txt");
     std::fs::write(
         &seeds,
@@ -82,8 +46,7 @@ fn a_thousand_stalling_hosts_do_not_hold_the_cycle_past_its_deadline() {
     let config = scratch.path().join("crawl.toml");
     std::fs::write(&config, cfg.to_toml()).unwrap();
     let root = scratch.path().join("crawl");
-    let bin = env!("CARGO_BIN_EXE_dragnet");
-    let out = std::process::Command::new(bin)
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
         .args(["init", "--config"])
         .arg(&config)
         .arg("--seeds")
@@ -98,11 +61,10 @@ fn a_thousand_stalling_hosts_do_not_hold_the_cycle_past_its_deadline() {
     );
 
     let t = Instant::now();
-    let out = std::process::Command::new(bin)
-        .args(["cycle", "--max-cycles", "1", "--progress", "log", "--json"])
-        .arg(&root)
-        .output()
-        .unwrap();
+    let out = common::dragnet_on(
+        &["cycle", "--max-cycles", "1", "--progress", "log", "--json"],
+        &root,
+    );
     let took = t.elapsed();
     server.stop();
     let err = String::from_utf8_lossy(&out.stderr);

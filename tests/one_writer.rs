@@ -4,7 +4,7 @@
 //! process holds the lock or the crawl's Slurm jobs are queued; a cycle with a failed partition
 //! exits 4, never 0, and a stage whose `.done` exists never gets a `.failed` beside it.
 
-use crate::common;
+use crate::common::{self, dragnet_on as dragnet};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,10 +14,6 @@ use std::time::{Duration, Instant};
 use dragnet::crawl::{CrawlDir, CrawlLock, Stage};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dragnet");
-
-fn dragnet(args: &[&str], dir: &Path) -> Output {
-    Command::new(BIN).args(args).arg(dir).output().unwrap()
-}
 
 fn text(o: &Output) -> String {
     common::out_text(o)

@@ -4,17 +4,9 @@
 //! `--out` paths of export, index and reparse are in `tests/out_paths.rs`, the lock in
 //! `tests/one_writer.rs`, signals in `tests/signals.rs`, damaged files in `tests/repair.rs`.
 
-use crate::common;
+use crate::common::{self, dragnet};
 
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn dragnet(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dragnet"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 #[test]
 fn commands_that_make_a_crawl_refuse_a_place_inside_or_over_one() {

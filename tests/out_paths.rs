@@ -6,12 +6,12 @@
 //! refusal leaves the target as it was (bytes, FIFO, link), no temporary next to it, and the
 //! crawl byte for byte as it was.
 
-use crate::common;
+use crate::common::{self, dragnet};
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 /// A crawl of a small web, one cycle: WARC files, state runs, the manifest and the CDXJ index.
 fn crawled() -> common::Crawl {
@@ -22,13 +22,6 @@ fn crawled() -> common::Crawl {
     dragnet::exec::run_cycles(&c.dir, &c.cfg, &common::until_empty(1)).unwrap();
     server.stop();
     c
-}
-
-fn dragnet(args: &[&Path]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dragnet"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 /// Every file under `dir`: relative path -> what it is (bytes, link target, or kind).

@@ -6,20 +6,12 @@
 //! captures included, never deleting them. What it cannot make again (a WARC file of a complete
 //! cycle) is reported with exit 3 and left alone; `--dry-run` changes nothing.
 
-use crate::common;
+use crate::common::{self, dragnet_on as dragnet};
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const M: u32 = 3;
-
-fn dragnet(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dragnet"))
-        .args(args)
-        .arg(dir)
-        .output()
-        .unwrap()
-}
 
 fn text(o: &Output) -> String {
     common::out_text(o)

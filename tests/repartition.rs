@@ -174,11 +174,7 @@ fn a_repartitioned_crawl_fetches_what_the_crawl_would_have() {
         assert!(check.ok(), "m2 = {m2} at the end: {:?}", check.damaged);
         if m2 == 5 {
             // The command line says the same.
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
-                .args(["check", "crawl"])
-                .arg(&new_root)
-                .output()
-                .unwrap();
+            let out = common::dragnet_on(&["check", "crawl"], &new_root);
             assert!(out.status.success(), "{}", common::out_text(&out));
             let out = std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
                 .arg("status")

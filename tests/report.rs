@@ -2,19 +2,11 @@
 //! their numbers against the fetch markers, a damaged marker named and skipped, and the report
 //! a `dragnet cycle` refreshes.
 
-use crate::common;
+use crate::common::{self, dragnet};
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use dragnet::crawl::{CrawlDir, DoneMarker, Stage};
-
-fn dragnet(args: &[&std::ffi::OsStr]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dragnet"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 /// The header and rows of a CSV file the report wrote (websim's names hold no comma).
 fn csv(path: &Path) -> (String, Vec<Vec<String>>) {

@@ -6,7 +6,7 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dragnet");
@@ -32,6 +32,58 @@ fn debris(dir: &Path) -> (Vec<String>, Vec<String>) {
         }
     }
     (temps, failed)
+}
+
+/// Starts `dragnet ARGS --progress log DIR`, its stderr to `log`.
+fn spawn_logged<S: AsRef<std::ffi::OsStr>>(args: &[S], dir: &Path, log: &Path) -> Child {
+    Command::new(BIN)
+        .args(args)
+        .args(["--progress", "log"])
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `child` is mid-fetch: a WARC file is being written in `warc` (its temporary
+/// exists). Fails with `ended()` if the run ends first, and after 120 s.
+fn wait_mid_fetch(child: &mut Child, warc: &Path, ended: &dyn Fn() -> String) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !std::fs::read_dir(warc).is_ok_and(|rd| {
+        rd.flatten()
+            .any(|e| dragnet::storage::is_temp_name(&e.file_name().to_string_lossy()))
+    }) {
+        assert!(child.try_wait().unwrap().is_none(), "{}", ended());
+        assert!(Instant::now() < deadline, "no fetch started within 120 s");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Sends `signal` to `child` and waits for it to end: its exit status and how long it took
+/// after the signal. Bounded: a run still going 30 s later is killed and the test fails with
+/// `stuck()`, so it never hangs.
+fn signal_and_wait(
+    child: &mut Child,
+    signal: i32,
+    stuck: &dyn Fn() -> String,
+) -> (ExitStatus, Duration) {
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    let sent = Instant::now();
+    // SAFETY: kill(2) on our own child, not yet reaped.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if sent.elapsed() > Duration::from_secs(30) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{}", stuck());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    (status, sent.elapsed())
 }
 
 /// Starts `dragnet cycle` (or with `by_hand`, `dragnet fetch` of the partition with the most
@@ -62,33 +114,14 @@ fn stop_mid_fetch(seed: u64, by_hand: bool, signal: i32, code: i32) {
     } else {
         ["cycle", "--until-empty"].map(str::to_owned).to_vec()
     };
-    let mut child = Command::new(BIN)
-        .args(&args)
-        .args(["--progress", "log"])
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_logged(&args, &dir, &log);
     // Mid-fetch: a WARC file is being written (its temporary exists), a moment after.
-    let warc = c.dir.warc_dir(0);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let writing = std::fs::read_dir(&warc).is_ok_and(|rd| {
-            rd.flatten()
-                .any(|e| dragnet::storage::is_temp_name(&e.file_name().to_string_lossy()))
-        });
-        if writing {
-            break;
-        }
-        assert!(
-            child.try_wait().unwrap().is_none(),
+    wait_mid_fetch(&mut child, &c.dir.warc_dir(0), &|| {
+        format!(
             "the run ended before fetching: {}",
             std::fs::read_to_string(&log).unwrap_or_default()
-        );
-        assert!(Instant::now() < deadline, "no fetch started within 120 s");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+        )
+    });
     std::thread::sleep(Duration::from_millis(300));
     assert!(
         child.try_wait().unwrap().is_none(),
@@ -96,26 +129,12 @@ fn stop_mid_fetch(seed: u64, by_hand: bool, signal: i32, code: i32) {
     );
     assert!(dir.join("lock").exists(), "the run holds the lock");
 
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    let sent = Instant::now();
-    // SAFETY: kill(2) on our own child, not yet reaped.
-    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
-    // Bounded: a run that does not stop is killed, so the test never hangs.
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if sent.elapsed() > Duration::from_secs(30) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!(
-                "still running 30 s after the signal: {}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    let took = sent.elapsed();
+    let (status, took) = signal_and_wait(&mut child, signal, &|| {
+        format!(
+            "still running 30 s after the signal: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        )
+    });
     let text = std::fs::read_to_string(&log).unwrap();
     eprintln!("stopped in {took:?}:\n{text}");
     assert!(
@@ -179,49 +198,14 @@ fn sigterm_stops_a_fetch_run_by_hand_the_same_way() {
     stop_mid_fetch(73, true, libc::SIGTERM, 143);
 }
 
-/// Every host: robots.txt allows all; every page starts a 100 KB body and sends one byte a
-/// second: a request that will not end for a long time.
-struct Stalling;
-
-impl websim::site::Site for Stalling {
-    fn respond(&self, req: &websim::site::Request) -> websim::site::Response {
-        use websim::site::{Body, Response};
-        if req.target == "/robots.txt" {
-            return Response::new(200, "text/plain", b"User-agent: *\nAllow: /\n".to_vec());
-        }
-        let mut r = Response::new(200, "text/html", Vec::new());
-        r.body = Body::Drip {
-            bytes: vec![b'x'; 100_000],
-            interval: Duration::from_secs(1),
-        };
-        r
-    }
-
-    fn min_delay(&self, _host: &str) -> Duration {
-        Duration::ZERO
-    }
-
-    fn disallowed(&self, _host: &str, _agent: &str, _target: &str) -> bool {
-        false
-    }
-}
-
 /// A stop that cannot end by itself (every worker waits on a server that drips a byte a
 /// second): cut short by the watchdog, still within 2 s, still without temporaries or lock.
 #[test]
 fn a_stop_stuck_in_requests_is_cut_short_within_2_s_without_debris() {
-    let (server, port) = common::serve_site(std::sync::Arc::new(Stalling));
+    let (server, port) = common::serve_site(std::sync::Arc::new(common::Stalling));
     let scratch = tempfile::tempdir().unwrap();
-    let hosts = scratch.path().join("hosts");
     let names: Vec<String> = (0..4).map(|i| format!("h{i}.stall.test")).collect();
-    std::fs::write(
-        &hosts,
-        names
-            .iter()
-            .map(|n| format!("127.0.0.1 {n}\n"))
-            .collect::<String>(),
-    )
-    .unwrap();
+    let hosts = common::loopback_hosts(scratch.path(), &names);
     let seeds: Vec<String> = names
         .iter()
         .map(|n| format!("http://{n}:{port}/"))
@@ -237,41 +221,15 @@ fn a_stop_stuck_in_requests_is_cut_short_within_2_s_without_debris() {
     let c = common::websim_crawl_with_hosts(&seeds, cfg);
     let dir = c.dir.root().to_path_buf();
     let log = c.tmp.path().join("dragnet.log");
-    let mut child = Command::new(BIN)
-        .args(["cycle", "--progress", "log"])
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_logged(&["cycle"], &dir, &log);
     // The robots.txt exchanges are in the WARC file being written; the pages are dripping.
-    let warc = c.dir.warc_dir(0);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !std::fs::read_dir(&warc).is_ok_and(|rd| {
-        rd.flatten()
-            .any(|e| dragnet::storage::is_temp_name(&e.file_name().to_string_lossy()))
-    }) {
-        assert!(child.try_wait().unwrap().is_none(), "the run ended");
-        assert!(Instant::now() < deadline, "no fetch started within 120 s");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_mid_fetch(&mut child, &c.dir.warc_dir(0), &|| {
+        "the run ended".to_string()
+    });
     std::thread::sleep(Duration::from_millis(500));
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    let sent = Instant::now();
-    // SAFETY: kill(2) on our own child, not yet reaped.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if sent.elapsed() > Duration::from_secs(30) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("still running 30 s after SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    let took = sent.elapsed();
+    let (status, took) = signal_and_wait(&mut child, libc::SIGTERM, &|| {
+        "still running 30 s after SIGTERM".to_string()
+    });
     let text = std::fs::read_to_string(&log).unwrap();
     eprintln!("stopped in {took:?}:\n{text}");
     assert!(

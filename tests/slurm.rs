@@ -553,11 +553,10 @@ fn real_web(
 /// none of its jobs is queued; `meanwhile` is called every 50 ms while jobs are.
 fn crawl_through_slurm(c: &common::Crawl, mut meanwhile: impl FnMut()) -> String {
     let name = c.cfg.crawl.name.clone();
-    let submitted = ok(Command::new(env!("CARGO_BIN_EXE_dragnet"))
-        .args(["slurm", "submit", "--until-empty", "--max-cycles", "20"])
-        .arg(c.dir.root())
-        .output()
-        .unwrap());
+    let submitted = ok(common::dragnet_on(
+        &["slurm", "submit", "--until-empty", "--max-cycles", "20"],
+        c.dir.root(),
+    ));
     // The chain ends by itself: poll until none of its jobs is queued (bounded).
     let deadline = Instant::now() + Duration::from_secs(480);
     let mut idle = 0;

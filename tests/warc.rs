@@ -795,10 +795,7 @@ fn check_warc_cli_lists_records_and_exits_3_on_damage() {
     let dir = tempfile::tempdir().unwrap();
     let w = write_sample(dir.path(), Compression::Zstd, u64::MAX, 4);
     let f = w.files[0].to_str().unwrap().to_owned();
-    let out = Command::new(env!("CARGO_BIN_EXE_dragnet"))
-        .args(["check", "warc", &f])
-        .output()
-        .unwrap();
+    let out = common::dragnet(&["check", "warc", &f]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),
@@ -811,10 +808,7 @@ fn check_warc_cli_lists_records_and_exits_3_on_damage() {
     assert!(stdout.contains("(truncated: length)"), "{stdout}");
     assert!(stdout.contains("ok (zstd)"), "{stdout}");
 
-    let json = Command::new(env!("CARGO_BIN_EXE_dragnet"))
-        .args(["check", "warc", "--json", &f])
-        .output()
-        .unwrap();
+    let json = common::dragnet(&["check", "warc", "--json", &f]);
     let lines: Vec<Value> = String::from_utf8_lossy(&json.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

@@ -338,6 +338,25 @@ pub fn until_empty(max_cycles: u32) -> dragnet::exec::CycleOptions {
     }
 }
 
+/// Runs the `dragnet` binary with `args` to its end: its exit status, stdout and stderr.
+#[allow(dead_code)]
+pub fn dragnet<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
+        .args(args)
+        .output()
+        .expect("run dragnet")
+}
+
+/// [`dragnet`] with `args`, then the crawl directory `dir`.
+#[allow(dead_code)]
+pub fn dragnet_on(args: &[&str], dir: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
+        .args(args)
+        .arg(dir)
+        .output()
+        .expect("run dragnet")
+}
+
 /// What a finished `dragnet` run said: its exit status, stdout and stderr, for assertion messages.
 #[allow(dead_code)]
 pub fn out_text(o: &std::process::Output) -> String {
@@ -382,4 +401,48 @@ pub fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     }
     out.sort();
     out
+}
+
+/// Writes `dir/hosts`, a hosts file that resolves every name of `names` to 127.0.0.1, and
+/// returns its path.
+#[allow(dead_code)]
+pub fn loopback_hosts(dir: &std::path::Path, names: &[String]) -> PathBuf {
+    let hosts = dir.join("hosts");
+    std::fs::write(
+        &hosts,
+        names
+            .iter()
+            .map(|n| format!("127.0.0.1 {n}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    hosts
+}
+
+/// A websim site where every host's robots.txt allows all and every page starts a 100 KB body
+/// and sends one byte a second: a request that will not end for a long time.
+#[allow(dead_code)]
+pub struct Stalling;
+
+impl websim::site::Site for Stalling {
+    fn respond(&self, req: &websim::site::Request) -> websim::site::Response {
+        use websim::site::{Body, Response};
+        if req.target == "/robots.txt" {
+            return Response::new(200, "text/plain", b"User-agent: *\nAllow: /\n".to_vec());
+        }
+        let mut r = Response::new(200, "text/html", Vec::new());
+        r.body = Body::Drip {
+            bytes: vec![b'x'; 100_000],
+            interval: std::time::Duration::from_secs(1),
+        };
+        r
+    }
+
+    fn min_delay(&self, _host: &str) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+
+    fn disallowed(&self, _host: &str, _agent: &str, _target: &str) -> bool {
+        false
+    }
 }
