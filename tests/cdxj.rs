@@ -216,8 +216,13 @@ fn a_crawl_keeps_a_pywb_collection_the_cycles_index_merged_into_the_crawls() {
             b.splice(at..at, b"not a line of cdxj\n".iter().copied());
         },
         |b| {
-            let i = b.len() / 3;
-            b.swap(i, i + 150)
+            // The first and last lines swapped: out of order (a byte swap could land inside one
+            // JSON value and go unseen).
+            let text = String::from_utf8(b.clone()).unwrap();
+            let mut lines: Vec<&str> = text.lines().collect();
+            let last = lines.len() - 1;
+            lines.swap(0, last);
+            *b = (lines.join("\n") + "\n").into_bytes();
         },
         |b| b.truncate(b.len() - 5),
     ];
