@@ -53,5 +53,6 @@ mod structure;
 mod tls;
 mod url_conformance;
 mod warc;
+mod warc_zstd;
 mod websim_resolve;
 mod wet;

@@ -24,7 +24,8 @@ use encoding_rs::{Encoding, WINDOWS_1252};
 
 pub use entities::decode_entities;
 use entities::decode_refs;
-use tokenizer::{Foreign, TagToken, Tokenizer, BREAKOUT};
+pub(crate) use foreign::foreign_step;
+use tokenizer::{Foreign, Tokenizer};
 use url::Url;
 
 /// One outlink found in a document.
@@ -700,92 +701,6 @@ fn style_urls<'t>(style: Cow<'t, str>, raw: &mut Vec<RawLink<'t>>) {
     }
 }
 
-/// What a tag does to the open SVG and MathML elements ([`foreign_step`]), one rule for the
-/// link extractor and the text extractor.
-pub(crate) struct ForeignStep<'a> {
-    /// The tag is in foreign content: the "adjusted current node" is foreign and not an
-    /// integration point whose start tags are HTML.
-    pub(crate) in_foreign: bool,
-    /// How many of the open foreign elements stay open (the rest close first).
-    pub(crate) keep: usize,
-    /// The foreign element the tag opens, after those close.
-    pub(crate) push: Option<Foreign<'a>>,
-    /// The tag goes on to be processed as HTML.
-    pub(crate) html: bool,
-}
-
-/// What tag `t` (its attributes in `tk`) does to the open SVG and MathML elements `foreign`
-/// (innermost last), by the standard's rules for foreign content.
-pub(crate) fn foreign_step<'a>(
-    foreign: &[Foreign<'a>],
-    tk: &Tokenizer<'_>,
-    t: &TagToken<'a>,
-) -> ForeignStep<'a> {
-    // The "adjusted current node" is foreign; start tags in an integration point are HTML.
-    let top = foreign.last();
-    let is = |n: &str| t.name.eq_ignore_ascii_case(n);
-    let in_foreign = top.is_some_and(|f| {
-        let annotation = !f.svg && f.name.eq_ignore_ascii_case("annotation-xml");
-        !f.integration_point()
-            || (!t.end && !f.svg && !annotation && (is("mglyph") || is("malignmark")))
-            || (!t.end && annotation && is("svg"))
-    });
-    let step = |keep: usize, push: Option<Foreign<'a>>, html: bool| ForeignStep {
-        in_foreign,
-        keep,
-        push,
-        html,
-    };
-    let open = foreign.len();
-    if t.end {
-        if in_foreign {
-            // The standard walks up the foreign elements to one of the same name and pops to
-            // it; reaching an HTML element instead, the end tag is processed as HTML and closes
-            // that element, with the SVG or MathML subtree inside it.
-            return match foreign.iter().rposition(|f| tk.same_name(f.name, t.name)) {
-                Some(k) => step(k, None, false),
-                None => step(0, None, true),
-            };
-        }
-        if top.is_some_and(|f| tk.same_name(f.name, t.name)) {
-            // Integration points are "special": HTML end tags inside one stop at it.
-            return step(open - 1, None, false);
-        }
-        return step(open, None, true);
-    }
-    if !in_foreign {
-        return step(open, None, true);
-    }
-    if !breaks_out(tk, t.name) {
-        // Children take the parent's namespace (`<svg>` in `annotation-xml` is SVG).
-        let push = (!t.self_closing).then(|| Foreign {
-            name: t.name,
-            svg: top.is_some_and(|f| {
-                f.svg || (is("svg") && f.name.eq_ignore_ascii_case("annotation-xml"))
-            }),
-        });
-        return step(open, push, false);
-    }
-    let keep = foreign
-        .iter()
-        .rposition(Foreign::integration_point)
-        .map_or(0, |k| k + 1);
-    step(keep, None, true)
-}
-
-/// Whether the start tag `name` (its attributes in `tk`) breaks out of SVG or MathML content
-/// back into HTML, as the standard lists them (and `<font>` with `color`, `face` or `size`).
-fn breaks_out(tk: &Tokenizer<'_>, name: &str) -> bool {
-    let is = |n: &str| name.eq_ignore_ascii_case(n);
-    BREAKOUT.iter().any(|n| is(n))
-        || (is("font")
-            && tk.attrs.iter().any(|(n, _)| {
-                ["color", "face", "size"]
-                    .iter()
-                    .any(|x| n.eq_ignore_ascii_case(x))
-            }))
-}
-
 /// `raw`, emptied, as a buffer for links of another lifetime: the allocation is kept (the
 /// standard library collects in place when the item types have the same layout), so a parse
 /// does not grow a new list of links for every page.
@@ -827,6 +742,7 @@ fn refresh_target(content: &str) -> Option<String> {
 }
 
 pub(crate) mod entities;
+mod foreign;
 #[cfg(test)]
 mod tests;
 pub(crate) mod tokenizer;
