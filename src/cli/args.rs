@@ -304,6 +304,9 @@ pub(crate) enum Command {
         /// The crawl directory.
         dir: PathBuf,
     },
+    /// Work on WARC files: convert them between .warc.gz and .warc.zst
+    #[command(subcommand)]
+    Warc(WarcCmd),
     /// Inspect URLs, run files, WARC files, robots.txt verdicts and links
     #[command(subcommand)]
     Check(Check),
@@ -374,6 +377,9 @@ pub(crate) enum WhatArg {
     Urls,
     /// The visible text of every HTML page.
     Text,
+    /// A WACZ 1.1.1 package of the crawl's WARC files, CDXJ index and pages (--format is
+    /// ignored).
+    Wacz,
 }
 
 impl From<WhatArg> for dragnet::export::What {
@@ -383,6 +389,7 @@ impl From<WhatArg> for dragnet::export::What {
             WhatArg::Links => Self::Links,
             WhatArg::Urls => Self::Urls,
             WhatArg::Text => Self::Text,
+            WhatArg::Wacz => Self::Wacz,
         }
     }
 }
@@ -498,6 +505,58 @@ pub(crate) enum Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum WarcCmd {
+    /// Convert WARC files to .warc.gz or .warc.zst, record by record
+    ///
+    /// Streams each file (bounded memory, any record size), verifies every record's block and
+    /// payload digests on the way, and writes each record as its own gzip member or zstd frame:
+    /// every record is byte for byte the same once decompressed. FILES... --out DIR writes
+    /// anyone's files into DIR (the inputs are only read); --crawl DIR converts a crawl's own
+    /// files in place, under its lock, rewriting its fetch results, CDXJ indexes and markers
+    /// (resumable after a kill: run it again). A file that is not a WARC, a truncated member,
+    /// a bad digest or a dictionary that does not match stop it with an error naming the file
+    /// and offset; nothing is changed then.
+    Convert {
+        /// The compression to convert to.
+        #[arg(long, value_enum)]
+        to: ToArg,
+        /// With --to zst: a zstd dictionary (`zstd --train`), written as the warc-zstd
+        /// dictionary frame at the start of each file and used for every record.
+        #[arg(long)]
+        dictionary: Option<PathBuf>,
+        /// Compression level [default: gzip 6, zstd 3].
+        #[arg(long)]
+        level: Option<i32>,
+        /// Convert this crawl's own WARC files in place (no FILES, no --out).
+        #[arg(long, conflicts_with_all = ["files", "out"])]
+        crawl: Option<PathBuf>,
+        /// The directory to write into: new (made) or empty; with --force, one holding only WARC
+        /// files (an earlier conversion's), which are replaced. Refused (exit 2, nothing
+        /// written): a path inside a crawl directory, a directory holding an input, a symlink,
+        /// a file, a device or FIFO.
+        #[arg(long, required_unless_present = "crawl")]
+        out: Option<OutPath>,
+        /// Replace an earlier conversion's files in --out.
+        #[arg(long)]
+        force: bool,
+        /// Print the report as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// WARC files to convert (.warc, .warc.gz, .warc.zst).
+        #[arg(required_unless_present = "crawl")]
+        files: Vec<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum ToArg {
+    /// `.warc.gz`: one gzip member per record.
+    Gz,
+    /// `.warc.zst`: one zstd frame per record (IIPC warc-zstd).
+    Zst,
 }
 
 /// What every stage command takes: which (cycle, partition) of which crawl.

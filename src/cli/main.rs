@@ -28,6 +28,7 @@ mod demo;
 mod report;
 mod slurm;
 mod stage;
+mod warc;
 
 use std::process::ExitCode;
 
@@ -35,7 +36,7 @@ use clap::Parser;
 use dragnet::crawl::Stage;
 use dragnet::Error;
 
-use args::{Check, Cli, Command};
+use args::{Check, Cli, Command, WarcCmd};
 
 fn main() -> ExitCode {
     dragnet::util::tune_allocator();
@@ -147,6 +148,25 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             dir,
         } => crawl::export(what.into(), format.into(), &out, force, cycle, json, &dir),
         Command::Report { out, dir } => report::run(&dir, out.as_deref()),
+        Command::Warc(WarcCmd::Convert {
+            to,
+            dictionary,
+            level,
+            crawl,
+            out,
+            force,
+            json,
+            files,
+        }) => warc::convert(
+            to,
+            dictionary.as_deref(),
+            level,
+            crawl.as_deref(),
+            out.as_ref(),
+            force,
+            json,
+            &files,
+        ),
         Command::Check(Check::Url {
             partitions,
             config,

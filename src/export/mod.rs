@@ -15,6 +15,7 @@
 //! back with DuckDB.
 
 pub mod table;
+pub mod wacz;
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +38,8 @@ pub enum What {
     Urls,
     /// Visible text of every HTML page.
     Text,
+    /// A WACZ package: WARC files, CDXJ index, pages ([`wacz`]).
+    Wacz,
 }
 
 /// What an export wrote.
@@ -212,7 +215,13 @@ fn export_with(
             }
         };
     }
+    if what == What::Wacz {
+        let (cycles, carried) = (report.cycles.clone(), report.carried.clone());
+        wacz::write(crawl, cfg, &cycles, &carried, out, open()?, &mut report)?;
+        return Ok(report);
+    }
     match what {
+        What::Wacz => unreachable!("written above"),
         What::Pages => {
             let mut t = TableWriter::create_in(open()?, "pages", PAGES, format)?;
             for &c in &report.cycles.clone() {

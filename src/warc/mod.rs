@@ -26,6 +26,7 @@
 
 pub mod cdxj;
 pub mod check;
+pub mod convert;
 pub mod digest;
 mod frame;
 pub mod http;
