@@ -1055,24 +1055,38 @@ fn replace_output(crawl: &CrawlDir, outputs: &mut Vec<FileDigest>, path: &Path, 
 /// caller holds the crawl lock. Resumes a conversion that was killed.
 pub fn convert_crawl(crawl: &CrawlDir, partitions: u32, opts: &Options) -> Result<Report> {
     let mut report = Report::default();
-    let mut journals: Vec<Journal> = Vec::new();
     let mut touched: Vec<u32> = Vec::new();
+    let converted = convert_all(crawl, partitions, opts, &mut report, &mut touched);
+    // What was committed is finished even when a later partition failed: the crawl is left
+    // consistent (partly converted), and the error is the failed file's.
+    touched.dedup();
+    let finished = finish(crawl, partitions, &touched, &mut report);
+    converted?;
+    finished?;
+    Ok(report)
+}
+
+/// Every partition converted (or an interrupted one's journal applied) until one fails; the
+/// cycles touched in `touched`.
+fn convert_all(
+    crawl: &CrawlDir,
+    partitions: u32,
+    opts: &Options,
+    report: &mut Report,
+    touched: &mut Vec<u32>,
+) -> Result<()> {
     for c in crawl.cycles() {
         sweep_staged(crawl, c)?;
         for p in 0..partitions {
             let jp = journal_path(crawl, c, p);
             if let Some(j) = Journal::read(&jp)? {
                 j.apply(crawl)?;
-                journals.push(j);
                 report.resumed += 1;
                 touched.push(c);
                 continue;
             }
-            match convert_partition(crawl, c, p, opts, &mut report) {
-                Ok(Some(j)) => {
-                    journals.push(j);
-                    touched.push(c);
-                }
+            match convert_partition(crawl, c, p, opts, report) {
+                Ok(Some(_)) => touched.push(c),
                 Ok(None) => {}
                 Err(e) => {
                     // Nothing of this partition was committed: its staged files go.
@@ -1084,9 +1098,13 @@ pub fn convert_crawl(crawl: &CrawlDir, partitions: u32, opts: &Options) -> Resul
             }
         }
     }
-    touched.dedup();
-    // The indexes name the new files; then the old ones can go.
-    for &c in &touched {
+    Ok(())
+}
+
+/// The indexes of the cycles `touched` and the crawl's made again (they name the new files),
+/// then the old files the journals list removed, and the journals.
+fn finish(crawl: &CrawlDir, partitions: u32, touched: &[u32], report: &mut Report) -> Result<()> {
+    for &c in touched {
         if crawl.cycle_cdxj(c).exists() {
             crate::crawl::index::index_cycle(crawl, partitions, c)?;
         }
@@ -1106,7 +1124,7 @@ pub fn convert_crawl(crawl: &CrawlDir, partitions: u32, opts: &Options) -> Resul
             }
         }
     }
-    Ok(report)
+    Ok(())
 }
 
 /// `indexes/index.cdxj` merged again from the cycles' indexes it holds (they were rewritten),
