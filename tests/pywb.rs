@@ -1,11 +1,16 @@
-//! Replay in pywb (issue 22, point 2): a websim crawl's directory is a pywb collection as it
-//! stands (`indexes/index.cdxj` beside `archive/`), and pywb serves its pages back: status 200
-//! and the body the server sent, for `.warc.gz`. pywb (warcio) has no zstd decoder, so a crawl
-//! with `.warc.zst` files is indexed alike but not replayed; the test shows what pywb answers.
+//! Replay in pywb (issue 22, point 2; issue 32, points 4 and 5): a websim crawl's directory is
+//! a pywb collection as it stands (`indexes/index.cdxj` beside `archive/`), and pywb serves its
+//! pages, revisits and requisites back byte for byte. The crawls are made with the default
+//! configuration (no `warc_compression` given: what a user who changes nothing gets). pywb
+//! (warcio) has no zstd decoder: a copy converted to `.warc.zst` in place (`dragnet warc
+//! convert --crawl`) is indexed alike but not replayed (the test says what pywb answers), and
+//! converted back to `.warc.gz` it replays again. A WACZ package (`dragnet export --what wacz`)
+//! replays once `wb-manager add --unpack-wacz` has put its WARC files and index into a
+//! collection (pywb 2.10 does not serve a `.wacz` as it is).
 //!
-//! pywb is installed by `.ci/setup-extras` (`pip install pywb==2.10.0`); the test is ignored in a
-//! plain `cargo test` and run by `.ci/run`. It talks only to the websim server and to the pywb it
-//! starts, both on 127.0.0.1, with a bounded number of requests, each with a timeout.
+//! pywb is installed by `.ci/setup-extras` (`pip install pywb==2.10.0`); the tests are ignored
+//! in a plain `cargo test` and run by `.ci/run`. They talk only to the websim server and to the
+//! pywb they start, both on 127.0.0.1, with a bounded number of requests, each with a timeout.
 
 use crate::common;
 
@@ -120,10 +125,10 @@ fn decoded(headers: &[(String, String)], body: Vec<u8>) -> Vec<u8> {
     out
 }
 
-/// A crawl of `web` with WARCs of `compression`, two cycles.
-fn crawl(web: &websim::model::Web, compression: &str) -> common::Crawl {
-    let mut cfg = common::websim_config(2, 2);
-    cfg.fetch.warc_compression = compression.into();
+/// A crawl of `web` with the default configuration (the WARC compression left to the
+/// default), two cycles.
+fn crawl(web: &websim::model::Web) -> common::Crawl {
+    let cfg = common::websim_config(2, 2);
     let c = common::websim_crawl(web, &common::websim_homes(web), cfg);
     let opts = dragnet::exec::CycleOptions {
         max_cycles: 2,
@@ -133,9 +138,52 @@ fn crawl(web: &websim::model::Web, compression: &str) -> common::Crawl {
     c
 }
 
+/// The suffixes of the crawl's WARC files (`.gz`, `.zst`).
+fn suffixes(c: &common::Crawl) -> Vec<String> {
+    let mut v = Vec::new();
+    for cy in c.dir.cycles() {
+        for e in std::fs::read_dir(c.dir.warc_dir(cy)).into_iter().flatten() {
+            let n = e.unwrap().file_name().to_string_lossy().into_owned();
+            if !n.contains(".wet") && !n.starts_with('.') {
+                v.push(n.split_once(".warc").unwrap().1.to_string());
+            }
+        }
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// `dragnet warc convert --crawl DIR --to TO`.
+fn convert(dir: &Path, to: &str) {
+    let o = common::dragnet(&[
+        "warc",
+        "convert",
+        "--crawl",
+        dir.to_str().unwrap(),
+        "--to",
+        to,
+    ]);
+    assert!(o.status.success(), "{}", common::out_text(&o));
+}
+
+/// Whether pywb's `wayback` runs here (the test stops, saying how to get it, if not).
+fn require_pywb() {
+    let has = Command::new("wayback")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    common::require("pywb", has, "pip install pywb==2.10.0");
+}
+
 /// The captures of the crawl's index with status 200: (timestamp, url).
 fn captures(c: &common::Crawl) -> Vec<(String, String)> {
-    let index = std::fs::read_to_string(dragnet::crawl::index::crawl_index(&c.dir)).unwrap();
+    captures_in(c.dir.root())
+}
+
+/// The captures with status 200 of the index of the collection or crawl at `root`.
+fn captures_in(root: &Path) -> Vec<(String, String)> {
+    let index = std::fs::read_to_string(root.join("indexes/index.cdxj")).unwrap();
     index
         .lines()
         .filter_map(|l| {
@@ -163,69 +211,231 @@ fn served(web: &websim::model::Web, url: &str) -> Vec<u8> {
     web.render(at).body
 }
 
+/// `dedup.test`: `/` links to `/same` (the same bytes at every fetch) and `/changing` (new
+/// bytes at every fetch), as in `tests/revisit.rs`: recrawled, `/same` becomes revisits.
+struct Dedup(std::sync::atomic::AtomicU64);
+
+impl websim::site::Site for Dedup {
+    fn respond(&self, req: &websim::site::Request) -> websim::site::Response {
+        let html = |body: &str| {
+            websim::site::Response::new(
+                200,
+                "text/html",
+                format!("<html><body>{body}</body></html>").into_bytes(),
+            )
+        };
+        match req.target.as_str() {
+            "/robots.txt" => websim::site::Response::new(
+                200,
+                "text/plain",
+                b"User-agent: *\nAllow: /\n".to_vec(),
+            ),
+            "/" => html("<a href=\"/same\">same</a> <a href=\"/changing\">changing</a>"),
+            "/same" => html(&"the same words ".repeat(200)),
+            "/changing" => {
+                let n = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                html(&format!("fetch number {n}"))
+            }
+            _ => websim::site::Response::new(404, "text/plain", b"no\n".to_vec()),
+        }
+    }
+
+    fn min_delay(&self, _host: &str) -> Duration {
+        Duration::ZERO
+    }
+
+    fn disallowed(&self, _host: &str, _agent: &str, _target: &str) -> bool {
+        false
+    }
+}
+
+/// Four cycles of `dedup.test` with the default configuration (dedup on), every fetched page
+/// due again at once.
+fn dedup_crawl() -> common::Crawl {
+    let (server, port) = common::serve_site(std::sync::Arc::new(Dedup(
+        std::sync::atomic::AtomicU64::new(0),
+    )));
+    let mut cfg = common::websim_config(2, 2);
+    cfg.resolve.entries = vec![format!("dedup.test:{port}:127.0.0.1")];
+    cfg.fetch.follow_per_host = 0;
+    cfg.scope.allowed_domains = vec!["dedup.test".into()];
+    cfg.prioritize.recrawl_after_secs = 0;
+    cfg.prioritize.recrawl_min_secs = 0;
+    let c = common::websim_crawl_with_hosts(&[format!("http://dedup.test:{port}/")], cfg);
+    let opts = dragnet::exec::CycleOptions {
+        cycles: 4,
+        until_empty: false,
+        ..common::until_empty(4)
+    };
+    dragnet::exec::run_cycles(&c.dir, &c.cfg, &opts).unwrap();
+    server.stop();
+    c
+}
+
+/// Replays `count` of `pages` (every `step`-th) from collection `coll`, each byte for byte
+/// what websim served; returns how many did.
+fn replay(
+    w: &Wayback,
+    coll: &str,
+    web: &websim::model::Web,
+    pages: &[(String, String)],
+    step: usize,
+    count: usize,
+) -> usize {
+    let mut checked = 0;
+    for (ts, url) in pages.iter().step_by(step).take(count) {
+        let (status, headers, body) = get(w.port, &format!("/{coll}/{ts}id_/{url}")).unwrap();
+        assert_eq!(status, 200, "{coll}: {url} at {ts}");
+        let body = decoded(&headers, body);
+        assert!(
+            body == served(web, url),
+            "{coll}: {url}: pywb replayed {} bytes that differ from the {} websim served",
+            body.len(),
+            served(web, url).len()
+        );
+        checked += 1;
+    }
+    checked
+}
+
 #[test]
 #[ignore = "needs pywb (pip install pywb==2.10.0); .ci/run runs it where it is installed"]
-fn pywb_replays_a_crawl_from_its_own_index() {
-    let has = Command::new("wayback")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    common::require("pywb", has, "pip install pywb==2.10.0");
+fn pywb_replays_a_default_crawl_from_its_own_index() {
+    require_pywb();
     let (web, server) = common::small_web(33, 5, 12);
-    let gz = crawl(&web, "gzip");
-    let zst = crawl(&web, "zstd");
+    let c = crawl(&web);
     server.stop();
+    eprintln!("the default crawl wrote WARC files {:?}", suffixes(&c));
+    // A copy converted to .warc.zst in place, and one converted there and back.
+    let scratch = tempfile::tempdir().unwrap();
+    let (zst, back) = (scratch.path().join("zst"), scratch.path().join("back"));
+    common::copy_dir(c.dir.root(), &zst);
+    convert(&zst, "zst");
+    common::copy_dir(&zst, &back);
+    convert(&back, "gz");
 
     let root = tempfile::tempdir().unwrap();
     let colls = root.path().join("collections");
     std::fs::create_dir_all(&colls).unwrap();
-    std::os::unix::fs::symlink(gz.dir.root(), colls.join("gz")).unwrap();
-    std::os::unix::fs::symlink(zst.dir.root(), colls.join("zst")).unwrap();
+    std::os::unix::fs::symlink(c.dir.root(), colls.join("dflt")).unwrap();
+    std::os::unix::fs::symlink(&zst, colls.join("zst")).unwrap();
+    std::os::unix::fs::symlink(&back, colls.join("back")).unwrap();
     let w = wayback(root.path());
 
-    let pages = captures(&gz);
+    let pages = captures(&c);
     assert!(pages.len() >= 30, "{} captures", pages.len());
-    let mut checked = 0;
-    for (ts, url) in pages.iter().step_by(2).take(40) {
-        let (status, headers, body) = get(w.port, &format!("/gz/{ts}id_/{url}")).unwrap();
-        assert_eq!(status, 200, "{url} at {ts}");
-        let body = decoded(&headers, body);
-        assert!(
-            body == served(&web, url),
-            "{url}: pywb replayed {} bytes that differ from the {} websim served",
-            body.len(),
-            served(&web, url).len()
-        );
-        checked += 1;
-    }
+    let checked = replay(&w, "dflt", &web, &pages, 2, 40);
     assert!(checked >= 15, "{checked} pages checked");
     // Rewritten replay (what a person browsing sees) answers too.
     let (ts, url) = &pages[0];
-    let (status, _, _) = get(w.port, &format!("/gz/{ts}/{url}")).unwrap();
+    let (status, _, _) = get(w.port, &format!("/dflt/{ts}/{url}")).unwrap();
     assert_eq!(status, 200, "{url} rewritten");
+    // Converted to .zst and back: the same pages, byte for byte.
+    let back_pages = captures_in(&back);
+    assert_eq!(back_pages, pages);
+    let back_checked = replay(&w, "back", &web, &back_pages, 2, 40);
 
-    // pywb (warcio) has no zstd decoder: say what it answers for a .warc.zst crawl.
-    let zpages = captures(&zst);
+    // pywb (warcio) has no zstd decoder: say what it answers for the .warc.zst copy.
+    let zpages = captures_in(&zst);
     let mut zstd_ok = 0;
     for (ts, url) in zpages.iter().step_by(4).take(10) {
         let (status, headers, body) = get(w.port, &format!("/zst/{ts}id_/{url}")).unwrap();
         zstd_ok += usize::from(status == 200 && decoded(&headers, body) == served(&web, url));
     }
     eprintln!(
-        "pywb replayed {checked} pages of a .warc.gz crawl byte for byte, and {zstd_ok} of 10 \
-         of a .warc.zst crawl"
+        "pywb replayed {checked} pages of a default crawl byte for byte, {back_checked} of its \
+         copy converted to .warc.zst and back, and {zstd_ok} of 10 of the .warc.zst copy"
+    );
+}
+
+#[test]
+#[ignore = "needs pywb (pip install pywb==2.10.0); .ci/run runs it where it is installed"]
+fn pywb_replays_a_wacz_package_unpacked_into_a_collection() {
+    require_pywb();
+    let (web, server) = common::small_web(34, 4, 12);
+    let c = crawl(&web);
+    server.stop();
+    // In .warc.zst, so the package converts on the way.
+    convert(c.dir.root(), "zst");
+    let scratch = tempfile::tempdir().unwrap();
+    let wacz = scratch.path().join("crawl.wacz");
+    let o = common::dragnet(&[
+        "export",
+        "--what",
+        "wacz",
+        "--out",
+        wacz.to_str().unwrap(),
+        c.dir.root().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::out_text(&o));
+    let root = scratch.path().join("pywb");
+    std::fs::create_dir_all(&root).unwrap();
+    for args in [
+        vec!["init".to_string(), "pkg".into()],
+        vec![
+            "add".into(),
+            "--unpack-wacz".into(),
+            "pkg".into(),
+            wacz.display().to_string(),
+        ],
+    ] {
+        let o = Command::new("wb-manager")
+            .args(&args)
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "wb-manager {args:?}: {}",
+            common::out_text(&o)
+        );
+    }
+    let w = wayback(&root);
+    // The package's own page list: replayed at its timestamps.
+    let list = {
+        let o = Command::new("unzip")
+            .args(["-p"])
+            .arg(&wacz)
+            .arg("pages/pages.jsonl")
+            .output();
+        match o {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+            _ => String::new(),
+        }
+    };
+    let mut pages: Vec<(String, String)> = list
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            let ts: String = v["ts"]
+                .as_str()?
+                .chars()
+                .filter(char::is_ascii_digit)
+                .take(14)
+                .collect();
+            Some((ts, v["url"].as_str()?.to_string()))
+        })
+        .collect();
+    if pages.is_empty() {
+        // No unzip: the collection's index lists the same captures.
+        pages = captures_in(&root.join("collections/pkg"))
+            .into_iter()
+            .filter(|(_, u)| u.ends_with('/') || u.ends_with(".html"))
+            .collect();
+    }
+    assert!(pages.len() >= 10, "{} pages", pages.len());
+    let checked = replay(&w, "pkg", &web, &pages, 1, 30);
+    eprintln!(
+        "pywb replayed {checked} pages of a WACZ package (unpacked by wb-manager) byte for byte"
     );
 }
 
 #[test]
 #[ignore = "needs pywb (pip install pywb==2.10.0); .ci/run runs it where it is installed"]
 fn pywb_replays_a_revisit_with_its_captures_body() {
-    let has = Command::new("wayback")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    common::require("pywb", has, "pip install pywb==2.10.0");
-    let (c, _) = crate::revisit::crawl(true, "gzip");
+    require_pywb();
+    let c = dedup_crawl();
     let root = tempfile::tempdir().unwrap();
     let colls = root.path().join("collections");
     std::fs::create_dir_all(&colls).unwrap();
@@ -254,11 +464,7 @@ fn pywb_replays_a_revisit_with_its_captures_body() {
 #[test]
 #[ignore = "needs pywb (pip install pywb==2.10.0); .ci/run runs it where it is installed"]
 fn pywb_replays_a_page_with_its_requisites() {
-    let has = Command::new("wayback")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    common::require("pywb", has, "pip install pywb==2.10.0");
+    require_pywb();
     let (web, server) = websim::server::Server::start_web(
         websim::model::WebConfig {
             seed: 72,
@@ -275,7 +481,6 @@ fn pywb_replays_a_page_with_its_requisites() {
     )
     .unwrap();
     let mut cfg = common::websim_config(2, 2);
-    cfg.fetch.warc_compression = "gzip".into();
     cfg.parse.requisites = true;
     let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
     dragnet::exec::run_cycles(&c.dir, &c.cfg, &common::until_empty(20)).unwrap();
