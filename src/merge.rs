@@ -499,8 +499,9 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult, max_attempts: u32) -> bool {
         }
     };
     match f.error.as_str() {
-        // Not attempted this cycle (the deadline came first): back to the frontier as it was.
-        "deferred" => {
+        // Not attempted this cycle (the deadline came first, or its host is parked): back to
+        // the frontier as it was, no attempt counted.
+        "deferred" | "parked" => {
             if r.state != UrlState::Unfetched {
                 r.state = UrlState::Retry;
             }

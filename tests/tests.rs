@@ -29,6 +29,7 @@ mod kill_points;
 mod load;
 mod merge_stage;
 mod one_writer;
+mod park;
 mod operator_errors;
 mod out_paths;
 mod parse_stage;

@@ -35,6 +35,6 @@ pub use repartition::{repartition, RepartitionReport};
 pub use report::{gate, StageReport};
 pub(crate) use status::status_of;
 pub use status::{
-    status, status_with, CacheSummary, CycleState, CycleStatus, FetchSummary, HostCount,
+    status, status_with, CacheSummary, CycleState, CycleStatus, FetchSummary, HostCount, Parked,
     PartitionState, StageStatus, Status, StatusOptions, TopHosts, MAX_TRACKED_HOSTS, TOP_HOSTS,
 };

@@ -169,7 +169,10 @@ fn run_cycles_shown(
         let cycle = next_cycle(crawl, m);
         let fetch_list = fetch_list_size(crawl, cycle, m)?;
         if opts.until_empty && fetch_list == 0 {
-            report.stopped = format!("the fetch lists of cycle {cycle} are empty");
+            report.stopped = format!(
+                "the fetch lists of cycle {cycle} are empty{}",
+                parked_note(crawl, cycle.checked_sub(1), m)
+            );
             break;
         }
         let run = run_cycle(crawl, cfg, cycle, display)?;
@@ -192,7 +195,11 @@ fn run_cycles_shown(
             return Ok(report);
         }
         if opts.until_empty && next == 0 {
-            report.stopped = format!("the fetch lists of cycle {} are empty", cycle + 1);
+            report.stopped = format!(
+                "the fetch lists of cycle {} are empty{}",
+                cycle + 1,
+                parked_note(crawl, Some(cycle), m)
+            );
             return Ok(report);
         }
     }
@@ -207,6 +214,24 @@ fn run_cycles_shown(
         };
     }
     Ok(report)
+}
+
+/// `; only parked hosts remain: ...` when the prioritize of `cycle` parked some, else nothing.
+fn parked_note(crawl: &CrawlDir, cycle: Option<u32>, m: u32) -> String {
+    match cycle.and_then(|c| crate::crawl::Parked::of_cycle(crawl, c, m)) {
+        Some(crate::crawl::Parked {
+            hosts,
+            urls,
+            first_cycle: first,
+        }) => format!(
+            "; only parked hosts remain: {} ({} held in the frontier), the first back in \
+             cycle {first} (hosts that failed in run after run; each `dragnet cycle` counts \
+             one cycle of their park)",
+            plural(hosts, "host", "hosts"),
+            plural(urls, "URL", "URLs"),
+        ),
+        None => String::new(),
+    }
 }
 
 /// What every stage of one cycle shares: where, which cycle, the display, the per-IP limits.

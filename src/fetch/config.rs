@@ -119,6 +119,13 @@ pub struct FetchSection {
     /// body) is given up for the run: its remaining URLs are recorded as `host_failing` and
     /// retried in a later cycle. 0 never gives up (only the deadline ends such a host).
     pub max_host_failures: u32,
+    /// A host that failed in this many fetch runs in a row (it had URLs and none got an answer:
+    /// robots.txt unreachable, connection refused, timeouts, TLS failures) is *parked*: its URLs
+    /// stay in the frontier, not in the fetch lists, for 1 cycle, then 2, 4, ... with each
+    /// further failed run, at most `max_park_cycles`; the first answer ends it. 0 never parks.
+    pub park_after_failed_runs: u32,
+    /// The longest a host is parked, in cycles.
+    pub max_park_cycles: u32,
     /// How long a fetched robots.txt stays valid, in seconds (RFC 9309: at most 24 hours
     /// is recommended).
     pub robots_ttl_secs: f64,
@@ -168,6 +175,8 @@ impl Default for FetchSection {
             allow_private_addresses: false,
             deadline_secs: 3600.0,
             max_host_failures: 3,
+            park_after_failed_runs: 2,
+            max_park_cycles: 16,
             robots_ttl_secs: 86_400.0,
             warc_compression: "zstd".into(),
             warc_rotate: ByteSize(1 << 30),
@@ -217,6 +226,14 @@ impl FetchSection {
                     ),
                 )
             })?;
+        }
+        if self.park_after_failed_runs > 0 && self.max_park_cycles == 0 {
+            return Err(bad(
+                "max_park_cycles",
+                "must be at least 1 while park_after_failed_runs is on (default 16); set \
+                 park_after_failed_runs = 0 to never park a failing host"
+                    .into(),
+            ));
         }
         let token = crate::fetch::robots::agent_token(&self.user_agent);
         if !crate::fetch::robots::is_valid_agent_token(token) {

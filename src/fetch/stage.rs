@@ -184,6 +184,33 @@ struct HostState {
     slowdowns: u32,
     /// The address the feeder resolved for it (the per-IP limits), if any.
     ip: Option<std::net::IpAddr>,
+    /// Results of this run that the host failed (no answer: [`worker::host_failed`]) and that
+    /// it answered, which decide whether the run counts toward parking it.
+    failed: u32,
+    answered: u32,
+}
+
+impl HostState {
+    /// Settles the park at the end of the host's run (`[fetch] park_after_failed_runs`): any
+    /// answer ends it; a run in which every attempt failed counts one more failed run, and
+    /// from `park_after` failed runs on the host is parked for 1, 2, 4, ... cycles (at most
+    /// `max_park_cycles`) after this one.
+    fn settle_park(&mut self, cycle: u32, f: &super::config::FetchSection) {
+        let r = &mut self.record;
+        if self.answered > 0 {
+            r.failed_runs = 0;
+            r.parked_until = 0;
+        } else if self.failed > 0 {
+            r.failed_runs = r.failed_runs.saturating_add(1);
+            let n = f.park_after_failed_runs;
+            if n > 0 && r.failed_runs >= n {
+                let doubling = 1u32 << (r.failed_runs - n).min(31);
+                r.parked_until = cycle
+                    .saturating_add(1)
+                    .saturating_add(doubling.min(f.max_park_cycles.max(1)));
+            }
+        }
+    }
 }
 
 struct Sched {
@@ -218,6 +245,8 @@ struct Shared<'a> {
     /// The feeder is done: the DNS prefetch stops.
     feed_done: std::sync::atomic::AtomicBool,
     run_ms: u64,
+    /// The cycle this run fetches (a parked host's `parked_until` is compared with it).
+    cycle: u32,
     robots_requests: AtomicU64,
     /// In-run following, if on.
     follow: Option<follow::Follow>,
@@ -403,6 +432,7 @@ pub fn fetch_partition(
         hosts_fed: AtomicU64::new(0),
         feed_done: std::sync::atomic::AtomicBool::new(false),
         run_ms: unix_ms(started),
+        cycle,
         robots_requests: AtomicU64::new(0),
         follow,
         parse: parse.map(Mutex::new),
@@ -478,7 +508,8 @@ pub fn fetch_partition(
         return Err(e);
     }
     // Hosts still in the table (all their URLs have results by now) go out as they are.
-    for (hk, h) in lock(&shared.hosts).drain() {
+    for (hk, mut h) in lock(&shared.hosts).drain() {
+        h.settle_park(cycle, &cfg.fetch);
         lock(&shared.host_out).push(&run::fp_key(hk), &h.record.encode())?;
     }
 

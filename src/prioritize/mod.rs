@@ -149,7 +149,8 @@ pub fn prioritize_partition(
             counts: BTreeMap::new(),
         };
         st.insert_updates(&updates_path)?;
-        let items = st.select(&urldb_path)?;
+        let parked = parked_hosts(crawl, cycle, p, &mut st.counts, &mut read)?;
+        let items = st.select(&urldb_path, &parked)?;
         counts = st.counts;
         let items = host_budget(crawl, cfg, cycle, p, items, &mut counts, &mut read)?;
         let items = domain_budget(crawl, cfg, cycle, p, items, &mut counts, &mut read)?;
@@ -257,7 +258,11 @@ impl Prioritize<'_> {
     }
 
     /// Step 2: extract, drop stale entries, apply the host cap and the budget.
-    fn select(&mut self, urldb_path: &Path) -> Result<Vec<(u64, u64, FetchItem)>> {
+    fn select(
+        &mut self,
+        urldb_path: &Path,
+        parked: &HashMap<u64, u32>,
+    ) -> Result<Vec<(u64, u64, FetchItem)>> {
         let pc = &self.cfg.prioritize;
         let budget = usize::try_from(pc.fetch_budget).unwrap_or(usize::MAX);
         let step = (pc.block as usize).max(1);
@@ -294,6 +299,11 @@ impl Prioritize<'_> {
                 };
                 if !current(e, &rec) || chosen.contains(&e.fp) {
                     self.bump("stale", 1);
+                    continue;
+                }
+                if parked.contains_key(&e.host) {
+                    self.bump("parked_urls", 1);
+                    held.push(*e);
                     continue;
                 }
                 if selected.len() >= budget {
@@ -343,6 +353,43 @@ impl Prioritize<'_> {
     }
 }
 
+/// The hosts parked for the next cycle (`[fetch] park_after_failed_runs`): host key -> the
+/// first cycle that may contact the host again, read from the host table this cycle's fetch
+/// wrote (`state/pNNNN/hosts.(N+1).run`). Their URLs stay in the frontier. Counts
+/// `parked_hosts` and `parked_first_cycle` (the earliest cycle one of them comes back in).
+///
+/// Memory: 16 bytes per parked host (a failing host is parked, not forgotten, so the map holds
+/// the partition's dead hosts; a million of them is 16 MiB).
+fn parked_hosts(
+    crawl: &CrawlDir,
+    cycle: u32,
+    p: u32,
+    counts: &mut BTreeMap<String, u64>,
+    read: &mut Vec<PathBuf>,
+) -> Result<HashMap<u64, u32>> {
+    let mut parked = HashMap::new();
+    let path = crawl.state_file(p, "hosts", cycle + 1);
+    if !path.exists() {
+        return Ok(parked);
+    }
+    let next = cycle + 1;
+    let mut r = RunReader::open_expect(&path, Schema::HOSTS)?;
+    while r.advance()? {
+        let k = run::key_u64(r.key());
+        let rec = crate::records::HostRecord::decode(r.payload())
+            .map_err(|e| Error::corrupt(r.path(), 0, format!("host record {k:016x}: {e}")))?;
+        if rec.parked_until > next {
+            parked.insert(k, rec.parked_until);
+        }
+    }
+    read.push(path);
+    if let Some(first) = parked.values().min() {
+        counts.insert("parked_hosts".into(), parked.len() as u64);
+        counts.insert("parked_first_cycle".into(), u64::from(*first));
+    }
+    Ok(parked)
+}
+
 /// Whether a surfaced entry still stands for its URL (module docs, "Stale entries").
 fn current(e: &Entry, rec: &UrlRecord) -> bool {
     match rec.state {
@@ -385,7 +432,9 @@ fn host_budget(
         let hosts_path = crawl.state_file(p, "hosts", cycle + 1);
         read.extend(old.iter().map(|(_, path)| path.clone()));
         let mut hosts = if cfg.fetch.follow_per_host > 0 && hosts_path.exists() {
-            read.push(hosts_path.clone());
+            if !read.contains(&hosts_path) {
+                read.push(hosts_path.clone());
+            }
             let mut r = RunReader::open_expect(&hosts_path, Schema::HOSTS)?;
             let valid = r.advance()?;
             Some((r, valid))

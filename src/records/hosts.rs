@@ -85,13 +85,23 @@ pub struct HostRecord {
     /// fetch list) over the whole crawl; they count against the host's lifetime budget
     /// (`max_urls_per_host_total`) like the URLs prioritize lists.
     pub followed: u64,
+    /// Fetch runs in a row in which the host failed: it had URLs and none got an answer
+    /// (robots.txt unreachable, connection refused, timeouts, a TLS failure). Reset by any
+    /// answer.
+    pub failed_runs: u32,
+    /// The first cycle that may contact the host again (0: not parked). After
+    /// `[fetch] park_after_failed_runs` failed runs in a row the host is *parked*: prioritize
+    /// leaves its URLs in the frontier for a number of cycles that doubles with each further
+    /// failed run, up to `max_park_cycles` (docs/design.md §1, freedom (d)).
+    pub parked_until: u32,
 }
 
 impl HostRecord {
     /// Version 1: up to `last_request_ms`. Version 2 adds `next_allowed_ms`, version 3
-    /// `followed`; a record is written with the lowest version that holds its values (zero
-    /// fields left out), so host tables stay byte-identical to what earlier builds wrote.
-    const VERSION: u8 = 3;
+    /// `followed`, version 4 `failed_runs` and `parked_until`; a record is written with the
+    /// lowest version that holds its values (zero fields left out), so host tables stay
+    /// byte-identical to what earlier builds wrote.
+    const VERSION: u8 = 4;
 
     /// The run files it is the payload of.
     pub const SCHEMA: Schema = Schema::HOSTS;
@@ -119,7 +129,9 @@ impl HostRecord {
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
-        let v = if self.followed != 0 {
+        let v = if self.failed_runs != 0 || self.parked_until != 0 {
+            4
+        } else if self.followed != 0 {
             3
         } else if self.next_allowed_ms != 0 {
             2
@@ -144,10 +156,14 @@ impl HostRecord {
         if v >= 3 {
             e.u64(self.followed);
         }
+        if v >= 4 {
+            e.u64(u64::from(self.failed_runs))
+                .u64(u64::from(self.parked_until));
+        }
         e.0
     }
 
-    /// Decodes a payload (version 1, 2 or 3).
+    /// Decodes a payload (version 1 to 4).
     pub fn decode(b: &[u8]) -> Result<HostRecord, DecodeError> {
         let mut d = Dec(b);
         let v = d.u8("record version")?;
@@ -179,12 +195,21 @@ impl HostRecord {
             last_request_ms: d.u64("last_request_ms")?,
             next_allowed_ms: 0,
             followed: 0,
+            failed_runs: 0,
+            parked_until: 0,
         };
         if v >= 2 {
             r.next_allowed_ms = d.u64("next_allowed_ms")?;
         }
         if v >= 3 {
             r.followed = d.u64("followed")?;
+        }
+        if v >= 4 {
+            let small = |n: u64, what: &str| {
+                u32::try_from(n).map_err(|_| DecodeError(format!("{what} out of range")))
+            };
+            r.failed_runs = small(d.u64("failed_runs")?, "failed_runs")?;
+            r.parked_until = small(d.u64("parked_until")?, "parked_until")?;
         }
         d.end()?;
         Ok(r)
@@ -289,6 +314,27 @@ mod tests {
     }
 
     #[test]
+    fn version_4_carries_the_park() {
+        let mut r = sample();
+        r.followed = 3;
+        let v3 = r.encode();
+        r.failed_runs = 2;
+        r.parked_until = 7;
+        let b = r.encode();
+        assert_eq!(b[0], 4);
+        assert_eq!(&b[1..v3.len()], &v3[1..], "version 4 appends to version 3");
+        assert_eq!(HostRecord::decode(&b).unwrap(), r);
+        for n in 0..b.len() {
+            assert!(HostRecord::decode(&b[..n]).is_err(), "prefix {n}");
+        }
+        // A park alone (followed zero) still needs version 4, with the zero fields written.
+        let mut p = HostRecord::new("b.example");
+        p.parked_until = 3;
+        assert_eq!(p.encode()[0], 4);
+        assert_eq!(HostRecord::decode(&p.encode()).unwrap(), p);
+    }
+
+    #[test]
     fn version_2_carries_next_allowed_and_version_1_is_still_written_and_read() {
         // Without a next-allowed time: version 1, byte for byte what earlier builds wrote.
         let v1 = sample();
@@ -309,7 +355,7 @@ mod tests {
         let mut long = b.clone();
         long.push(0);
         assert!(HostRecord::decode(&long).is_err());
-        for v in [0, 4] {
+        for v in [0, 5] {
             let mut other = b2.clone();
             other[0] = v;
             let e = HostRecord::decode(&other).unwrap_err();

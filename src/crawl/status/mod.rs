@@ -189,6 +189,50 @@ impl CacheSummary {
     }
 }
 
+/// Hosts parked because they failed run after run (`[fetch] park_after_failed_runs`), from
+/// the prioritize markers: their URLs wait in the frontier, out of the fetch lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Parked {
+    /// Hosts parked.
+    pub hosts: u64,
+    /// Their URLs the prioritize met and left in the frontier (a lower bound: it looks at the
+    /// top of the queue only).
+    pub urls: u64,
+    /// The first cycle one of them may be contacted again in.
+    pub first_cycle: u64,
+}
+
+impl Parked {
+    /// What one prioritize marker's `counts` say, if it parked any host.
+    pub fn of_counts(counts: &BTreeMap<String, u64>) -> Option<Parked> {
+        let get = |k: &str| counts.get(k).copied().unwrap_or(0);
+        (get("parked_hosts") > 0).then(|| Parked {
+            hosts: get("parked_hosts"),
+            urls: get("parked_urls"),
+            first_cycle: get("parked_first_cycle"),
+        })
+    }
+
+    /// Several partitions' parks together.
+    pub fn sum(parts: impl IntoIterator<Item = Parked>) -> Option<Parked> {
+        parts.into_iter().reduce(|a, b| Parked {
+            hosts: a.hosts + b.hosts,
+            urls: a.urls + b.urls,
+            first_cycle: a.first_cycle.min(b.first_cycle),
+        })
+    }
+
+    /// The hosts the prioritize of `cycle` left parked, over `m` partitions (damaged or missing
+    /// markers count as none).
+    pub fn of_cycle(crawl: &CrawlDir, cycle: u32, m: u32) -> Option<Parked> {
+        Parked::sum((0..m).filter_map(|p| {
+            let path = crawl.done_path(cycle, Stage::Prioritize, p);
+            let marker = super::done::DoneMarker::read(&path).ok().flatten()?;
+            Parked::of_counts(&marker.counts)
+        }))
+    }
+}
+
 /// One host of [`TopHosts`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HostCount {
@@ -265,6 +309,8 @@ pub struct Status {
     pub cache_total: CacheSummary,
     /// Hosts with the most fetched pages in `fetch_cycle` (if asked for and there are results).
     pub top_hosts: Option<TopHosts>,
+    /// Hosts parked now (each partition's newest prioritize), if any.
+    pub parked: Option<Parked>,
     /// Cycles with a directory.
     pub cycles: Vec<CycleStatus>,
     /// The newest submission to Slurm (`dragnet slurm submit`), if the crawl was ever submitted.
@@ -354,10 +400,12 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
         cache: CacheSummary::default(),
         cache_total: CacheSummary::default(),
         top_hosts: None,
+        parked: None,
         slurm: super::submissions::last_submission(crawl, config),
         cycles: Vec::new(),
     };
     let mut frontier: Vec<Option<u64>> = vec![None; m as usize];
+    let mut parked: Vec<Option<Parked>> = vec![None; m as usize];
     let mut fetched_parts: Vec<u32> = Vec::new();
     let (mut fetch_did_work, mut cache_did_work) = (false, false);
     for c in crawl.cycles() {
@@ -385,6 +433,9 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
             let st = stage_status(crawl, c, stage, m, exists, may_run, &mut |p, mk| {
                 if let (Stage::Prioritize, Some(&n)) = (stage, mk.counts.get(counter::FRONTIER)) {
                     frontier[p as usize] = Some(n);
+                }
+                if stage == Stage::Prioritize {
+                    parked[p as usize] = Parked::of_counts(&mk.counts);
                 }
             })?;
             if stage != Stage::Init && st.done < m && running_stage.is_none() {
@@ -466,6 +517,7 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
     if s.frontier_partitions > 0 {
         s.frontier = Some(frontier.iter().flatten().sum());
     }
+    s.parked = Parked::sum(parked.into_iter().flatten());
     if let (true, Some(c)) = (opts.top_hosts, s.fetch_cycle) {
         s.top_hosts = Some(top_hosts(crawl, c, &fetched_parts)?);
     }

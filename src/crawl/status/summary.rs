@@ -345,6 +345,15 @@ impl Status {
             }
             l.add("errors", &line);
         }
+        if let Some(pk) = &self.parked {
+            let line = format!(
+                "{} failed run after run: {} wait in the frontier, the first back in cycle {}",
+                plural(pk.hosts, "host", "hosts"),
+                plural(pk.urls, "URL", "URLs"),
+                pk.first_cycle
+            );
+            l.add("parked", &line);
+        }
         self.failures_summary(l);
         let damaged: Vec<(u32, Stage, &String)> = self
             .cycles

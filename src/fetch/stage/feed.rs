@@ -249,6 +249,22 @@ impl Shared<'_> {
         }
         // The host may not be contacted before the time its last request earned, which may lie
         // in this run if the last one ended moments ago.
+        // Parked (it failed `park_after_failed_runs` runs in a row): prioritize leaves such
+        // hosts out of the fetch lists, but a list made before the park (or by hand) may name
+        // one. Its URLs go back untried and the cycle does not wait for it.
+        if record.parked_until > self.cycle {
+            drop(st);
+            for j in jobs {
+                self.emit(&j, &error_result(&j, "parked"))?;
+            }
+            lock(&self.host_out).push(&run::fp_key(hk), &record.encode())?;
+            return Ok(());
+        }
+        // Back from a park: a fresh try, not the failures that parked it.
+        let mut record = record;
+        if record.parked_until != 0 {
+            record.consecutive_failures = 0;
+        }
         let now = Instant::now();
         let wait = carried_wait(
             record.next_allowed_ms,
@@ -273,6 +289,8 @@ impl Shared<'_> {
                 follow_left,
                 slowdowns: 0,
                 ip,
+                failed: 0,
+                answered: 0,
             },
         );
         // The host's URLs highest priority first (the fetch list has them by fingerprint), so a

@@ -565,7 +565,15 @@ impl Shared<'_> {
             return self.emit(job, &result);
         };
         h.pending -= 1;
+        match host_failed(&result) {
+            Some(true) => h.failed += 1,
+            Some(false) => h.answered += 1,
+            None => {}
+        }
         let finished = h.pending == 0;
+        if finished {
+            h.settle_park(self.cycle, &self.cfg.fetch);
+        }
         let record = finished.then(|| h.record.encode());
         if finished {
             hosts.remove(&job.host_key);
@@ -601,6 +609,20 @@ impl Shared<'_> {
         lock(&self.results).push(&run::fp_key(job.fp), &result.encode())
     }
 }
+/// What a result says of its host, for parking: `Some(true)` the host failed it (robots.txt
+/// unreachable, the host given up for the run, a TLS failure, no answer at all), `Some(false)`
+/// the host answered (any status, or robots.txt rules that refuse the URL), `None` neither (not
+/// attempted: deferred, parked, a bad URL, out of scope, refused by the SSRF guard).
+pub(super) fn host_failed(r: &FetchResult) -> Option<bool> {
+    match r.error.as_str() {
+        "deferred" | "parked" | "url" | "out_of_scope" | "ssrf" => None,
+        "robots_unreachable" | "host_failing" => Some(true),
+        "robots" => Some(false),
+        k if crate::fetch::client::is_tls_kind(k) => Some(true),
+        _ => Some(r.status == 0),
+    }
+}
+
 /// A result without an answer.
 pub(super) fn error_result(job: &Job, kind: &str) -> FetchResult {
     FetchResult {
