@@ -176,4 +176,12 @@ fn a_host_that_keeps_failing_is_parked_for_doubling_cycles_and_ends_an_until_emp
         text.contains("parked") && text.contains("cycle 11"),
         "status does not name the parked host:\n{text}"
     );
+    // And so does the report, among the hosts given up.
+    let o = common::dragnet_on(&["report"], c.dir.root());
+    assert!(o.status.success(), "{}", common::out_text(&o));
+    let html = std::fs::read_to_string(c.dir.root().join("report/index.html")).unwrap();
+    assert!(
+        html.contains(name) && html.contains("parked until cycle 11"),
+        "the report does not name the parked host"
+    );
 }

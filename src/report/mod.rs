@@ -626,7 +626,7 @@ fn read_urldb(
 fn read_host_tables(crawl: &CrawlDir, cfg: &Config, r: &mut Report, skipped: &mut Vec<String>) {
     let max_failures = cfg.fetch.max_host_failures;
     for p in 0..cfg.crawl.partitions {
-        let Some((_, path)) = crawl.latest_state(p, "hosts", u32::MAX) else {
+        let Some((next, path)) = crawl.latest_state(p, "hosts", u32::MAX) else {
             continue;
         };
         let h = &mut r.hosts;
@@ -645,7 +645,16 @@ fn read_host_tables(crawl: &CrawlDir, cfg: &Config, r: &mut Report, skipped: &mu
                 unreachable += usize::from(kind == "unreachable");
                 *h.robots.entry(kind.into()).or_default() += 1;
             }
-            if max_failures > 0 && rec.consecutive_failures >= max_failures {
+            if rec.parked_until > next {
+                h.given_up.push(GivenUp {
+                    host: rec.host.clone(),
+                    why: format!(
+                        "parked until cycle {}: no answer in {} fetch runs in a row ([fetch] \
+                         park_after_failed_runs); its URLs wait in the frontier",
+                        rec.parked_until, rec.failed_runs
+                    ),
+                });
+            } else if max_failures > 0 && rec.consecutive_failures >= max_failures {
                 h.given_up.push(GivenUp {
                     host: rec.host.clone(),
                     why: format!(
