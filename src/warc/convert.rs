@@ -771,6 +771,11 @@ impl OffsetMap {
         (v(0), v(1), v(2))
     }
 
+    /// Whether `old` is one of the files converted.
+    fn converts(&self, old: &str) -> bool {
+        !old.is_empty() && self.files.iter().any(|f| f.0 == old)
+    }
+
     /// Where the record at `old_off` of `old` went: (new file, new offset, new length).
     fn find(&self, old: &str, old_off: u64) -> Option<(&str, u64, u64)> {
         let (_, new, first, count) = self.files.iter().find(|f| f.0 == old)?;
@@ -964,18 +969,8 @@ fn convert_partition(
         while r.advance()? {
             let mut fr = FetchResult::decode(r.payload())
                 .map_err(|e| Error::corrupt(&fetched, 0, format!("fetch result: {e}")))?;
-            if !fr.warc_file.is_empty() {
-                if let Some((name, off, len)) = map
-                    .files
-                    .iter()
-                    .any(|f| f.0 == fr.warc_file)
-                    .then(|| map.find(&fr.warc_file, fr.warc_offset))
-                    .flatten()
-                {
-                    fr.warc_file = name.to_owned();
-                    fr.warc_offset = off;
-                    fr.warc_length = len;
-                } else if map.files.iter().any(|f| f.0 == fr.warc_file) {
+            if map.converts(&fr.warc_file) {
+                let Some((name, off, len)) = map.find(&fr.warc_file, fr.warc_offset) else {
                     return Err(Error::corrupt(
                         &fetched,
                         0,
@@ -985,7 +980,10 @@ fn convert_partition(
                             fr.url, fr.warc_offset, fr.warc_file
                         ),
                     ));
-                }
+                };
+                fr.warc_file = name.to_owned();
+                fr.warc_offset = off;
+                fr.warc_length = len;
             }
             w.push(r.key(), &fr.encode())?;
         }
