@@ -464,7 +464,7 @@ fn files_convert_both_ways_and_with_a_dictionary_record_for_record() {
     let bad = dir.path().join("wrong-dict.warc.zst");
     std::fs::write(&bad, &wrong).unwrap();
     let out = dir.path().join("never");
-    let o = common::dragnet(&args("gz", &out, &[bad.clone()], &[]));
+    let o = common::dragnet(&args("gz", &out, std::slice::from_ref(&bad), &[]));
     assert_eq!(o.status.code(), Some(3), "{}", common::out_text(&o));
     let text = common::out_text(&o);
     assert!(text.contains("wrong-dict.warc.zst"), "{text}");
