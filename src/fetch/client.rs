@@ -657,40 +657,77 @@ impl Fetcher {
     }
 
     /// Reads a body up to `max_body`, checking the rate and the total time after each read.
+    ///
+    /// The body is read straight into its own buffer (sized by the announced length), not
+    /// through a scratch buffer: one copy from the client's buffer, none zeroed.
     fn read_body(
         &self,
-        mut r: impl Read,
+        r: impl Read,
         start: Instant,
         max: usize,
         hint: usize,
     ) -> (Vec<u8>, Option<Cut>) {
-        let grace = secs(self.cfg.min_rate_grace_secs);
-        let total = secs(self.cfg.total_timeout_secs);
-        let mut body = Vec::with_capacity(hint);
-        let mut buf = vec![0u8; 16 << 10];
-        loop {
-            let room = (max - body.len()).min(buf.len());
-            // At the cap, one more byte tells a body of exactly `max` from a longer one.
-            let want = room.max(1);
-            match r.read(&mut buf[..want]) {
-                Ok(0) => return (body, None),
-                Ok(_) if room == 0 => return (body, Some(Cut::Length)),
-                Ok(n) => body.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    return (body, Some(read_error_cut(&e)));
-                }
-            }
-            let elapsed = start.elapsed();
-            if elapsed >= total {
-                return (body, Some(Cut::Timeout));
-            }
-            if elapsed > grace
-                && (body.len() as f64) < self.cfg.min_rate as f64 * elapsed.as_secs_f64()
+        let mut paced = Paced {
+            inner: r,
+            start,
+            grace: secs(self.cfg.min_rate_grace_secs),
+            total: secs(self.cfg.total_timeout_secs),
+            min_rate: self.cfg.min_rate as f64,
+            got: 0,
+            stop: None,
+        };
+        // Without an announced length, room for a typical page: no run of small reads.
+        let first = if hint > 0 { hint } else { BODY_CHUNK.min(max) };
+        let mut body = Vec::with_capacity(first);
+        // At the cap, one more byte tells a body of exactly `max` from a longer one.
+        let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
+        let read = (&mut paced).take(limit).read_to_end(&mut body);
+        if body.len() > max {
+            body.truncate(max);
+            return (body, Some(Cut::Length));
+        }
+        match (read, paced.stop) {
+            (Ok(_), _) => (body, None),
+            (Err(_), Some(cut)) => (body, Some(cut)),
+            (Err(e), None) => (body, Some(read_error_cut(&e))),
+        }
+    }
+}
+
+/// Bytes a body without an announced length is first given room for.
+const BODY_CHUNK: usize = 16 << 10;
+
+/// A body reader that ends the body once the total time is over or, after the grace period,
+/// the average rate falls below `min_rate`: checked after each read that returned bytes; the
+/// next read then fails, and `stop` says why.
+struct Paced<R> {
+    inner: R,
+    start: Instant,
+    grace: Duration,
+    total: Duration,
+    min_rate: f64,
+    got: usize,
+    stop: Option<Cut>,
+}
+
+impl<R: Read> Read for Paced<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(cut) = self.stop {
+            return Err(io::Error::other(format!("body ended: {cut:?}")));
+        }
+        let n = self.inner.read(buf)?;
+        if n > 0 {
+            self.got += n;
+            let elapsed = self.start.elapsed();
+            if elapsed >= self.total {
+                self.stop = Some(Cut::Timeout);
+            } else if elapsed > self.grace
+                && (self.got as f64) < self.min_rate * elapsed.as_secs_f64()
             {
-                return (body, Some(Cut::TooSlow));
+                self.stop = Some(Cut::TooSlow);
             }
         }
+        Ok(n)
     }
 }
 

@@ -193,16 +193,36 @@ impl Canonicalizer {
             input: quoted(input),
             source,
         })?;
+        self.checked(url, Some(input))
+    }
+
+    /// [`Canonicalizer::canonicalize`] of `url.as_str()` without a base, for a URL the caller
+    /// has parsed already (a link target the extractor resolved): the same checks and the same
+    /// result, without parsing the URL again. The `url` crate holds that parsing a URL's
+    /// serialization gives the same URL back (`Url::check_invariants`), so this is what parsing
+    /// `url.as_str()` would have started from.
+    pub fn canonicalize_parsed(&self, url: Url) -> Result<UrlKey, CanonError> {
+        let max = self.config.max_url_len;
+        let len = url.as_str().len();
+        if len > max.saturating_mul(INPUT_LEN_FACTOR) {
+            return Err(CanonError::TooLong { len, max });
+        }
+        self.checked(url, None)
+    }
+
+    /// The checks of [`Canonicalizer::canonicalize`] after parsing, then canonicalization;
+    /// `input` (or else the URL) is quoted in errors.
+    fn checked(&self, url: Url, input: Option<&str>) -> Result<UrlKey, CanonError> {
+        let max = self.config.max_url_len;
+        let input = || quoted(input.unwrap_or(url.as_str()));
         if !matches!(url.scheme(), "http" | "https") {
             return Err(CanonError::Scheme {
-                input: quoted(input),
+                input: input(),
                 scheme: url.scheme().to_owned(),
             });
         }
         if url.host_str().is_none_or(str::is_empty) {
-            return Err(CanonError::NoHost {
-                input: quoted(input),
-            });
+            return Err(CanonError::NoHost { input: input() });
         }
         let url = self.canonicalize_url(url);
         let len = url.as_str().len();
@@ -226,13 +246,21 @@ impl Canonicalizer {
     /// The result is a fixed point: serializing it, re-parsing and canonicalizing again gives
     /// the same string. Edits can enable each other (removing a parameter can empty the
     /// query), so rounds repeat until the re-parsed result comes back unchanged.
+    ///
+    /// A round that edits nothing is already the fixed point: the `url` crate holds that
+    /// parsing a URL's serialization gives the same URL back (`Url::check_invariants`), so the
+    /// re-parse would give back the URL the round just left as it was, and is skipped. (Most
+    /// URLs a crawl meets are such: one parse each instead of two.)
     pub fn canonicalize_url(&self, url: Url) -> Url {
-        let mut current = self.round(url);
+        let (mut current, edited) = self.round(url);
+        if !edited {
+            return current;
+        }
         for _ in 0..MAX_ROUNDS {
             let Ok(reparsed) = Url::parse(current.as_str()) else {
                 return current;
             };
-            let next = self.round(reparsed);
+            let (next, _) = self.round(reparsed);
             if next.as_str() == current.as_str() {
                 return next;
             }
@@ -241,12 +269,14 @@ impl Canonicalizer {
         current
     }
 
-    /// One round of edits on a parsed URL.
-    fn round(&self, mut url: Url) -> Url {
+    /// One round of edits on a parsed URL, and whether it may have changed the URL (false only
+    /// if it certainly did not).
+    fn round(&self, mut url: Url) -> (Url, bool) {
+        let mut edited = url.fragment().is_some();
         url.set_fragment(None);
-        strip_userinfo(&mut url);
+        edited |= strip_userinfo(&mut url);
         if !url.is_special() {
-            return url;
+            return (url, edited);
         }
         if let Some(url::Host::Domain(domain)) = url.host() {
             let trimmed = domain.trim_end_matches('.');
@@ -255,6 +285,7 @@ impl Canonicalizer {
                 // A trimmed name that the host parser refuses (say `1.2.3.999` after
                 // `1.2.3.999..`) keeps its dots: the URL stays as parsed.
                 let _ = url.set_host(Some(&trimmed));
+                edited = true;
             }
         }
         let path = normalize_escapes(url.path());
@@ -266,15 +297,17 @@ impl Canonicalizer {
         if path != url.path() {
             let path = path.into_owned();
             url.set_path(&path);
+            edited = true;
         }
         if let Some(query) = url.query() {
             let normalized = normalize_escapes(query);
             let new = self.query_rules(&normalized);
             if new.as_deref() != Some(query) {
                 url.set_query(new.as_deref());
+                edited = true;
             }
         }
-        url
+        (url, edited)
     }
 
     /// Apply `drop_query_params`, `sort_query` and `drop_empty_query` to a query (without `?`).

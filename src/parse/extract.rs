@@ -153,6 +153,8 @@ pub(super) struct Extractor {
     /// The distinct targets of a page not in `joins`, and their URLs.
     missed: Vec<Missed>,
     joined: String,
+    /// The URLs of `joined` as parsed (see [`Extractor::resolve_all`]).
+    parsed: Vec<Url>,
     /// Seeds the hash of `seen` (the targets come from web pages).
     seed: u64,
     /// The payload being encoded (reused).
@@ -255,6 +257,7 @@ impl Extractor {
             distinct: Vec::new(),
             missed: Vec::new(),
             joined: String::new(),
+            parsed: Vec::new(),
             seed: std::collections::hash_map::RandomState::new().hash_one(0u64),
             buf: Vec::new(),
             links: 0,
@@ -297,15 +300,24 @@ impl Extractor {
 
     /// The index in `urls` of the absolute URL `url`, canonicalized when first met.
     pub(super) fn intern(&mut self, url: &str) -> u32 {
-        self.intern_hashed(self.interned.hash(url), url)
+        self.intern_hashed(self.interned.hash(url), url, None)
     }
 
-    /// [`Extractor::intern`] of `url`, whose hash in `interned` is `h`.
-    fn intern_hashed(&mut self, h: Hash, url: &str) -> u32 {
+    /// [`Extractor::intern`] of `url`, whose hash in `interned` is `h`; `parsed` is `url`
+    /// parsed already, if the caller has it (its serialization is `url`), so that a URL met
+    /// for the first time is not parsed again to be canonicalized.
+    fn intern_hashed(&mut self, h: Hash, url: &str, parsed: Option<Url>) -> u32 {
         if let Some(id) = self.interned.get(h, url) {
             return id;
         }
-        let canon = self.canon.canonicalize(url, None).ok().map(|k| {
+        let key = match parsed {
+            Some(p) => {
+                debug_assert_eq!(p.as_str(), url);
+                self.canon.canonicalize_parsed(p)
+            }
+            None => self.canon.canonicalize(url, None),
+        };
+        let canon = key.ok().map(|k| {
             let at = self.canon_text.len();
             self.canon_text.push_str(&k.url);
             (at, k.url.len(), k.fingerprint, k.host_key)
@@ -412,6 +424,10 @@ impl Extractor {
         joined.clear();
         let mut missed = std::mem::take(&mut self.missed);
         missed.clear();
+        // The parsed URLs of the `Ok` entries of `missed`, in order: canonicalized from these
+        // rather than parsed again from `joined` when first met.
+        let mut parsed = std::mem::take(&mut self.parsed);
+        parsed.clear();
         for (n, &(j, at, end, h)) in distinct.iter().enumerate() {
             if let Some(r) = h.and_then(|h| self.joins.get(h, &keys[at..end])) {
                 resolved[j] = Resolved::from_u32(r);
@@ -424,6 +440,7 @@ impl Extractor {
                     if matches!(url.scheme(), "http" | "https") {
                         let from = joined.len();
                         joined.push_str(url.as_str());
+                        parsed.push(url);
                         Ok((from, joined.len(), self.interned.hash(&joined[from..])))
                     } else {
                         Err(Resolved::OtherScheme)
@@ -442,9 +459,12 @@ impl Extractor {
             sum = sum.wrapping_add(r.as_ref().map_or(0, |&(.., h)| self.interned.touch_key(h)));
         }
         std::hint::black_box(sum);
+        let mut urls = parsed.drain(..);
         for &(n, r) in &missed {
             let r = match r {
-                Ok((from, to, h)) => Resolved::Url(self.intern_hashed(h, &joined[from..to])),
+                Ok((from, to, h)) => {
+                    Resolved::Url(self.intern_hashed(h, &joined[from..to], urls.next()))
+                }
                 Err(r) => r,
             };
             let (j, at, end, h) = distinct[n];
@@ -453,6 +473,8 @@ impl Extractor {
                 let _ = self.joins.insert(h, &keys[at..end], r.to_u32());
             }
         }
+        drop(urls);
+        self.parsed = parsed;
         self.joined = joined;
         self.missed = missed;
         for (j, &f) in first.iter().enumerate() {
