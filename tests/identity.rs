@@ -89,7 +89,7 @@ fn the_from_header_and_the_robots_token_are_the_configured_ones() {
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".warc.zst"))
+        .find(|p| dragnet::warc::Compression::from_name(&p.to_string_lossy()).is_some())
         .unwrap();
     let mut rd = dragnet::warc::reader::WarcReader::open(&warc, Default::default()).unwrap();
     let mut requests = 0;

@@ -223,18 +223,18 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 pub(crate) struct Written {
     pub(crate) files: Vec<PathBuf>,
     /// (location, type, target, block) for every record the writer reported, in order.
-    records: Vec<(warc::RecordLocation, RecordType, String, Vec<u8>)>,
+    pub(crate) records: Vec<(warc::RecordLocation, RecordType, String, Vec<u8>)>,
 }
 
 /// Writes a crawl-like sequence: plain 200s, a chunked+gzip 200, a truncated response, a 304
 /// revisit, a response without request and metadata, rotating every `rotate` bytes.
 pub(crate) fn write_sample(
     dir: &Path,
-    compression: Compression,
+    codec: impl Into<warc::Codec>,
     rotate: u64,
     count: usize,
 ) -> Written {
-    let mut cfg = WriterConfig::new(dir, "p0007", compression);
+    let mut cfg = WriterConfig::new(dir, "p0007", codec);
     cfg.rotate_bytes = rotate;
     cfg.ids = IdSource::Seeded(42);
     cfg.warcinfo = vec![("operator".into(), "tests".into())];

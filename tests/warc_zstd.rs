@@ -1,11 +1,15 @@
 //! `.warc.zst` files (the IIPC warc-zstd layout: one frame a record, an optional dictionary
-//! frame first): the dictionary frame is used, and `dragnet index`'s fast path that skips each
-//! record's frame by its block headers ends where reading the record whole does.
+//! frame first): the dictionary frame is used, `dragnet index`'s fast path that skips each
+//! record's frame by its block headers ends where reading the record whole does, the writer's
+//! trained dictionary is in every file and frame, a dictionary that does not match is an error
+//! naming the file and offset, and (where it is installed) warcat-rs reads what we write.
 
 use crate::warc::{read_all, verify, write_sample};
 
 use std::path::Path;
+use std::sync::Arc;
 
+use dragnet::warc::dictionary::{self, Codec, Dictionary};
 use dragnet::warc::{self, Compression, DigestCheck, ReaderOptions, WarcReader};
 use dragnet::Error;
 
@@ -193,5 +197,240 @@ fn skipping_zstd_records_by_their_frame_headers_ends_where_reading_them_does() {
         if !boundaries.contains(&(len as u64)) && len > 0 {
             assert!(skip_all(&cut).is_err(), "cut at {len} read as valid");
         }
+    }
+}
+
+/// A dictionary trained from a plain sample file of `count` exchanges.
+fn trained(dir: &Path, count: usize) -> Arc<Dictionary> {
+    let w = write_sample(&dir.join("train"), Compression::None, u64::MAX, count);
+    Arc::new(
+        Dictionary::train_from_warcs(&w.files)
+            .unwrap()
+            .expect("enough records for a dictionary"),
+    )
+}
+
+fn le32(b: &[u8]) -> u32 {
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+#[test]
+fn the_writer_starts_each_file_with_the_dictionary_frame_and_compresses_every_record_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dict = trained(dir.path(), 150);
+    // Trained twice from the same records: the same dictionary, byte for byte.
+    assert_eq!(*trained(&dir.path().join("again"), 150), *dict);
+    assert_ne!(dict.id(), 0);
+    assert_eq!(&dict.bytes()[..4], &dictionary::ZDICT_MAGIC);
+    let codec = Codec {
+        compression: Compression::Zstd,
+        dictionary: Some(dict.clone()),
+    };
+    let w = write_sample(&dir.path().join("dict"), codec, 6_000, 40);
+    let plain = write_sample(&dir.path().join("plain"), Compression::Zstd, 6_000, 40);
+    assert!(w.files.len() > 1, "rotation gives several files");
+    let size = |files: &[std::path::PathBuf]| -> u64 {
+        files.iter().map(|f| f.metadata().unwrap().len()).sum()
+    };
+    for f in &w.files {
+        let bytes = std::fs::read(f).unwrap();
+        // The dictionary frame first (the dictionary stored zstd-compressed), as the proposal has it.
+        assert_eq!(le32(&bytes), 0x184D_2A5D, "{}", f.display());
+        assert_eq!(&bytes[8..8 + dict.frame().len() - 8], &dict.frame()[8..]);
+        let rd = WarcReader::open(f, verify()).unwrap();
+        assert_eq!(rd.dictionary_id(), Some(dict.id()));
+        let got = read_all(f).unwrap();
+        assert!(!got.is_empty());
+        for (h, _, end) in &got {
+            assert_eq!(end.block_digest, DigestCheck::Ok, "{h:?}");
+            // Every frame names the dictionary.
+            let head = &bytes[end.offset as usize..];
+            assert_eq!(
+                warc::zstd_frame::dictionary_id(head),
+                Some(dict.id()),
+                "frame at {}",
+                end.offset
+            );
+        }
+        // Skipping by frame headers ends where reading does.
+        let skipped = skip_all(f).unwrap();
+        assert_eq!(skipped.len(), got.len());
+        for (a, b) in skipped.iter().zip(&got) {
+            assert_eq!((a.1.offset, a.1.length), (b.2.offset, b.2.length));
+        }
+    }
+    // Read at their offsets (the parse stage's way): the file's dictionary, then one frame.
+    let mut n = 0;
+    for (loc, _, uri, block) in &w.records {
+        let path = dir.path().join("dict").join(&loc.file);
+        let file = std::fs::File::open(&path).unwrap();
+        let d = dictionary::of_file(&file, &path).unwrap().unwrap();
+        assert_eq!(d.id(), dict.id());
+        let mut z = dictionary::decompressor(Some(&d)).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let frame = &bytes[loc.offset as usize..(loc.offset + loc.length) as usize];
+        let record = z.decompress(frame, 1 << 20).unwrap();
+        assert!(record.ends_with(b"\r\n\r\n"));
+        let text = String::from_utf8_lossy(&record);
+        assert!(text.contains(&format!("WARC-Target-URI: {uri}")), "{text}");
+        assert!(record.windows(block.len().max(1)).any(|w| w == &block[..]) || block.is_empty());
+        n += 1;
+    }
+    assert!(n > 50);
+    // Same records: the dictionary made their frames smaller (the dictionary frame, once per
+    // file, pays off over a real file's thousands of records, not over these few).
+    let records = |w: &crate::warc::Written| -> u64 { w.records.iter().map(|r| r.0.length).sum() };
+    assert!(
+        records(&w) < records(&plain),
+        "{} vs {}",
+        records(&w),
+        records(&plain)
+    );
+    assert!(size(&w.files) > records(&w) && size(&plain.files) >= records(&plain));
+    // A file without a dictionary frame has none to give.
+    let f = std::fs::File::open(&plain.files[0]).unwrap();
+    assert!(dictionary::of_file(&f, &plain.files[0]).unwrap().is_none());
+}
+
+#[test]
+fn too_few_records_train_no_dictionary() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = write_sample(dir.path(), Compression::Gzip, u64::MAX, 10);
+    assert!(Dictionary::train_from_warcs(&w.files).unwrap().is_none());
+    assert!(Dictionary::train_from_warcs(&[]).unwrap().is_none());
+    // Nothing to train from: the writer writes plain frames.
+    let w = write_sample(&dir.path().join("z"), Compression::Zstd, u64::MAX, 4);
+    let rd = WarcReader::open(&w.files[0], verify()).unwrap();
+    assert!(!rd.has_dictionary());
+}
+
+#[test]
+fn a_dictionary_that_does_not_match_or_is_cut_is_an_error_naming_the_file_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = trained(&dir.path().join("a"), 150);
+    // Another dictionary: trained from other records.
+    let b = {
+        let mut s = dictionary::Samples::new(dictionary::SAMPLE_BUDGET);
+        for i in 0..400 {
+            s.add(
+                format!(
+                    "other {i} {}",
+                    "payload text of another kind ".repeat(i % 9 + 3)
+                )
+                .as_bytes(),
+            );
+        }
+        Arc::new(Dictionary::train(&s, 8 << 10).expect("a dictionary"))
+    };
+    assert_ne!(a.id(), b.id());
+    let codec = |d: &Arc<Dictionary>| Codec {
+        compression: Compression::Zstd,
+        dictionary: Some(d.clone()),
+    };
+    let w = write_sample(&dir.path().join("w"), codec(&a), u64::MAX, 8);
+    let good = std::fs::read(&w.files[0]).unwrap();
+    let first = a.frame().len();
+    let check = |name: &str, bytes: &[u8], offset: u64, says: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let e = read_all(&p).unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, Error::Corrupt { .. }), "{name}: {e:?}");
+        assert!(msg.contains(name), "{name}: {msg}");
+        assert!(msg.contains(&format!("offset {offset}")), "{name}: {msg}");
+        assert!(msg.contains(says), "{name}: {msg}");
+    };
+    // The frames of dictionary a behind the frame of dictionary b.
+    let swapped = [b.frame(), &good[first..]].concat();
+    check(
+        "swapped.warc.zst",
+        &swapped,
+        b.frame().len() as u64,
+        "does not match",
+    );
+    // The dictionary frame taken away.
+    check("bare.warc.zst", &good[first..], 0, "no dictionary frame");
+    // The dictionary frame cut short.
+    check("cut.warc.zst", &good[..first / 2], 0, "dictionary frame");
+    // A dictionary frame whose compressed dictionary is damaged.
+    let mut bad = good.clone();
+    bad[first - 6] ^= 0x55;
+    check("damaged.warc.zst", &bad, 8, "compressed zstd dictionary");
+    // Not gzip, zstd or WARC at all.
+    check(
+        "neither.warc.zst",
+        b"PK\x03\x04 a zip file",
+        0,
+        "not a WARC file",
+    );
+}
+
+fn warcat() -> Option<std::path::PathBuf> {
+    let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo/bin/warcat"));
+    [Some(std::path::PathBuf::from("warcat")), home]
+        .into_iter()
+        .flatten()
+        .find(|p| {
+            std::process::Command::new(p)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+#[test]
+#[ignore = "needs warcat (cargo install warcat --features bin); .ci/run runs it where it is installed"]
+fn warcat_reads_every_record_of_a_dictionary_warc_zst() {
+    let warcat = warcat();
+    crate::common::require(
+        "warcat",
+        warcat.is_some(),
+        "cargo install warcat --locked --features bin",
+    );
+    let warcat = warcat.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dict = trained(dir.path(), 150);
+    let codec = Codec {
+        compression: Compression::Zstd,
+        dictionary: Some(dict),
+    };
+    let w = write_sample(&dir.path().join("w"), codec, 30_000, 60);
+    for f in &w.files {
+        let ours = read_all(f).unwrap();
+        let out = std::process::Command::new(&warcat)
+            .args(["--quiet", "list", "--format", "jsonl", "--input"])
+            .arg(f)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "warcat list {}: {text}{}",
+            f.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ids: Vec<String> = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .map(|v| v["WARC-Record-ID"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        let want: Vec<String> = ours
+            .iter()
+            .map(|r| r.0.record_id().unwrap().to_owned())
+            .collect();
+        assert_eq!(ids, want, "{}: {text}", f.display());
+        // And every block decodes to the bytes whose digests it checks.
+        let out = std::process::Command::new(&warcat)
+            .args(["--quiet", "verify", "--format", "jsonl", "--input"])
+            .arg(f)
+            .output()
+            .unwrap();
+        let problems = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && !problems.contains("digest"),
+            "warcat verify {}: {problems}{}",
+            f.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

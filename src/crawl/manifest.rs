@@ -8,6 +8,13 @@
 //! whenever a crawl is opened, and a difference is a configuration error (exit 2) naming the key,
 //! before anything is written.
 //!
+//! It also records the WARC compression the crawl was created with (`[fetch] warc_compression`).
+//! That one is not fixed (a crawl may switch: every WARC file says what it is by its name and
+//! first bytes), but when crawl.toml does not set it, the manifest's value is used, so a change
+//! of the default in a newer build does not change an existing crawl's files. A crawl whose
+//! manifest predates the field (or that predates manifests) was created when `zstd` was the
+//! default, and keeps `zstd` unless crawl.toml says otherwise ([`warc_compression`]).
+//!
 //! The manifest is required: a crawl without one is refused (exit 3, naming it) unless its layout
 //! proves it older than manifests (its init marker is dated before they came in,
 //! [`MANIFESTS_SINCE`]); such a crawl is not checked. A lost manifest is rebuilt by `dragnet
@@ -37,8 +44,16 @@ pub struct Manifest {
     pub queue: serde_json::Value,
     /// `[canon]`, whole.
     pub canon: serde_json::Value,
+    /// `[fetch] warc_compression` at creation; absent in manifests written before it was
+    /// recorded (those crawls were made with `zstd`, [`WARC_BEFORE_RECORDED`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warc_compression: Option<String>,
     checksum: String,
 }
+
+/// The WARC compression of a crawl whose manifest does not record one: the default of the builds
+/// that wrote such manifests (and of crawls older than manifests).
+pub const WARC_BEFORE_RECORDED: &str = "zstd";
 
 impl Manifest {
     /// The fixed settings of `cfg`.
@@ -49,6 +64,7 @@ impl Manifest {
             partitions: cfg.crawl.partitions,
             queue: serde_json::to_value(cfg.prioritize.queue).expect("queue kind serializes"),
             canon: serde_json::to_value(&cfg.canon).expect("[canon] serializes"),
+            warc_compression: Some(cfg.fetch.warc_compression.as_str().to_owned()),
             checksum: String::new(),
         };
         m.checksum = m.body_checksum();
@@ -76,8 +92,11 @@ impl CrawlDir {
         if !path.is_file() {
             return Err(crawl.not_a_crawl());
         }
-        let cfg = Config::load(&path)?;
-        check(&crawl, &cfg, &path)?;
+        let mut cfg = Config::load(&path)?;
+        let fixed = check_manifest(&crawl, &cfg, &path)?;
+        if !cfg.fetch.warc_compression.is_explicit() {
+            cfg.fetch.warc_compression = warc_compression(fixed.as_ref());
+        }
         Ok((crawl, cfg))
     }
 }
@@ -191,6 +210,25 @@ pub fn rebuild(crawl: &CrawlDir, cfg: &Config, dry_run: bool) -> Result<Rebuilt>
         }
     };
     fixed.prioritize.queue = queue;
+    if !cfg.fetch.warc_compression.is_explicit() {
+        // Not in crawl.toml: what the crawl's newest WARC files are, else the old default.
+        let newest = crawl.cycles().into_iter().rev().find_map(|c| {
+            std::fs::read_dir(crawl.warc_dir(c))
+                .ok()?
+                .flatten()
+                .find_map(|e| crate::warc::Compression::from_name(&e.file_name().to_string_lossy()))
+        });
+        let name = newest.map_or(WARC_BEFORE_RECORDED, |c| c.name());
+        warnings.push(format!(
+            "[fetch] warc_compression is not in crawl.toml: recorded as {name} ({})",
+            if newest.is_some() {
+                "what the newest WARC files are"
+            } else {
+                "no WARC file tells; the default of crawls made before it was recorded"
+            }
+        ));
+        fixed.fetch.warc_compression = crate::fetch::config::WarcCompression::implied(name);
+    }
     if !dry_run {
         write(crawl, &fixed)?;
     }
@@ -208,12 +246,27 @@ pub fn write(crawl: &CrawlDir, cfg: &Config) -> Result<()> {
     crate::storage::write_atomic(&crawl.manifest_path(), text.as_bytes())
 }
 
+/// The WARC compression of a crawl whose crawl.toml does not set one, from its manifest
+/// (`None`: a crawl older than manifests): what the manifest recorded at `init`, or
+/// [`WARC_BEFORE_RECORDED`] when it predates the field.
+pub fn warc_compression(manifest: Option<&Manifest>) -> crate::fetch::config::WarcCompression {
+    let name = manifest
+        .and_then(|m| m.warc_compression.as_deref())
+        .unwrap_or(WARC_BEFORE_RECORDED);
+    crate::fetch::config::WarcCompression::implied(name)
+}
+
 /// Checks `cfg` (read from `config_path`) against the crawl's manifest, if it has one.
 pub fn check(crawl: &CrawlDir, cfg: &Config, config_path: &Path) -> Result<()> {
+    check_manifest(crawl, cfg, config_path).map(drop)
+}
+
+/// [`check`], returning the manifest (`None` for a crawl older than manifests).
+fn check_manifest(crawl: &CrawlDir, cfg: &Config, config_path: &Path) -> Result<Option<Manifest>> {
     let path = crawl.manifest_path();
     let Some(fixed) = super::done::read_marker::<Manifest>(&path)? else {
         if predates_manifests(crawl) {
-            return Ok(());
+            return Ok(None);
         }
         return Err(missing(crawl));
     };
@@ -249,7 +302,7 @@ pub fn check(crawl: &CrawlDir, cfg: &Config, config_path: &Path) -> Result<()> {
             now.canon.to_string(),
         ));
     }
-    Ok(())
+    Ok(Some(fixed))
 }
 
 #[cfg(test)]
@@ -298,5 +351,72 @@ mod tests {
         .unwrap();
         let e = check(&crawl, &cfg, &toml).unwrap_err();
         assert_eq!(e.exit_code(), crate::error::EXIT_IO, "{e}");
+    }
+
+    /// A crawl directory with a manifest of `cfg` (as `init` writes it, or as builds before the
+    /// WARC compression was recorded wrote it) and a crawl.toml of `toml`.
+    fn crawl_with(t: &Path, cfg: &Config, recorded: bool, toml: &str) -> PathBuf {
+        let crawl = CrawlDir::new(t);
+        let mut m = Manifest::of(cfg);
+        if !recorded {
+            m.warc_compression = None;
+            m.checksum = m.body_checksum();
+        }
+        let text = serde_json::to_string_pretty(&m).unwrap();
+        std::fs::write(crawl.manifest_path(), text).unwrap();
+        std::fs::write(crawl.config_path(), toml).unwrap();
+        t.to_path_buf()
+    }
+
+    #[test]
+    fn a_crawl_keeps_the_warc_compression_it_was_created_with() {
+        let base = "[crawl]\npartitions = 4\n";
+        let mut cfg = Config::default();
+        cfg.crawl.partitions = 4;
+        // New crawls default to gzip, and their manifest says so.
+        assert_eq!(cfg.fetch.warc_compression.as_str(), "gzip");
+        assert_eq!(Manifest::of(&cfg).warc_compression.as_deref(), Some("gzip"));
+        let open = |dir: &Path| CrawlDir::open(dir).unwrap().1.fetch.warc_compression;
+        for (recorded, made_with, toml, want) in [
+            // A manifest that predates the field: the old default, zstd...
+            (false, "zstd", String::new(), "zstd"),
+            // ... unless crawl.toml says otherwise.
+            (
+                false,
+                "zstd",
+                "[fetch]\nwarc_compression = \"gzip\"\n".into(),
+                "gzip",
+            ),
+            // A recorded one is kept whatever the default is now.
+            (true, "zstd", String::new(), "zstd"),
+            (true, "gzip", String::new(), "gzip"),
+            (true, "none", String::new(), "none"),
+            // crawl.toml may still switch a crawl (files say what they are).
+            (
+                true,
+                "gzip",
+                "[fetch]\nwarc_compression = \"zstd\"\n".into(),
+                "zstd",
+            ),
+        ] {
+            let t = tempfile::tempdir().unwrap();
+            let mut c = cfg.clone();
+            c.fetch.warc_compression = made_with.into();
+            let dir = crawl_with(t.path(), &c, recorded, &format!("{base}{toml}"));
+            assert_eq!(
+                open(&dir).as_str(),
+                want,
+                "recorded {recorded}, made with {made_with}, crawl.toml {toml:?}"
+            );
+        }
+        // An old manifest still passes its checksum (the field is left out, not null).
+        let t = tempfile::tempdir().unwrap();
+        let dir = crawl_with(t.path(), &cfg, false, base);
+        let text = std::fs::read_to_string(CrawlDir::new(&dir).manifest_path()).unwrap();
+        assert!(!text.contains("warc_compression"), "{text}");
+        // And crawl.toml as init writes it (every key) is explicit.
+        let parsed = Config::parse(&cfg.to_toml(), Path::new("crawl.toml")).unwrap();
+        assert!(parsed.fetch.warc_compression.is_explicit());
+        assert!(!Config::default().fetch.warc_compression.is_explicit());
     }
 }

@@ -129,15 +129,130 @@ pub struct FetchSection {
     /// How long a fetched robots.txt stays valid, in seconds (RFC 9309: at most 24 hours
     /// is recommended).
     pub robots_ttl_secs: f64,
-    /// WARC compression: `"zstd"` (`.warc.zst`, one frame per record), `"gzip"` (`.warc.gz`)
-    /// or `"none"`.
-    pub warc_compression: String,
+    /// WARC compression: `"gzip"` (`.warc.gz`, one member per record: what every WARC tool
+    /// reads; the default of new crawls), `"zstd"` (`.warc.zst`, the IIPC warc-zstd layout) or
+    /// `"none"`. Left out of crawl.toml, a crawl keeps what its manifest recorded at `init`,
+    /// and a crawl whose manifest predates that keeps `"zstd"`, the default it was made with
+    /// (`crate::crawl::manifest`; docs/formats.md, "WARC files").
+    pub warc_compression: WarcCompression,
+    /// `.warc.zst` only: start each file with a zstd dictionary trained from the partition's
+    /// records of the cycle before (the warc-zstd dictionary frame) and compress every record
+    /// with it. Cycle 0, and a partition with too few records the cycle before, write plain
+    /// frames.
+    pub warc_dictionary: bool,
     /// Start a new WARC file after this many bytes.
     pub warc_rotate: ByteSize,
-    /// Compression level of WARC records: zstd -7..=19 (default 1: every fetched byte passes
-    /// through it, and level 3 cost the fetch stage a third of its CPU for ~10% smaller files;
-    /// see docs/BENCHMARKS.md), gzip 0..=9 (default 6).
+    /// Compression level of WARC records: zstd -7..=19 (default 3 with `warc_dictionary`, 1
+    /// without: every fetched byte passes through it, and without a dictionary level 3 cost the
+    /// fetch stage a third of its CPU for ~10% smaller files; see docs/BENCHMARKS.md), gzip 0..=12 (libdeflate's levels; default 1, the cheapest,
+    /// within a few percent of zlib's 6 in size: docs/BENCHMARKS.md, "WARC compression").
     pub warc_level: Option<i32>,
+}
+
+/// `[fetch] warc_compression`: the name as written (`gzip`, `zstd`, `none`), and whether
+/// crawl.toml wrote it or it is the default (a crawl opened without it takes its manifest's).
+/// It reads as the name (`&*` or [`WarcCompression::as_str`]), and a `&str` or `String` converts
+/// into an explicit one, as crawl.toml's value is.
+#[derive(Clone, Eq)]
+pub struct WarcCompression {
+    name: String,
+    explicit: bool,
+}
+
+impl WarcCompression {
+    /// The default of new crawls (`gzip`), as a value crawl.toml did not give.
+    pub fn default_for_new_crawls() -> WarcCompression {
+        WarcCompression {
+            name: crate::warc::Compression::Gzip.name().into(),
+            explicit: false,
+        }
+    }
+
+    /// `name` as a value crawl.toml did not give (what a crawl's manifest says).
+    pub fn implied(name: &str) -> WarcCompression {
+        WarcCompression {
+            name: name.into(),
+            explicit: false,
+        }
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether crawl.toml (or the code building the configuration) gave it.
+    pub fn is_explicit(&self) -> bool {
+        self.explicit
+    }
+
+    /// The compression it names (`None` for a name that is none of them: refused by
+    /// [`FetchSection::validate`]).
+    pub fn compression(&self) -> Option<crate::warc::Compression> {
+        crate::warc::Compression::parse(&self.name)
+    }
+}
+
+impl Default for WarcCompression {
+    fn default() -> Self {
+        WarcCompression::default_for_new_crawls()
+    }
+}
+
+/// Two values are equal when they name the same compression, given or implied.
+impl PartialEq for WarcCompression {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl std::fmt::Debug for WarcCompression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.name, f)
+    }
+}
+
+impl std::fmt::Display for WarcCompression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl std::ops::Deref for WarcCompression {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.name
+    }
+}
+
+impl From<&str> for WarcCompression {
+    fn from(name: &str) -> Self {
+        WarcCompression {
+            name: name.into(),
+            explicit: true,
+        }
+    }
+}
+
+impl From<String> for WarcCompression {
+    fn from(name: String) -> Self {
+        WarcCompression {
+            name,
+            explicit: true,
+        }
+    }
+}
+
+impl Serialize for WarcCompression {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name)
+    }
+}
+
+impl<'de> Deserialize<'de> for WarcCompression {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        String::deserialize(d).map(WarcCompression::from)
+    }
 }
 
 impl Default for FetchSection {
@@ -178,7 +293,8 @@ impl Default for FetchSection {
             park_after_failed_runs: 2,
             max_park_cycles: 16,
             robots_ttl_secs: 86_400.0,
-            warc_compression: "zstd".into(),
+            warc_compression: WarcCompression::default_for_new_crawls(),
+            warc_dictionary: true,
             warc_rotate: ByteSize(1 << 30),
             warc_level: None,
         }
@@ -199,9 +315,66 @@ impl FetchSection {
     pub fn warc_level(&self) -> Option<i32> {
         match (self.warc_level, self.warc_compression.as_str()) {
             (Some(l), _) => Some(l),
-            (None, "zstd") => Some(1),
+            // With a dictionary, level 3 costs 7% more CPU than 1 and makes files 14% smaller
+            // (docs/BENCHMARKS.md, "WARC compression"); without one, 22% more for 4%.
+            (None, "zstd") => Some(if self.warc_dictionary { 3 } else { 1 }),
             (None, _) => None,
         }
+    }
+
+    /// How partition `p` writes its WARC files in `cycle` of `crawl`: the compression, and for
+    /// `.warc.zst` with `warc_dictionary` a dictionary trained from the partition's own records
+    /// of the cycle before (its WARC files there, read up to
+    /// [`crate::warc::dictionary::SAMPLE_BUDGET`]). Per partition and cycle: a partition holds
+    /// the same hosts every cycle, so its last records are the closest sample of what it will
+    /// fetch; no two fetches share a file to train or write, so partitions fetched at once (or
+    /// on other machines) need no coordination; and training is deterministic, so a fetch redone
+    /// after a kill writes the same dictionary. None when there is no cycle before or it left
+    /// too few records.
+    pub fn warc_codec(
+        &self,
+        crawl: &crate::crawl::CrawlDir,
+        cycle: u32,
+        p: u32,
+    ) -> Result<crate::warc::Codec> {
+        use crate::warc::{Codec, Compression, Dictionary};
+        let compression = self.warc_compression.compression().ok_or_else(|| {
+            Error::config(
+                crawl.config_path(),
+                format!(
+                    "fetch.warc_compression: {:?} is not zstd, gzip or none",
+                    self.warc_compression.as_str()
+                ),
+            )
+        })?;
+        let Some(before) = cycle.checked_sub(1) else {
+            return Ok(compression.into());
+        };
+        if compression != Compression::Zstd || !self.warc_dictionary {
+            return Ok(compression.into());
+        }
+        let dir = crawl.warc_dir(before);
+        let mine = format!("{}-", crate::crawl::CrawlDir::partition_name(p));
+        let mut files: Vec<std::path::PathBuf> = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd
+                .flatten()
+                .filter(|e| {
+                    let name = e.file_name();
+                    let name = name.to_string_lossy();
+                    name.starts_with(&mine)
+                        && !name.contains(crate::storage::TEMP_MARK)
+                        && Compression::from_name(&name).is_some()
+                })
+                .map(|e| e.path())
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        files.sort();
+        let dictionary = Dictionary::train_from_warcs(&files)?.map(std::sync::Arc::new);
+        Ok(Codec {
+            compression,
+            dictionary,
+        })
     }
 
     /// Checks values; errors name the key, the file and what is allowed.
@@ -331,14 +504,14 @@ impl FetchSection {
         if let Some(l) = self.warc_level {
             let ok = match self.warc_compression.as_str() {
                 "zstd" => (-7..=19).contains(&l),
-                "gzip" => (0..=9).contains(&l),
+                "gzip" => (0..=12).contains(&l),
                 _ => true,
             };
             if !ok {
                 return Err(bad(
                     "warc_level",
                     format!(
-                        "{l} is out of range for {}: zstd takes -7..=19, gzip 0..=9",
+                        "{l} is out of range for {}: zstd takes -7..=19, gzip 0..=12",
                         self.warc_compression
                     ),
                 ));

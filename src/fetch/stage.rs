@@ -302,15 +302,7 @@ pub fn fetch_partition(
         crawl.root(),
         &crawl.config_path(),
     )?;
-    let compression = Compression::parse(&cfg.fetch.warc_compression).ok_or_else(|| {
-        Error::config(
-            crawl.config_path(),
-            format!(
-                "fetch.warc_compression: {:?} is not zstd, gzip or none",
-                cfg.fetch.warc_compression
-            ),
-        )
-    })?;
+    let compression = cfg.fetch.warc_codec(crawl, cycle, p)?;
 
     // Outputs of an earlier attempt that never committed are redone from scratch; the requests
     // its WARC files record still count for politeness (a killed run asked its hosts moments

@@ -53,7 +53,8 @@ use crate::warc::{Compression, RecordType};
 /// made the process's RSS grow with the WARC files it touched.)
 struct RecordFiles {
     dir: PathBuf,
-    open: HashMap<String, File>,
+    /// Each file, with a decompressor holding its warc-zstd dictionary if it starts with one.
+    open: HashMap<String, (File, Option<zstd::bulk::Decompressor<'static>>)>,
     zstd: zstd::bulk::Decompressor<'static>,
     packed: Vec<u8>,
     plain: Vec<u8>,
@@ -78,9 +79,18 @@ impl RecordFiles {
         if !self.open.contains_key(name) {
             let path = self.dir.join(name);
             let f = File::open(&path).ctx("open", &path)?;
-            self.open.insert(name.to_owned(), f);
+            let dict = match Compression::from_name(name) {
+                Some(Compression::Zstd) => crate::warc::dictionary::of_file(&f, &path)?,
+                _ => None,
+            };
+            let z = dict
+                .map(|d| crate::warc::dictionary::decompressor(Some(&d)))
+                .transpose()
+                .ctx("start zstd for", &path)?;
+            self.open.insert(name.to_owned(), (f, z));
         }
-        let f = &self.open[name];
+        let (f, dict_zstd) = self.open.get_mut(name).expect("opened above");
+        let f = &*f;
         let path = || self.dir.join(name);
         let bad = |why: String| Error::corrupt(path(), offset, why);
         let len = usize::try_from(length)
@@ -118,7 +128,9 @@ impl RecordFiles {
                     )));
                 }
                 self.plain.reserve(size);
-                self.zstd
+                dict_zstd
+                    .as_mut()
+                    .unwrap_or(&mut self.zstd)
                     .decompress_to_buffer(packed, &mut self.plain)
                     .map_err(|e| bad(format!("zstd frame: {e}")))?;
             }

@@ -173,9 +173,20 @@ pub(super) fn zstd_read<R: Read>(
 }
 
 /// Reads the warc-zstd dictionary frame at the start of a file (the caller has seen its magic):
-/// the dictionary itself, decompressed if it was stored as a zstd frame.
-pub(super) fn read_dictionary<R: Read>(c: &mut Counted<R>, path: &Path) -> Result<Vec<u8>> {
+/// the dictionary itself, decompressed if it was stored as a zstd frame. A frame cut short, or
+/// one that holds no zstd dictionary, is an error naming `path` and the offset.
+pub(super) fn read_dictionary<R: Read>(
+    c: &mut Counted<R>,
+    path: &Path,
+) -> Result<super::dictionary::Dictionary> {
     let head = c.peek(8).ctx("read", path)?;
+    if head.len() < 8 {
+        return Err(Error::corrupt(
+            path,
+            0,
+            "zstd dictionary frame is truncated",
+        ));
+    }
     let size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
     if size > MAX_DICT {
         return Err(Error::corrupt(
@@ -186,11 +197,12 @@ pub(super) fn read_dictionary<R: Read>(c: &mut Counted<R>, path: &Path) -> Resul
     }
     c.consume(8);
     let mut data = vec![0; size];
-    c.read_exact(&mut data)
-        .map_err(|_| Error::corrupt(path, 0, "zstd dictionary frame is truncated"))?;
-    if data.starts_with(&ZSTD_MAGIC) {
-        data = zstd::bulk::decompress(&data, MAX_DICT)
-            .map_err(|e| Error::corrupt(path, 8, format!("compressed zstd dictionary: {e}")))?;
-    }
-    Ok(data)
+    c.read_exact(&mut data).map_err(|_| {
+        Error::corrupt(
+            path,
+            0,
+            format!("zstd dictionary frame of {size} bytes is truncated"),
+        )
+    })?;
+    super::dictionary::decode_frame_data(data, path)
 }

@@ -21,12 +21,15 @@
 //! - [`digest`]: `sha1:` base32 digests as warcio computes and compares them.
 //! - [`check`]: `dragnet check warc`, a verifying listing of a file's records.
 //! - [`zstd_frame`]: where a zstd frame ends, from its block headers (nothing decompressed).
+//! - [`dictionary`]: the warc-zstd dictionary: trained from records, the dictionary frame that
+//!   starts a `.warc.zst` file, [`Codec`] (a compression and its dictionary) for the writer.
 //!
 //! The byte-level description (header list, framing, naming, offsets) is in `docs/formats.md`.
 
 pub mod cdxj;
 pub mod check;
 pub mod convert;
+pub mod dictionary;
 pub mod digest;
 mod frame;
 pub mod http;
@@ -38,6 +41,7 @@ pub mod zstd_frame;
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub use dictionary::{Codec, Dictionary};
 pub use digest::{DigestCheck, Sha1Digest};
 pub use reader::{ReaderOptions, Record, RecordEnd, WarcReader};
 pub use writer::{
@@ -62,9 +66,11 @@ pub const PROFILE_IDENTICAL_PAYLOAD_DIGEST: &str =
 pub enum Compression {
     /// Uncompressed `.warc`.
     None,
-    /// `.warc.gz`: one gzip member per record (WARC 1.1 Annex D).
+    /// `.warc.gz`: one gzip member per record (WARC 1.1 Annex D), what every WARC reader
+    /// reads; the default of new crawls.
     Gzip,
-    /// `.warc.zst`: one zstd frame per record (IIPC warc-zstd proposal).
+    /// `.warc.zst`: one zstd frame per record (IIPC warc-zstd proposal), after the dictionary
+    /// frame when the writer has a dictionary.
     Zstd,
 }
 

@@ -115,7 +115,8 @@ pub struct WarcReader<R> {
     path: PathBuf,
     opts: ReaderOptions,
     compression: Compression,
-    dictionary: bool,
+    /// The ID of the dictionary the file's dictionary frame holds (`Some(0)`: raw content).
+    dictionary: Option<u32>,
     stream: Stream<R>,
     zdec: Option<zstd::stream::raw::Decoder<'static>>,
     zdone: bool,
@@ -148,7 +149,7 @@ impl<R: Read> WarcReader<R> {
             path,
             opts,
             compression: Compression::None,
-            dictionary: false,
+            dictionary: None,
             stream: Stream::Gone,
             zdec: None,
             zdone: false,
@@ -165,15 +166,18 @@ impl<R: Read> WarcReader<R> {
             rd.compression = Compression::Gzip;
         } else if head.starts_with(&ZSTD_MAGIC) || skippable {
             rd.compression = Compression::Zstd;
-            let mut dict = Vec::new();
-            if head.len() >= 8
+            let mut dict = None;
+            if head.len() >= 4
                 && u32::from_le_bytes([head[0], head[1], head[2], head[3]]) == DICT_MAGIC
             {
-                dict = frame::read_dictionary(&mut c, &rd.path)?;
-                rd.dictionary = true;
+                let d = frame::read_dictionary(&mut c, &rd.path)?;
+                rd.dictionary = Some(d.id());
+                dict = Some(d);
             }
-            let dec = zstd::stream::raw::Decoder::with_dictionary(&dict)
-                .map_err(|e| Error::corrupt(&rd.path, 0, format!("zstd dictionary: {e}")))?;
+            let dec = zstd::stream::raw::Decoder::with_dictionary(
+                dict.as_ref().map_or(&[][..], |d| d.bytes()),
+            )
+            .map_err(|e| Error::corrupt(&rd.path, 8, format!("zstd dictionary: {e}")))?;
             rd.zdec = Some(dec);
         } else if !(head.is_empty() || head.starts_with(b"WARC/") || head[0].is_ascii_whitespace())
         {
@@ -202,6 +206,12 @@ impl<R: Read> WarcReader<R> {
 
     /// Whether the file starts with a warc-zstd dictionary frame.
     pub fn has_dictionary(&self) -> bool {
+        self.dictionary.is_some()
+    }
+
+    /// The ID of the dictionary the file's dictionary frame holds (0 for a raw-content
+    /// dictionary), if it has one.
+    pub fn dictionary_id(&self) -> Option<u32> {
         self.dictionary
     }
 
@@ -415,6 +425,13 @@ impl<R: Read> WarcReader<R> {
                     self.stream = Stream::Gzip(Box::new(flate2::bufread::GzDecoder::new(c)));
                 }
                 Compression::Zstd if head.starts_with(&ZSTD_MAGIC) => {
+                    let head = match c.peek(zstd_frame::MAX_HEADER) {
+                        Ok(h) => h,
+                        Err(e) => return Err(self.error(at, e)),
+                    };
+                    if let Some(why) = dictionary_mismatch(head, self.dictionary) {
+                        return Err(Error::corrupt(&self.path, at, why));
+                    }
                     let r = match self.zdec.as_mut() {
                         Some(d) => zstd::stream::raw::Operation::reinit(d),
                         None => Ok(()),
@@ -674,6 +691,28 @@ impl<R: Read> WarcReader<R> {
             offset,
             "record block is not followed by CRLF CRLF (is its Content-Length right?)",
         )
+    }
+}
+
+/// Why a zstd frame whose header starts `head` cannot be decoded with the file's dictionary
+/// (`dict`: its ID, if the file has one), or `None` when it can: a frame that names a dictionary
+/// needs that one (the warc-zstd proposal: every frame names the file's dictionary).
+fn dictionary_mismatch(head: &[u8], dict: Option<u32>) -> Option<String> {
+    let wants = zstd_frame::dictionary_id(head).filter(|&id| id != 0)?;
+    match dict {
+        Some(has) if has == wants => None,
+        Some(0) => Some(format!(
+            "the zstd frame was compressed with dictionary {wants}, and the file's dictionary \
+             frame holds a raw-content dictionary (no ID)"
+        )),
+        Some(has) => Some(format!(
+            "the zstd frame was compressed with dictionary {wants}, but the file's dictionary \
+             frame holds dictionary {has}: the dictionary does not match"
+        )),
+        None => Some(format!(
+            "the zstd frame was compressed with dictionary {wants}, and the file has no \
+             dictionary frame (the warc-zstd proposal puts it first)"
+        )),
     }
 }
 

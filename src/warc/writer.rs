@@ -2,10 +2,14 @@
 //!
 //! Each record is compressed on its own (one zstd frame with content size and checksum, or one
 //! gzip member), so a record can be read from its offset without the rest of the file: that is
-//! what CDXJ indexes and the fetch-results run point into. We do not write a zstd dictionary frame
-//! (the warc-zstd proposal allows one): a dictionary must be trained and kept with the file, and
-//! per-record frames at level 3 are already far smaller than gzip; the reader accepts files that
-//! have one.
+//! what CDXJ indexes and the fetch-results run point into. A `.warc.zst` writer given a
+//! dictionary ([`WriterConfig::dictionary`], [`super::dictionary`]) starts each file with the
+//! warc-zstd dictionary frame and compresses every record with it, as the IIPC proposal says.
+//!
+//! Gzip members are made by libdeflate, which compresses a whole buffer at once: faster than a
+//! streaming zlib at every level for records compressed whole (docs/BENCHMARKS.md, "WARC
+//! compression"), so a record's pieces are copied into one buffer first. Both compressors (and
+//! the buffers) are made once per writer and reused for every record.
 //!
 //! A record is built in memory before it is written, because its digests come before its block
 //! in the header: the fetch stage holds a body in memory anyway (threads x max body size,
@@ -17,12 +21,13 @@
 //! [`AtomicFile`] (fsync, rename, fsync-dir) when it is complete, so a reader never sees a file
 //! that is still being written and a killed fetch leaves no partial WARC behind.
 
-use std::io::Write;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::cdxj::{self, CdxjSorter};
+use super::dictionary::{Codec, Dictionary};
 use super::digest;
 use super::{
     file_name, warc_date, Compression, IdGen, IdSource, RecordType, Truncated, WarcHeader,
@@ -34,6 +39,11 @@ use crate::storage::{self, AtomicFile};
 /// Default rotation size: 1 GB, the customary WARC file size.
 pub const DEFAULT_ROTATE_BYTES: u64 = 1_000_000_000;
 
+/// The gzip level when none is given: libdeflate's level 1, the cheapest per byte, whose
+/// members were within a few percent of zlib's level 6 on crawl records (docs/BENCHMARKS.md,
+/// "WARC compression").
+pub const GZIP_LEVEL: i32 = 1;
+
 /// How a [`WarcWriter`] names, compresses and rotates its files.
 #[derive(Clone, Debug)]
 pub struct WriterConfig {
@@ -43,7 +53,10 @@ pub struct WriterConfig {
     pub prefix: String,
     /// Record compression; also decides the file suffix.
     pub compression: Compression,
-    /// Compression level; `None` for the codec's default (zstd 3, gzip 6).
+    /// The zstd dictionary each `.warc.zst` file starts with and every record is compressed
+    /// with (`None`: plain frames; ignored for other compressions).
+    pub dictionary: Option<Arc<Dictionary>>,
+    /// Compression level; `None` for the codec's default (zstd 3, gzip [`GZIP_LEVEL`]).
     pub level: Option<i32>,
     /// A file is finished and published once it holds at least this many bytes.
     pub rotate_bytes: u64,
@@ -78,15 +91,18 @@ pub struct WriterIndex {
 
 impl WriterConfig {
     /// A configuration with the defaults: random IDs, 1 GB files, microsecond dates, serial 1.
+    /// `codec` is a [`Compression`], or a [`Codec`] that also names a zstd dictionary.
     pub fn new(
         dir: impl Into<PathBuf>,
         prefix: impl Into<String>,
-        compression: Compression,
+        codec: impl Into<Codec>,
     ) -> Self {
+        let codec = codec.into();
         WriterConfig {
             dir: dir.into(),
             prefix: prefix.into(),
-            compression,
+            compression: codec.compression,
+            dictionary: codec.dictionary,
             level: None,
             rotate_bytes: DEFAULT_ROTATE_BYTES,
             first_serial: 1,
@@ -204,6 +220,9 @@ pub struct WarcWriter {
     open: Option<OpenFile>,
     summary: WriterSummary,
     zstd: Option<zstd::bulk::Compressor<'static>>,
+    gzip: Option<libdeflater::Compressor>,
+    /// A record's pieces one after the other, for libdeflate, which compresses whole buffers.
+    plain: Vec<u8>,
     packed: Vec<u8>,
     index: Option<CdxjSorter>,
 }
@@ -262,8 +281,12 @@ impl WarcWriter {
         storage::create_dir_all(&cfg.dir)?;
         let zstd = match cfg.compression {
             Compression::Zstd => {
-                let mut c = zstd::bulk::Compressor::new(cfg.level.unwrap_or(3))
-                    .map_err(|e| Error::config(where_, format!("zstd level: {e}")))?;
+                // The dictionary is loaded into the context once; each frame reuses it.
+                let dict = cfg.dictionary.as_ref().map_or(&[][..], |d| d.bytes());
+                let mut c = zstd::bulk::Compressor::with_dictionary(cfg.level.unwrap_or(3), dict)
+                    .map_err(|e| {
+                    Error::config(where_, format!("zstd level or dictionary: {e}"))
+                })?;
                 for p in [
                     zstd::zstd_safe::CParameter::ChecksumFlag(true),
                     zstd::zstd_safe::CParameter::ContentSizeFlag(true),
@@ -274,14 +297,16 @@ impl WarcWriter {
             }
             _ => None,
         };
-        if let (Compression::Gzip, Some(l)) = (cfg.compression, cfg.level) {
-            if !(0..=9).contains(&l) {
-                return Err(Error::config(
-                    where_,
-                    format!("gzip level {l} is not in 0..=9"),
-                ));
+        let gzip = match cfg.compression {
+            Compression::Gzip => {
+                let l = cfg.level.unwrap_or(GZIP_LEVEL);
+                let level = libdeflater::CompressionLvl::new(l).map_err(|_| {
+                    Error::config(where_, format!("gzip level {l} is not in 0..=12"))
+                })?;
+                Some(libdeflater::Compressor::new(level))
             }
-        }
+            _ => None,
+        };
         let index = cfg
             .index
             .as_ref()
@@ -293,6 +318,8 @@ impl WarcWriter {
             open: None,
             summary: WriterSummary::default(),
             zstd,
+            gzip,
+            plain: Vec::new(),
             packed: Vec::new(),
             cfg,
         })
@@ -486,14 +513,20 @@ impl WarcWriter {
         if self.cfg.wet {
             name = name.replacen(".warc", ".warc.wet", 1);
         }
-        let file = AtomicFile::create(&self.cfg.dir.join(&name))?;
+        let mut file = AtomicFile::create(&self.cfg.dir.join(&name))?;
         self.serial += 1;
+        // The warc-zstd dictionary frame comes first; the records' offsets count it.
+        if let (Compression::Zstd, Some(d)) = (self.cfg.compression, &self.cfg.dictionary) {
+            file.write_all_bytes(d.frame())?;
+            self.summary.bytes += d.frame().len() as u64;
+        }
         let warcinfo_id = self.ids.next_id();
+        let whole = file.written();
         self.open = Some(OpenFile {
             file,
             name: name.clone(),
             warcinfo_id: warcinfo_id.clone(),
-            whole: 0,
+            whole,
         });
         let version = concat!("dragnet/", env!("CARGO_PKG_VERSION"));
         let mut fields = vec![
@@ -585,15 +618,13 @@ impl WarcWriter {
                 }
             }
             Compression::Gzip => {
-                self.packed.clear();
-                let level = flate2::Compression::new(self.cfg.level.unwrap_or(6) as u32);
-                let mut gz = flate2::GzBuilder::new().write(&mut self.packed, level);
-                let r = pieces
-                    .iter()
-                    .try_for_each(|p| gz.write_all(p))
-                    .and_then(|_| gz.finish().map(drop));
-                r.ctx("gzip a record for", open.file.path())?;
-                open.file.write_all_bytes(&self.packed)?;
+                let gz = self
+                    .gzip
+                    .as_mut()
+                    .expect("gzip compressor exists for gzip files");
+                let n = gzip_member(gz, &pieces, &mut self.plain, &mut self.packed)
+                    .ctx("gzip a record for", open.file.path())?;
+                open.file.write_all_bytes(&self.packed[..n])?;
             }
             Compression::Zstd => {
                 let z = self
@@ -605,9 +636,11 @@ impl WarcWriter {
                 open.file.write_all_bytes(&self.packed)?;
             }
         }
-        if self.packed.capacity() > KEEP_BUFFER {
-            self.packed.clear();
-            self.packed.shrink_to(KEEP_BUFFER);
+        for buf in [&mut self.packed, &mut self.plain] {
+            if buf.capacity() > KEEP_BUFFER {
+                buf.clear();
+                buf.shrink_to(KEEP_BUFFER);
+            }
         }
         let length = open.file.written() - offset;
         open.whole = open.file.written();
@@ -667,6 +700,28 @@ fn zstd_frame(
         return Err(std::io::Error::other("zstd frame did not fit its bound"));
     }
     Ok(())
+}
+
+/// Compresses `pieces`, one after the other, into one gzip member at the start of `out`, and
+/// returns its length, with libdeflate, which takes its input whole: the pieces are copied into
+/// `plain` first (a copy costs a small fraction of compressing it). `out` only grows (to the
+/// bound of the largest record), so it is not zeroed again for every record.
+fn gzip_member(
+    gz: &mut libdeflater::Compressor,
+    pieces: &[&[u8]],
+    plain: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) -> std::io::Result<usize> {
+    plain.clear();
+    for p in pieces {
+        plain.extend_from_slice(p);
+    }
+    let bound = gz.gzip_compress_bound(plain.len());
+    if out.len() < bound {
+        out.resize(bound, 0);
+    }
+    gz.gzip_compress(plain, out)
+        .map_err(|e| std::io::Error::other(format!("libdeflate: {e:?}")))
 }
 
 /// An `application/warc-fields` block.

@@ -14,6 +14,27 @@ const MAGIC: u32 = 0xFD2F_B528;
 /// The largest block: `Block_Maximum_Size` is at most 128 KiB.
 const MAX_BLOCK: u64 = 128 << 10;
 
+/// The longest zstd frame header: magic 4, descriptor 1, window 1, dictionary ID 4, content
+/// size 8.
+pub const MAX_HEADER: usize = 18;
+
+/// The `Dictionary_ID` a zstd frame header names, from the frame's first bytes (`head`, at least
+/// its header: [`MAX_HEADER`] bytes, or all the frame has): `Some(0)` when it names none, `None`
+/// when `head` is not the start of a zstd frame or is cut inside the field.
+pub fn dictionary_id(head: &[u8]) -> Option<u32> {
+    if head.len() < 5 || u32::from_le_bytes([head[0], head[1], head[2], head[3]]) != MAGIC {
+        return None;
+    }
+    let fhd = head[4];
+    let single_segment = fhd & 0x20 != 0;
+    let len = [0, 1, 2, 4][usize::from(fhd & 0x03)];
+    let at = 5 + usize::from(!single_segment);
+    let field = head.get(at..at + len)?;
+    let mut v = [0u8; 4];
+    v[..len].copy_from_slice(field);
+    Some(u32::from_le_bytes(v))
+}
+
 /// What a frame's headers say about it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Frame {
