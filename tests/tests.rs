@@ -57,5 +57,6 @@ mod url_conformance;
 mod wacz;
 mod warc;
 mod warc_zstd;
+mod window;
 mod websim_resolve;
 mod wet;

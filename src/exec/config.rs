@@ -27,6 +27,10 @@ pub struct CycleSection {
     /// report`) after each complete cycle. It reads every cycle's fetch results and page facts
     /// and the newest URL db once: turn it off for a crawl where that pass costs too much.
     pub report: bool,
+    /// The cycle as a window (`crate::fetch::window`): while another partition's fetch list is
+    /// unfinished, a partition whose own list is done follows same-host links beyond `[fetch]
+    /// follow_per_host` (within every other limit) instead of idling until the cycle ends.
+    pub window: bool,
 }
 
 impl Default for CycleSection {
@@ -36,6 +40,7 @@ impl Default for CycleSection {
             keep_cycles: 2,
             lock_lease_secs: 0,
             report: true,
+            window: true,
         }
     }
 }

@@ -38,6 +38,7 @@ use super::{after_cycle, fetch_list_size, next_cycle, run_stage, CycleDisplay};
 use crate::crawl::{Config, CrawlDir, CrawlLock, Stage};
 use crate::error::{Result, EXIT_CYCLE_INCOMPLETE};
 use crate::fetch::ipgate::IpGate;
+use crate::fetch::window::CycleWindow;
 use crate::fetch::{FetchOptions, ProgressMode};
 use crate::util::plural;
 
@@ -240,6 +241,9 @@ struct CycleCtx<'a> {
     cycle: u32,
     display: &'a CycleDisplay,
     ip_gate: Arc<IpGate>,
+    /// The cycle as a window (`crate::fetch::window`): fetches follow beyond their cap while
+    /// another partition's list is unfinished.
+    window: Arc<CycleWindow>,
 }
 
 /// Runs one stage for one partition ([`run_stage`]), shows it on the display and adds its
@@ -255,10 +259,18 @@ fn one(ctx: &CycleCtx<'_>, cfg: &Config, stage: Stage, p: u32, acc: &Mutex<Stage
         progress: display.fetch_mode(),
         counters: (stage == Stage::Fetch).then(|| display.fetch_counters()),
         ip_gate: Some(Arc::clone(&ctx.ip_gate)),
+        window: cfg.cycle.window.then(|| Arc::clone(&ctx.window)),
         ..FetchOptions::default()
     };
     display.started(stage);
+    if stage == Stage::Fetch {
+        ctx.window.start(p);
+    }
     let r = run_stage(crawl, cfg, stage, cycle, p, &fetch);
+    if stage == Stage::Fetch {
+        // However it ended (done before, failed, stopped): its list holds no one back.
+        ctx.window.list_done(p);
+    }
     display.ended(stage, r.is_ok());
     let mut a = acc.lock().expect("not poisoned");
     match r {
@@ -320,6 +332,7 @@ fn run_cycle(
                 cfg.fetch.per_ip_delay_secs,
             )),
         ),
+        window: Arc::new(CycleWindow::new(m)),
     };
     let workers = (cfg.cycle.fetch_partitions as usize).clamp(1, m as usize);
     let task_cfg = cfg.share(workers);

@@ -14,6 +14,8 @@
 //! - [`ipgate`]: the per-IP limit and delay shared by every fetch of a process.
 //! - [`client`]: fetching one URL (ureq) with every limit, SSRF guard and pinned resolution.
 //! - [`tls`]: the TLS configuration (trusted roots, extra CA files) and connector.
+//! - [`window`]: the cycle as a window: while another partition's list is unfinished, a
+//!   partition follows links beyond `follow_per_host`.
 //! - [`schedule`]: Mercator back queues, the heap of next-allowed times, the per-IP limit and
 //!   the deadline, as a data structure driven with explicit times.
 
@@ -26,6 +28,7 @@ pub mod robots;
 pub mod schedule;
 pub mod stage;
 pub mod tls;
+pub mod window;
 
 pub use config::FetchSection;
 pub use progress::ProgressMode;

@@ -140,6 +140,9 @@ pub struct FetchOptions {
     /// Where names the crawl's table lacks are looked up (tests count lookups with their own);
     /// the system resolver if `None`.
     pub lookup: Option<Arc<dyn crate::resolve::Lookup>>,
+    /// The cycle's window shared with the other fetches of the cycle (`dragnet cycle`): while
+    /// it is open the fetch follows links beyond `follow_per_host`. `None` keeps to the cap.
+    pub window: Option<Arc<crate::fetch::window::CycleWindow>>,
 }
 
 impl Default for FetchOptions {
@@ -150,6 +153,7 @@ impl Default for FetchOptions {
             counters: None,
             ip_gate: None,
             lookup: None,
+            window: None,
         }
     }
 }
@@ -161,6 +165,9 @@ struct Job {
     item: FetchItem,
     /// Redirects followed in this run to reach this URL (0: listed, or a followed link).
     hops: u32,
+    /// Followed beyond `follow_per_host` while the cycle's window was open: deferred, not
+    /// fetched, once it has closed ([`crate::fetch::window`]).
+    extra: bool,
 }
 
 impl crate::fetch::schedule::Prioritized for Job {
@@ -184,6 +191,9 @@ struct HostState {
     slowdowns: u32,
     /// The address the feeder resolved for it (the per-IP limits), if any.
     ip: Option<std::net::IpAddr>,
+    /// URLs the run may follow on the host beyond `follow_left` while the cycle's window is
+    /// open ([`crate::fetch::window`]).
+    extra_left: u64,
     /// Results of this run that the host failed (no answer: [`worker::host_failed`]) and that
     /// it answered, which decide whether the run counts toward parking it.
     failed: u32,
@@ -247,6 +257,19 @@ struct Shared<'a> {
     run_ms: u64,
     /// The cycle this run fetches (a parked host's `parked_until` is compared with it).
     cycle: u32,
+    /// The partition it fetches.
+    partition: u32,
+    /// URLs of the fetch list and URLs followed within the caps without a result yet: the
+    /// partition's own work; at 0 the window hears it is done ([`crate::fetch::window`]).
+    base_left: AtomicU64,
+    /// The cycle's window, if the fetch runs in a `dragnet cycle`.
+    window: Option<Arc<crate::fetch::window::CycleWindow>>,
+    /// URLs followed beyond `follow_per_host` in the window, and those of them deferred when
+    /// it closed.
+    extended: AtomicU64,
+    extended_deferred: AtomicU64,
+    /// URLs followed beyond the cap waiting for their fetch (at most `worker::EXTRA_QUEUED`).
+    extra_queued: AtomicU64,
     robots_requests: AtomicU64,
     /// In-run following, if on.
     follow: Option<follow::Follow>,
@@ -425,6 +448,12 @@ pub fn fetch_partition(
         feed_done: std::sync::atomic::AtomicBool::new(false),
         run_ms: unix_ms(started),
         cycle,
+        partition: p,
+        base_left: AtomicU64::new(total),
+        window: opts.window.clone(),
+        extended: AtomicU64::new(0),
+        extended_deferred: AtomicU64::new(0),
+        extra_queued: AtomicU64::new(0),
         robots_requests: AtomicU64::new(0),
         follow,
         parse: parse.map(Mutex::new),
@@ -505,7 +534,14 @@ pub fn fetch_partition(
         lock(&shared.host_out).push(&run::fp_key(hk), &h.record.encode())?;
     }
 
+    if let Some(w) = &shared.window {
+        w.list_done(p);
+    }
     let dns_lookups = shared.fetcher.dns_lookups();
+    let (extended, extended_deferred) = (
+        shared.extended.load(Relaxed),
+        shared.extended_deferred.load(Relaxed),
+    );
     let Shared {
         warc,
         results,
@@ -558,6 +594,10 @@ pub fn fetch_partition(
     counts.insert("warc_records".into(), summary.records);
     counts.insert("warc_bytes".into(), summary.bytes);
     counts.insert("cdxj_lines".into(), cdxj_lines);
+    if extended > 0 {
+        counts.insert("followed_in_window".into(), extended);
+        counts.insert("window_deferred".into(), extended_deferred);
+    }
     if let Some(f) = &follow {
         counts.insert(counter::FOLLOWED.into(), followed);
         counts.insert("follow_filter_bytes".into(), f.filter_bytes() as u64);

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # A web with one slow host: does the whole crawl end when the slow host's own politeness allows?
 #
-#   tools/bench/crawl_delay.sh [SLOW_PAGES] [FAST_HOSTS] [FAST_PAGES]   # defaults: 500 20 3000
+#   tools/bench/crawl_delay.sh [SLOW_PAGES] [FAST_HOSTS] [FAST_PAGES] [BIG_PAGES]
+#                                                       # defaults: 500 20 3000 21000
+#   WINDOW=false tools/bench/crawl_delay.sh ...          # the same without the cycle window
 #
 # - The web (static files, written by this script, served by nginx on 127.0.0.1): `slow.test`
 #   with SLOW_PAGES pages and `Crawl-delay: 1` in its robots.txt; FAST_HOSTS hosts
 #   `fastNN.test` with FAST_PAGES pages each and no delay. Every site is a tree from its home
 #   page (branching 4 on the slow host, 8 on the fast ones, so the slow host is ~5 links deep and
 #   the fast ones ~4), each page also linking back home and to its parent; ~2 KB per page.
+#   And `big.test` with BIG_PAGES pages (branching 8, no delay): more than `follow_per_host`
+#   (1,000) and the fetch budget (5,000) together, so without the cycle window
+#   (`[cycle] window`, issue 31 point 3) it needs cycles of its own after the slow host is done;
+#   with it, its partition goes on following while the slow host's partition works.
 # - dragnet: a crawl with 4 partitions seeded with the home pages, `default_delay_secs` and
 #   `delay_factor` 0 (the fast hosts are fetched back to back), `per_ip_connections` lifted to
 #   the thread count (every host is on 127.0.0.1), the default `max_crawl_delay_secs` (30: the
@@ -27,6 +33,8 @@ cd "$(dirname "$0")/../.."
 SLOW=${1:-500}
 FAST_HOSTS=${2:-20}
 FAST=${3:-3000}
+BIG=${4:-21000}
+WINDOW=${WINDOW:-true}
 PORT=${PORT:-8496}
 THREADS=${THREADS:-16}
 
@@ -44,9 +52,9 @@ nginx_pid=""
 bench_cleanup() { [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null || true; }
 
 echo "== writing the web: slow.test x $SLOW pages (Crawl-delay: 1), $FAST_HOSTS x $FAST pages" >&2
-python3 - "$work" "$SLOW" "$FAST_HOSTS" "$FAST" "$PORT" <<'EOF'
+python3 - "$work" "$SLOW" "$FAST_HOSTS" "$FAST" "$PORT" "$BIG" <<'EOF'
 import os, sys
-work, slow, nfast, fast, port = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+work, slow, nfast, fast, port, big = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6])
 filler = " ".join("lorem ipsum dolor sit amet consectetur" for _ in range(45))
 def site(host, pages, branching, robots):
     d = os.path.join(work, "sites", host)
@@ -69,6 +77,9 @@ hosts = ["slow.test"] + [f"fast{i:02}.test" for i in range(nfast)]
 site("slow.test", slow, 4, "User-agent: *\nCrawl-delay: 1\n")
 for h in hosts[1:]:
     site(h, fast, 8, "User-agent: *\nDisallow:\n")
+if big > 0:
+    hosts.append("big.test")
+    site("big.test", big, 8, "User-agent: *\nDisallow:\n")
 with open(os.path.join(work, "hosts"), "w") as f:
     for h in hosts:
         f.write(f"127.0.0.1 {h}\n")
@@ -121,6 +132,8 @@ sleep 1.5
     echo 'default_delay_secs = 0.0'
     echo 'delay_factor = 0.0'
     echo 'allow_private_addresses = true'
+    echo '[cycle]'
+    echo "window = $WINDOW"
 } > "$work/crawl.toml"
 "$DRAGNET" init --config "$work/crawl.toml" --seeds "$work/seeds.txt" "$work/crawl" 2>/dev/null
 echo "== dragnet cycle --until-empty (the slow host alone needs ~$SLOW s)" >&2
@@ -131,10 +144,11 @@ kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=""
 
 read -r wall user sys rss < "$work/time"
 cycles=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["cycles"]))' "$work/cycle.json" 2>/dev/null || echo "?")
-python3 - "$work/logs/access.log" "$SLOW" "$FAST_HOSTS" "$FAST" "$wall" "$user" "$sys" "$rss" "$cycles" <<'EOF'
+python3 - "$work/logs/access.log" "$SLOW" "$FAST_HOSTS" "$FAST" "$wall" "$user" "$sys" "$rss" "$cycles" "$BIG" "$WINDOW" <<'EOF'
 import sys, collections
 log, slow, nfast, fast = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 wall, user, sys_, rss, cycles = float(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7]), int(sys.argv[8]), sys.argv[9]
+big, window = int(sys.argv[10]), sys.argv[11]
 by_host = collections.defaultdict(list)
 for line in open(log):
     t, host, uri, status = line.split()
@@ -149,7 +163,8 @@ dupes = sum(len(v) - len({u for _, u, _ in v}) for v in by_host.values())
 slow_span = slow_reqs[-1][0] - slow_reqs[0][0] if slow_reqs else 0.0
 bound = float(slow + 1)  # robots.txt, SLOW pages and /p/0.html, one a second: the first is free
 total = sum(len(v) for v in by_host.values())
-print(f"| slow host pages | fast host pages | requests | repeated | cycles | wall s | slow host span s | bound s | wall / bound | min gap s (slow) | CPU s | peak RSS MB |")
-print(f"|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-print(f"| {slow_ok} of {slow + 1} | {fast_ok} of {nfast * (fast + 1)} | {total} | {dupes} | {cycles} | {wall:.1f} | {slow_span:.1f} | {bound:.0f} | {wall / bound:.2f} | {min(gaps) if gaps else 0:.3f} | {user + sys_:.1f} | {rss / 1024:.0f} |")
+big_ok = pages("big.test")
+print(f"| window | slow host pages | fast host pages | big host pages | requests | repeated | cycles | wall s | slow host span s | bound s | wall / bound | min gap s (slow) | CPU s | peak RSS MB |")
+print(f"|--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+print(f"| {window} | {slow_ok} of {slow + 1} | {fast_ok} of {nfast * (fast + 1)} | {big_ok} of {big + 1 if big else 0} | {total} | {dupes} | {cycles} | {wall:.1f} | {slow_span:.1f} | {bound:.0f} | {wall / bound:.2f} | {min(gaps) if gaps else 0:.3f} | {user + sys_:.1f} | {rss / 1024:.0f} |")
 EOF

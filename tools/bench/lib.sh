@@ -3,6 +3,7 @@
 #
 #   need_gnu_time               installs /usr/bin/time (apt-get) where it is missing
 #   bench_build                 builds dragnet (release); sets DRAGNET to its absolute path
+#                               (or takes DRAGNET_BIN, a binary built before)
 #   bench_workdir NAME          sets work to a new ${TMPDIR:-/tmp}/NAME.XXXXXX, removed on exit;
 #                               a script's own bench_cleanup (if defined) runs first
 #   websim_serve ARGS...        `dragnet websim serve ARGS --hosts-file $work/hosts --duration 3600
@@ -21,6 +22,12 @@ need_gnu_time() {
 }
 
 bench_build() {
+    # DRAGNET_BIN: a dragnet binary built before (an A/B of two builds, or a tree being edited).
+    if [ -n "${DRAGNET_BIN:-}" ]; then
+        DRAGNET=$DRAGNET_BIN
+        echo "== dragnet: $DRAGNET (DRAGNET_BIN)" >&2
+        return
+    fi
     echo "== building dragnet (release)" >&2
     cargo build --release -q
     local target=${CARGO_TARGET_DIR:-target}

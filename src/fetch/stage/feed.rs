@@ -199,6 +199,7 @@ impl Shared<'_> {
             fp: run::key_u64(&key[8..16]),
             item,
             hops: 0,
+            extra: false,
         })
     }
 
@@ -273,7 +274,7 @@ impl Shared<'_> {
         )
         .max(self.restart_wait(&name, &record));
         let not_before = now.checked_add(wait).unwrap_or(now);
-        let follow_left = self.follow_room(&record, listed);
+        let (follow_left, extra_left) = self.follow_room(&record, listed);
         if let Some(f) = &self.follow {
             // Never followed again in this run: the list's own URLs (normally in the seen set
             // already, but a fetch list made by hand need not be).
@@ -289,6 +290,7 @@ impl Shared<'_> {
                 follow_left,
                 slowdowns: 0,
                 ip,
+                extra_left,
                 failed: 0,
                 answered: 0,
             },
@@ -308,17 +310,22 @@ impl Shared<'_> {
     /// URLs this run may follow on a host: `[fetch] follow_per_host`, at most the new URLs a
     /// host may bring in a cycle (`[scope] max_new_urls_per_host`), and no more than is left of
     /// its lifetime budget after the `listed` URLs prioritize gave it and those followed in
-    /// earlier runs.
-    fn follow_room(&self, record: &HostRecord, listed: u64) -> u64 {
+    /// earlier runs. Returns that and how many more the run may follow while the cycle's window
+    /// is open ([`crate::fetch::window`]: the same limits without `follow_per_host`).
+    fn follow_room(&self, record: &HostRecord, listed: u64) -> (u64, u64) {
         if self.follow.is_none() {
-            return 0;
+            return (0, 0);
         }
-        let per_run =
-            u64::from(self.cfg.fetch.follow_per_host).min(self.cfg.scope.max_new_urls_per_host);
-        match self.cfg.prioritize.max_urls_per_host_total {
-            0 => per_run,
-            total => per_run.min(total.saturating_sub(listed.saturating_add(record.followed))),
+        let mut most = self.cfg.scope.max_new_urls_per_host;
+        if let total @ 1.. = self.cfg.prioritize.max_urls_per_host_total {
+            most = most.min(total.saturating_sub(listed.saturating_add(record.followed)));
         }
+        let per_run = u64::from(self.cfg.fetch.follow_per_host).min(most);
+        let extra = match self.window {
+            Some(_) if self.cfg.fetch.follow_per_host > 0 => most - per_run,
+            _ => 0,
+        };
+        (per_run, extra)
     }
 
     /// How long a host asked by a killed attempt of this fetch must still wait: from that

@@ -18,6 +18,10 @@ use crate::records::{OriginRobots, Policy};
 use crate::run;
 use crate::warc::writer::{Exchange, ExchangeLocations, ResponseKind, Revisit};
 
+/// URLs followed beyond the cap in the cycle's window that may wait in a partition's queues at a
+/// time (about 200 bytes each: some 13 MiB).
+const EXTRA_QUEUED: u64 = 1 << 16;
+
 impl Shared<'_> {
     /// A worker: lease, fetch, give back, until the schedule is done.
     pub(super) fn work(&self) {
@@ -99,6 +103,13 @@ impl Shared<'_> {
     /// fetched instead, and the URLs of the host to follow in this run.
     pub(super) fn process(&self, lease: &Lease<Job>) -> Result<(Duration, Option<Job>, Vec<Job>)> {
         let job = &lease.item;
+        // Followed beyond the cap while the cycle's window was open, and it has closed since:
+        // left to the frontier (the merge queues it as a new URL), not fetched.
+        if job.extra && !self.window_open() {
+            self.extended_deferred.fetch_add(1, Relaxed);
+            self.finish_job(job, error_result(job, "deferred"))?;
+            return Ok((Duration::ZERO, None, Vec::new()));
+        }
         let url = match Url::parse(&job.item.url) {
             Ok(u) => u,
             Err(_) => {
@@ -143,6 +154,7 @@ impl Shared<'_> {
                 fp: job.fp,
                 item: job.item.clone(),
                 hops: job.hops,
+                extra: job.extra,
             };
             return Ok((delay, Some(again), Vec::new()));
         };
@@ -220,10 +232,11 @@ impl Shared<'_> {
         let Some(parse) = &self.parse else {
             return Ok(Vec::new());
         };
+        let window = self.window_open();
         let room = match &self.follow {
             Some(_) => lock(&self.hosts)
                 .get(&job.host_key)
-                .map_or(0, |h| h.follow_left),
+                .map_or(0, |h| h.follow_left + if window { h.extra_left } else { 0 }),
             None => 0,
         };
         // A redirect is read for its target when it may be followed one hop further.
@@ -263,18 +276,32 @@ impl Shared<'_> {
         let Some(h) = hosts.get_mut(&job.host_key) else {
             return Ok(Vec::new());
         };
-        let n = found
-            .len()
-            .min(usize::try_from(h.follow_left).unwrap_or(usize::MAX));
-        h.follow_left -= n as u64;
+        // Within the cap first, then beyond it while the window is open, with at most
+        // `EXTRA_QUEUED` such URLs of the partition waiting at a time (a bound on memory; a
+        // link not taken now is in the parse's links, for the next cycle).
+        let usual = (found.len() as u64).min(h.follow_left);
+        let beyond = match window {
+            true => (found.len() as u64 - usual)
+                .min(h.extra_left)
+                .min(EXTRA_QUEUED.saturating_sub(self.extra_queued.load(Relaxed))),
+            false => 0,
+        };
+        self.extra_queued.fetch_add(beyond, Relaxed);
+        h.follow_left -= usual;
+        h.extra_left -= beyond;
+        // Within the caps: the partition's own work, before the page's own result.
+        self.base_left.fetch_add(usual, Relaxed);
+        let n = (usual + beyond) as usize;
         h.pending += n;
         h.record.followed += n as u64;
         drop(hosts);
         self.followed.fetch_add(n as u64, Relaxed);
+        self.extended.fetch_add(beyond, Relaxed);
         Ok(found
             .into_iter()
             .take(n)
-            .map(|c| Job {
+            .enumerate()
+            .map(|(i, c)| Job {
                 host_key: job.host_key,
                 fp: c.fp,
                 item: FetchItem {
@@ -284,8 +311,14 @@ impl Shared<'_> {
                     ..FetchItem::default()
                 },
                 hops: if redirect { job.hops + 1 } else { 0 },
+                extra: i as u64 >= usual,
             })
             .collect())
+    }
+
+    /// Whether the cycle's window is open ([`crate::fetch::window`]); never without one.
+    fn window_open(&self) -> bool {
+        self.window.as_ref().is_some_and(|w| w.open())
     }
 
     /// The back-off an answer earns its host. A 429 or 503 asks the client to slow down: from
@@ -606,7 +639,17 @@ impl Shared<'_> {
             }
         }
         self.counters.done.fetch_add(1, Relaxed);
-        lock(&self.results).push(&run::fp_key(job.fp), &result.encode())
+        lock(&self.results).push(&run::fp_key(job.fp), &result.encode())?;
+        if job.extra {
+            self.extra_queued.fetch_sub(1, Relaxed);
+        }
+        // The last result of its own work: the window hears this partition is done with it.
+        if !job.extra && self.base_left.fetch_sub(1, Relaxed) == 1 {
+            if let Some(w) = &self.window {
+                w.list_done(self.partition);
+            }
+        }
+        Ok(())
     }
 }
 /// What a result says of its host, for parking: `Some(true)` the host failed it (robots.txt

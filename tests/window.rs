@@ -1,0 +1,151 @@
+//! The cycle as a window (issue 31, point 3; `src/fetch/window.rs`): while one partition's own
+//! work is unfinished (here a host with `Crawl-delay: 1`), another partition whose hosts have
+//! more links than `[fetch] follow_per_host` goes on following them instead of idling until the
+//! cycle ends, politely, and the crawl still fetches each page once.
+
+use crate::common;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use websim::site::{Request, Response, Site};
+
+/// `slow.websim.test`: a chain of [`SLOW_PAGES`] pages with `Crawl-delay: 1` (the cycle's
+/// politeness bound, about that many seconds); `big.websim.test`: a tree of [`BIG_PAGES`] pages,
+/// 8 links a page, no delay.
+struct TwoHosts;
+
+const SLOW_PAGES: u32 = 5;
+const BIG_PAGES: u32 = 120;
+/// `[fetch] follow_per_host` in these crawls: far fewer than the big host's pages.
+const CAP: u32 = 10;
+
+impl Site for TwoHosts {
+    fn respond(&self, req: &Request) -> Response {
+        let slow = req.host.starts_with("slow.");
+        if req.target == "/robots.txt" {
+            let rules = if slow {
+                "User-agent: *\nCrawl-delay: 1\n"
+            } else {
+                "User-agent: *\nDisallow:\n"
+            };
+            return Response::new(200, "text/plain", rules.as_bytes().to_vec());
+        }
+        let n: u32 = match req.target.as_str() {
+            "/" => 0,
+            t => match t.strip_prefix("/p/").and_then(|n| n.parse().ok()) {
+                Some(n) => n,
+                None => return Response::new(404, "text/html", b"no".to_vec()),
+            },
+        };
+        let (pages, kids): (u32, Vec<u32>) = if slow {
+            (SLOW_PAGES, vec![n + 1])
+        } else {
+            (BIG_PAGES, (n * 8 + 1..=n * 8 + 8).collect())
+        };
+        if n >= pages {
+            return Response::new(404, "text/html", b"no".to_vec());
+        }
+        let links: String = kids
+            .into_iter()
+            .filter(|&k| k < pages)
+            .map(|k| format!("<a href=\"/p/{k}\">page {k}</a>\n"))
+            .collect();
+        let body = format!("<!doctype html><title>{} {n}</title>\n{links}", req.host);
+        Response::new(200, "text/html", body.into_bytes())
+    }
+
+    fn min_delay(&self, host: &str) -> Duration {
+        if host.starts_with("slow.") {
+            Duration::from_secs(1)
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    fn disallowed(&self, _host: &str, _agent: &str, _target: &str) -> bool {
+        false
+    }
+}
+
+/// Crawls the two hosts to the end (`[cycle] window` = `window`); returns the big host's pages
+/// fetched in cycle 0, the crawl's cycles, the cycle-0 fetch markers' `followed_in_window`, and
+/// every URL fetched over the crawl with how many times.
+fn crawl(window: bool) -> (usize, usize, u64, Vec<(String, usize)>) {
+    let (server, port) = common::serve_site(Arc::new(TwoHosts));
+    let names = ["slow.websim.test".to_owned(), "big.websim.test".to_owned()];
+    let tmp = tempfile::tempdir().unwrap();
+    let hosts = common::loopback_hosts(tmp.path(), &names);
+    let mut cfg = common::websim_config(2, 4);
+    cfg.resolve.hosts_files = vec![hosts];
+    cfg.fetch.follow_per_host = CAP;
+    cfg.cycle.window = window;
+    // Both partitions fetch at once (the window never opens while one waits to start).
+    cfg.cycle.fetch_partitions = 2;
+    let seeds: Vec<String> = names
+        .iter()
+        .map(|n| format!("http://{n}:{port}/"))
+        .collect();
+    let c = common::websim_crawl_with_hosts(&seeds, cfg);
+    let r = dragnet::exec::run_cycles(&c.dir, &c.cfg, &common::until_empty(20)).unwrap();
+    assert!(r.complete(), "{r:?}");
+    let audit = server.stop();
+    assert_eq!(audit.counts.total(), 0, "{:?}", audit.violations);
+
+    let cycle0 = common::fetch_results(&c.dir, 2, 1);
+    let big0 = cycle0
+        .iter()
+        .filter(|f| f.status == 200 && f.url.contains("big."))
+        .count();
+    let in_window: u64 = (0..2)
+        .filter_map(|p| {
+            dragnet::crawl::DoneMarker::read(&c.dir.done_path(0, dragnet::crawl::Stage::Fetch, p))
+                .unwrap()
+        })
+        .map(|m| m.counts.get("followed_in_window").copied().unwrap_or(0))
+        .sum();
+    let mut times = std::collections::BTreeMap::<String, usize>::new();
+    for f in common::fetch_results(&c.dir, 2, r.cycles.len() as u32 + 1) {
+        if f.status > 0 {
+            *times.entry(f.url).or_default() += 1;
+        }
+    }
+    (big0, r.cycles.len(), in_window, times.into_iter().collect())
+}
+
+#[test]
+fn a_partition_keeps_following_beyond_its_cap_while_a_slow_host_holds_the_cycle() {
+    let every: BTreeSet<String> = (0..BIG_PAGES)
+        .map(|n| match n {
+            0 => "/".to_owned(),
+            n => format!("/p/{n}"),
+        })
+        .collect();
+    for window in [true, false] {
+        let (big0, cycles, in_window, times) = crawl(window);
+        // Each page once, the whole of both sites, whichever way.
+        let twice: Vec<&(String, usize)> = times.iter().filter(|(_, n)| *n > 1).collect();
+        assert!(
+            twice.is_empty(),
+            "window {window}: fetched twice: {twice:?}"
+        );
+        let big: BTreeSet<String> = times
+            .iter()
+            .filter(|(u, _)| u.contains("big."))
+            .map(|(u, _)| u[u.find("/p/").or_else(|| u.rfind('/')).unwrap()..].to_owned())
+            .collect();
+        assert_eq!(big, every, "window {window}");
+        if window {
+            // The slow host's chain holds the cycle for about SLOW_PAGES seconds; the big host's
+            // partition followed past its cap meanwhile: its whole site in cycle 0.
+            assert_eq!(big0, BIG_PAGES as usize, "cycle 0 fetched {big0} big pages");
+            assert!(in_window > 0);
+        } else {
+            // Without the window: the seed and CAP followed links in cycle 0, the rest later.
+            assert_eq!(big0, 1 + CAP as usize, "window off");
+            assert_eq!(in_window, 0);
+            assert!(cycles > 1);
+        }
+    }
+}
