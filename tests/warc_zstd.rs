@@ -204,7 +204,7 @@ fn skipping_zstd_records_by_their_frame_headers_ends_where_reading_them_does() {
 fn trained(dir: &Path, count: usize) -> Arc<Dictionary> {
     let w = write_sample(&dir.join("train"), Compression::None, u64::MAX, count);
     Arc::new(
-        Dictionary::train_from_warcs(&w.files)
+        dragnet::warc::train::from_warcs(&w.files)
             .unwrap()
             .expect("enough records for a dictionary"),
     )
@@ -296,8 +296,10 @@ fn the_writer_starts_each_file_with_the_dictionary_frame_and_compresses_every_re
 fn too_few_records_train_no_dictionary() {
     let dir = tempfile::tempdir().unwrap();
     let w = write_sample(dir.path(), Compression::Gzip, u64::MAX, 10);
-    assert!(Dictionary::train_from_warcs(&w.files).unwrap().is_none());
-    assert!(Dictionary::train_from_warcs(&[]).unwrap().is_none());
+    assert!(dragnet::warc::train::from_warcs(&w.files)
+        .unwrap()
+        .is_none());
+    assert!(dragnet::warc::train::from_warcs(&[]).unwrap().is_none());
     // Nothing to train from: the writer writes plain frames.
     let w = write_sample(&dir.path().join("z"), Compression::Zstd, u64::MAX, 4);
     let rd = WarcReader::open(&w.files[0], verify()).unwrap();

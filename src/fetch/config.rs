@@ -337,7 +337,7 @@ impl FetchSection {
         cycle: u32,
         p: u32,
     ) -> Result<crate::warc::Codec> {
-        use crate::warc::{Codec, Compression, Dictionary};
+        use crate::warc::{Codec, Compression};
         let compression = self.warc_compression.compression().ok_or_else(|| {
             Error::config(
                 crawl.config_path(),
@@ -370,7 +370,7 @@ impl FetchSection {
             Err(_) => Vec::new(),
         };
         files.sort();
-        let dictionary = Dictionary::train_from_warcs(&files)?.map(std::sync::Arc::new);
+        let dictionary = crate::warc::train::from_warcs(&files)?.map(std::sync::Arc::new);
         Ok(Codec {
             compression,
             dictionary,

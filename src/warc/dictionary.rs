@@ -15,12 +15,11 @@
 //! records give the same dictionary, so a fetch redone after a kill writes the same bytes.
 
 use std::fs::File;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, Read};
+use std::path::Path;
 use std::sync::Arc;
 
 use super::frame::{DICT_MAGIC, MAX_DICT, ZSTD_MAGIC};
-use super::reader::{ReaderOptions, WarcReader};
 use crate::error::{Error, IoContext, Result};
 
 /// Magic of a zstd dictionary (RFC 8878 section 5: `0xEC30A437`, little-endian).
@@ -117,34 +116,6 @@ impl Dictionary {
         let mut out = Vec::with_capacity(max_size);
         zstd::zstd_safe::train_from_buffer(&mut out, &samples.data, &samples.sizes).ok()?;
         Dictionary::from_bytes(out, Path::new("<trained dictionary>")).ok()
-    }
-
-    /// Trains a dictionary from the records of `files` (WARC files of any compression, read in
-    /// the order given, up to [`SAMPLE_BUDGET`]); `None` when they hold too few records. A file
-    /// that cannot be read to its end gives the records before the damage.
-    pub fn train_from_warcs(files: &[PathBuf]) -> Result<Option<Dictionary>> {
-        let mut samples = Samples::new(SAMPLE_BUDGET);
-        'files: for path in files {
-            let Ok(mut rd) = WarcReader::open(path, ReaderOptions::default()) else {
-                continue;
-            };
-            while let Ok(Some(mut rec)) = rd.next_record() {
-                let mut sample = rec.header().to_bytes();
-                let room = SAMPLE_PER_RECORD.saturating_sub(sample.len());
-                if rec
-                    .by_ref()
-                    .take(room as u64)
-                    .read_to_end(&mut sample)
-                    .is_err()
-                {
-                    break;
-                }
-                if !samples.add(&sample) {
-                    break 'files;
-                }
-            }
-        }
-        Ok(Dictionary::train(&samples, DICT_SIZE))
     }
 }
 
@@ -266,4 +237,39 @@ impl From<super::Compression> for Codec {
             dictionary: None,
         }
     }
+}
+
+/// Reads the warc-zstd dictionary frame at the start of a file (the caller has seen its magic):
+/// the dictionary itself, decompressed if it was stored as a zstd frame. A frame cut short, or
+/// one that holds no zstd dictionary, is an error naming `path` and the offset.
+pub(super) fn read_dictionary<R: Read>(
+    c: &mut super::frame::Counted<R>,
+    path: &Path,
+) -> Result<Dictionary> {
+    let head = c.peek(8).ctx("read", path)?;
+    if head.len() < 8 {
+        return Err(Error::corrupt(
+            path,
+            0,
+            "zstd dictionary frame is truncated",
+        ));
+    }
+    let size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+    if size > MAX_DICT {
+        return Err(Error::corrupt(
+            path,
+            4,
+            format!("zstd dictionary frame of {size} bytes"),
+        ));
+    }
+    c.consume(8);
+    let mut data = vec![0; size];
+    c.read_exact(&mut data).map_err(|_| {
+        Error::corrupt(
+            path,
+            0,
+            format!("zstd dictionary frame of {size} bytes is truncated"),
+        )
+    })?;
+    decode_frame_data(data, path)
 }

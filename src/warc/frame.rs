@@ -1,6 +1,6 @@
 //! The byte framing under WARC records: a buffered reader that knows file offsets and can look
-//! ahead for magic numbers, the zstd frame decoder driven one frame at a time, and the warc-zstd
-//! dictionary frame. Split from `reader.rs`, which deals in records.
+//! ahead for magic numbers, and the zstd frame decoder driven one frame at a time (the warc-zstd
+//! dictionary frame is read by `dictionary.rs`). Split from `reader.rs`, which deals in records.
 //!
 //! Why drive the decoders by hand: the offset and compressed length of every record are only
 //! known if each decoder consumes exactly its own gzip member or zstd frame and not one byte of
@@ -9,9 +9,6 @@
 //! reports the end of the frame.
 
 use std::io::{self, BufRead, Read};
-use std::path::Path;
-
-use crate::error::{Error, IoContext, Result};
 
 pub(super) const BUF: usize = 64 << 10;
 pub(super) const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
@@ -170,39 +167,4 @@ pub(super) fn zstd_read<R: Read>(
         }
     }
     Ok(0)
-}
-
-/// Reads the warc-zstd dictionary frame at the start of a file (the caller has seen its magic):
-/// the dictionary itself, decompressed if it was stored as a zstd frame. A frame cut short, or
-/// one that holds no zstd dictionary, is an error naming `path` and the offset.
-pub(super) fn read_dictionary<R: Read>(
-    c: &mut Counted<R>,
-    path: &Path,
-) -> Result<super::dictionary::Dictionary> {
-    let head = c.peek(8).ctx("read", path)?;
-    if head.len() < 8 {
-        return Err(Error::corrupt(
-            path,
-            0,
-            "zstd dictionary frame is truncated",
-        ));
-    }
-    let size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
-    if size > MAX_DICT {
-        return Err(Error::corrupt(
-            path,
-            4,
-            format!("zstd dictionary frame of {size} bytes"),
-        ));
-    }
-    c.consume(8);
-    let mut data = vec![0; size];
-    c.read_exact(&mut data).map_err(|_| {
-        Error::corrupt(
-            path,
-            0,
-            format!("zstd dictionary frame of {size} bytes is truncated"),
-        )
-    })?;
-    super::dictionary::decode_frame_data(data, path)
 }

@@ -30,6 +30,7 @@ pub mod cdxj;
 pub mod check;
 pub mod convert;
 pub mod dictionary;
+pub mod train;
 pub mod digest;
 mod frame;
 pub mod http;

@@ -26,7 +26,7 @@ use std::io::{self, BufRead, Read, Seek};
 use std::path::{Path, PathBuf};
 
 use super::digest::{self, DigestCheck, HeadScan, Sha1Digest};
-use super::frame::{self, is_skippable, zstd_read, Counted, BUF, DICT_MAGIC, ZSTD_MAGIC};
+use super::frame::{is_skippable, zstd_read, Counted, BUF, DICT_MAGIC, ZSTD_MAGIC};
 use super::http::{self, HttpHead};
 use super::zstd_frame;
 use super::{Compression, RecordType, WarcHeader};
@@ -170,7 +170,7 @@ impl<R: Read> WarcReader<R> {
             if head.len() >= 4
                 && u32::from_le_bytes([head[0], head[1], head[2], head[3]]) == DICT_MAGIC
             {
-                let d = frame::read_dictionary(&mut c, &rd.path)?;
+                let d = super::dictionary::read_dictionary(&mut c, &rd.path)?;
                 rd.dictionary = Some(d.id());
                 dict = Some(d);
             }
