@@ -143,6 +143,9 @@ pub struct FetchOptions {
     /// The cycle's window shared with the other fetches of the cycle (`dragnet cycle`): while
     /// it is open the fetch follows links beyond `follow_per_host`. `None` keeps to the cap.
     pub window: Option<Arc<crate::fetch::window::CycleWindow>>,
+    /// Without a shared `window`, open one from the fetch lists (`[cycle] window`; a fetch run
+    /// alone, as under Slurm: [`crate::fetch::window::Window::from_lists`]).
+    pub window_from_lists: bool,
 }
 
 impl Default for FetchOptions {
@@ -154,6 +157,7 @@ impl Default for FetchOptions {
             ip_gate: None,
             lookup: None,
             window: None,
+            window_from_lists: true,
         }
     }
 }
@@ -262,8 +266,8 @@ struct Shared<'a> {
     /// URLs of the fetch list and URLs followed within the caps without a result yet: the
     /// partition's own work; at 0 the window hears it is done ([`crate::fetch::window`]).
     base_left: AtomicU64,
-    /// The cycle's window, if the fetch runs in a `dragnet cycle`.
-    window: Option<Arc<crate::fetch::window::CycleWindow>>,
+    /// The cycle's window, if any ([`crate::fetch::window`]).
+    window: Option<crate::fetch::window::Window>,
     /// URLs followed beyond `follow_per_host` in the window, and those of them deferred when
     /// it closed.
     extended: AtomicU64,
@@ -450,7 +454,13 @@ pub fn fetch_partition(
         cycle,
         partition: p,
         base_left: AtomicU64::new(total),
-        window: opts.window.clone(),
+        window: match &opts.window {
+            Some(w) => Some(crate::fetch::window::Window::Cycle(Arc::clone(w))),
+            None if opts.window_from_lists && cfg.cycle.window => {
+                crate::fetch::window::Window::from_lists(crawl, cycle, cfg.crawl.partitions, t0)
+            }
+            None => None,
+        },
         extended: AtomicU64::new(0),
         extended_deferred: AtomicU64::new(0),
         extra_queued: AtomicU64::new(0),

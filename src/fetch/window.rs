@@ -15,10 +15,67 @@
 //! yet fetched are recorded `deferred`: the merge puts them in the frontier like any new URL, so
 //! nothing is lost and nothing waits for them.
 //!
-//! `dragnet cycle` shares one window between the fetches of a cycle; a fetch run alone (`dragnet
-//! fetch`, a Slurm task) has none and keeps to `follow_per_host`.
+//! `dragnet cycle` shares one [`CycleWindow`] between the fetches of a cycle. A fetch run alone
+//! (`dragnet fetch`, a Slurm task) cannot see the others' progress; its window comes from the
+//! fetch lists alone ([`Window::Until`]): each prioritize writes its list's *politeness bound*
+//! (`politeness_bound_ms` in its marker: per host, the URLs listed times the host's delay, the
+//! largest over the hosts), and the fetch keeps the window open until the largest bound of the
+//! cycle's partitions has passed since it started. That is a lower bound on how long the slowest
+//! partition takes, so the window never makes the cycle longer.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The window a fetch works in.
+#[derive(Debug, Clone)]
+pub enum Window {
+    /// Shared by the fetches of a local cycle, which tell it when their own work is done.
+    Cycle(Arc<CycleWindow>),
+    /// Until a time known from the fetch lists (a fetch run alone).
+    Until(Instant),
+}
+
+impl Window {
+    /// Whether a partition may work beyond its caps now.
+    pub fn open(&self) -> bool {
+        match self {
+            Window::Cycle(w) => w.open(),
+            Window::Until(t) => Instant::now() < *t,
+        }
+    }
+
+    /// Partition `p`'s own work is done (heard by a shared window only).
+    pub fn list_done(&self, p: u32) {
+        if let Window::Cycle(w) = self {
+            w.list_done(p);
+        }
+    }
+
+    /// The window of a fetch of `cycle` run alone, started at `t0`: until the largest
+    /// `politeness_bound_ms` the prioritize markers of the cycle before give has passed; `None`
+    /// without one (cycle 0, whose lists `init` wrote, or lists with no delay to wait for).
+    pub fn from_lists(
+        crawl: &crate::crawl::CrawlDir,
+        cycle: u32,
+        m: u32,
+        t0: Instant,
+    ) -> Option<Window> {
+        let before = cycle.checked_sub(1)?;
+        let bound = (0..m)
+            .filter_map(|p| {
+                let path = crawl.done_path(before, crate::crawl::Stage::Prioritize, p);
+                let marker = crate::crawl::DoneMarker::read(&path).ok().flatten()?;
+                marker.counts.get(POLITENESS_BOUND).copied()
+            })
+            .max()
+            .filter(|&ms| ms > 0)?;
+        Some(Window::Until(t0 + Duration::from_millis(bound)))
+    }
+}
+
+/// The prioritize marker's count of its fetch list's politeness bound, milliseconds.
+pub const POLITENESS_BOUND: &str = "politeness_bound_ms";
 
 /// See the module docs.
 #[derive(Debug)]
@@ -93,6 +150,15 @@ mod tests {
         // ignored rather than panicking.
         w.list_done(9);
         assert!(!w.open());
+    }
+
+    #[test]
+    fn a_window_until_a_time_is_open_before_it() {
+        let w = Window::Until(Instant::now() + Duration::from_secs(3600));
+        assert!(w.open());
+        w.list_done(0); // nothing to hear
+        assert!(w.open());
+        assert!(!Window::Until(Instant::now()).open());
     }
 
     #[test]

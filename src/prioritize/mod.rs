@@ -154,6 +154,10 @@ pub fn prioritize_partition(
         counts = st.counts;
         let items = host_budget(crawl, cfg, cycle, p, items, &mut counts, &mut read)?;
         let items = domain_budget(crawl, cfg, cycle, p, items, &mut counts, &mut read)?;
+        let bound = politeness_bound(crawl, cfg, cycle, p, &items)?;
+        if bound > 0 {
+            counts.insert(crate::fetch::window::POLITENESS_BOUND.into(), bound);
+        }
         write_fetchlist(&out_path, items)?;
         queue.commit(applied)?;
     }
@@ -388,6 +392,58 @@ fn parked_hosts(
         counts.insert("parked_first_cycle".into(), u64::from(*first));
     }
     Ok(parked)
+}
+
+/// The politeness bound of a fetch list, milliseconds: per host, its URLs times its delay (the
+/// larger of `default_delay_secs` and its robots.txt crawl-delay as the host table this cycle's
+/// fetch wrote knows it, capped at `max_crawl_delay_secs`), the largest over the hosts. The
+/// fetch of the next cycle, run alone, keeps its window open that long
+/// ([`crate::fetch::window`]). `items` are sorted by host key; one merge-join pass over the host
+/// table.
+fn politeness_bound(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    cycle: u32,
+    p: u32,
+    items: &[(u64, u64, FetchItem)],
+) -> Result<u64> {
+    let f = &cfg.fetch;
+    let secs = |s: f64| std::time::Duration::try_from_secs_f64(s).unwrap_or_default();
+    let default = secs(f.default_delay_secs);
+    let cap = secs(f.max_crawl_delay_secs);
+    let path = crawl.state_file(p, "hosts", cycle + 1);
+    let mut hosts = match path.exists() {
+        true => Some(RunReader::open_expect(&path, Schema::HOSTS)?),
+        false => None,
+    };
+    let mut valid = match hosts.as_mut() {
+        Some(r) => r.advance()?,
+        None => false,
+    };
+    let agent = f.robots_agent();
+    let mut bound = std::time::Duration::ZERO;
+    for group in items.chunk_by(|a, b| a.0 == b.0) {
+        let host = group[0].0;
+        let mut delay = default;
+        while let Some(r) = hosts.as_mut().filter(|_| valid) {
+            let k = run::key_u64(r.key());
+            if k > host {
+                break;
+            }
+            if k == host {
+                let rec = crate::records::HostRecord::decode(r.payload()).map_err(|e| {
+                    Error::corrupt(r.path(), 0, format!("host record {k:016x}: {e}"))
+                })?;
+                for o in &rec.robots {
+                    let d = crate::records::Policy::new(&o.status(), agent).crawl_delay();
+                    delay = delay.max(d.unwrap_or_default().min(cap));
+                }
+            }
+            valid = r.advance()?;
+        }
+        bound = bound.max(delay.saturating_mul(group.len() as u32));
+    }
+    Ok(bound.as_millis().min(u128::from(u64::MAX)) as u64)
 }
 
 /// Whether a surfaced entry still stands for its URL (module docs, "Stale entries").
