@@ -20,11 +20,7 @@ fn crawl() -> common::Crawl {
     let (web, server) = common::small_web(61, 4, 10);
     let cfg = common::websim_config(2, 2);
     let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
-    let opts = dragnet::exec::CycleOptions {
-        cycles: 2,
-        until_empty: false,
-        ..common::until_empty(2)
-    };
+    let opts = common::cycles(2);
     dragnet::exec::run_cycles(&c.dir, &c.cfg, &opts).unwrap();
     server.stop();
     c

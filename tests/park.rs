@@ -99,11 +99,7 @@ fn a_host_that_keeps_failing_is_parked_for_doubling_cycles_and_ends_an_until_emp
     text.push_str(&format!("127.0.0.1 {name}\n"));
     std::fs::write(&hosts, text).unwrap();
 
-    let one = dragnet::exec::CycleOptions {
-        cycles: 1,
-        until_empty: false,
-        ..common::until_empty(1)
-    };
+    let one = common::cycles(1);
     // Cycles 0 to 5 one at a time: connections to the dead host in each.
     let mut contacted = Vec::new();
     for cycle in 0..6u32 {

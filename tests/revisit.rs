@@ -98,11 +98,7 @@ pub(crate) fn crawl(dedup: bool, compression: &str) -> (common::Crawl, Vec<Rec>)
     cfg.prioritize.recrawl_after_secs = 0;
     cfg.prioritize.recrawl_min_secs = 0;
     let c = common::websim_crawl_with_hosts(&[format!("http://dedup.test:{port}/")], cfg);
-    let opts = dragnet::exec::CycleOptions {
-        cycles: 4,
-        until_empty: false,
-        ..common::until_empty(4)
-    };
+    let opts = common::cycles(4);
     dragnet::exec::run_cycles(&c.dir, &c.cfg, &opts).unwrap();
     server.stop();
     let recs = records(&c);

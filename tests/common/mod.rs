@@ -338,6 +338,16 @@ pub fn until_empty(max_cycles: u32) -> dragnet::exec::CycleOptions {
     }
 }
 
+/// Exactly `n` cycles, quietly.
+#[allow(dead_code)]
+pub fn cycles(n: u32) -> dragnet::exec::CycleOptions {
+    dragnet::exec::CycleOptions {
+        cycles: n,
+        until_empty: false,
+        ..until_empty(n)
+    }
+}
+
 /// Runs the `dragnet` binary with `args` to its end: its exit status, stdout and stderr.
 #[allow(dead_code)]
 pub fn dragnet<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
