@@ -6,17 +6,28 @@
 #   tools/bench/peers.sh                      # 200 hosts x 1,000 pages, all peers (~10 min)
 #   H=50 P=400 tools/bench/peers.sh           # a quick web
 #   CRAWLERS=wget2 tools/bench/peers.sh       # wget2 and dragnet only
+#   CRAWLERS="wget2 spider-lean" tools/bench/peers.sh   # what issue 31's targets compare with
 #
 # Settings (environment): PEERBENCH (the harness, default ../shared/peerbench), H, P, CRAWLERS,
-# CAP_S (bench.sh's), DN_PARTITIONS (16) and DN_FETCH_PARTITIONS (8) for dragnet's crawl (see
+# CAP_S (bench.sh's), PEERBENCH_WORK (/tmp/peerbench), PEERBENCH_PORT (8081: another of
+# 8082..8089 runs a copy of the harness on that port, with its own web and runs under
+# PEERBENCH_WORK-portN, for a machine where someone else's web holds 127.0.1.x:8081),
+# DRAGNET (a dragnet binary to run instead of this checkout's release build; DRAGNET_LABEL names
+# it in the table), DN_PARTITIONS (16) and DN_FETCH_PARTITIONS (8) for dragnet's crawl (see
 # $PEERBENCH/dragnet_crawl.sh for the rest of its crawl.toml: no delays, as the web has no
-# crawl-delay, 16 connections per IP like the peers, WARC .warc.zst always written).
+# crawl-delay, 16 connections per IP like the peers, the WARC in dragnet's default compression).
 #
 # The harness prints one table (pages, coverage of the ground truth, robots.txt violations, wall
 # time, pages/s, CPU-s per 1,000 pages, peak RSS); its raw files stay in
-# /tmp/peerbench/runs/<date>-H<H>-P<P>/. Record the table in docs/BENCHMARKS.md as printed: a
-# speed claim is dragnet's row next to the peers' rows from the same run. wget2 sometimes stalls
+# $PEERBENCH_WORK/runs/<date>-H<H>-P<P>/, dragnet's crawl in $PEERBENCH_WORK/dn/crawl. Record the
+# table in docs/BENCHMARKS.md as printed: a speed claim is dragnet's row next to the peers' rows
+# from the same run. wget2 sometimes stalls
 # (80 s instead of 17 s on the same web): compare with the peers' best of several runs.
+#
+# Then tools/bench/floor.sh measures the floor on the same run (unless FLOOR=0): the CPU of
+# compressing dragnet's WARC records as one stream with the codec and level the crawl used and of
+# two SHA-1 digests of them, added to wget2's CPU per page, and checks dragnet's row against
+# issue 31's targets (CPU <= 1.25x the floor, wall time, faster than spider-lean, peak RSS).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 PEERBENCH=${PEERBENCH:-$repo/../shared/peerbench}
@@ -24,13 +35,59 @@ PEERBENCH=${PEERBENCH:-$repo/../shared/peerbench}
     echo "peers.sh: no peerbench harness at $PEERBENCH (set PEERBENCH to its directory)" >&2
     exit 2
 }
+WORK=${PEERBENCH_WORK:-/tmp/peerbench}
+PORT=${PEERBENCH_PORT:-8081}
+if [ "$PORT" != 8081 ]; then
+    # bench.sh serves on port 8081: a copy of the harness with the port changed, and a work
+    # directory of its own (the web's URLs name the port) sharing the installed peers.
+    grep -q '^PORT=8081$' "$PEERBENCH/bench.sh" || {
+        echo "peers.sh: $PEERBENCH/bench.sh sets no PORT=8081 line to change" >&2
+        exit 2
+    }
+    own=$(mktemp -d "${TMPDIR:-/tmp}/peerbench-harness.XXXXXX")
+    trap 'rm -rf "$own"' EXIT
+    cp -r "$PEERBENCH"/. "$own"
+    chmod -R u+w "$own"
+    sed -i "s/^PORT=8081\$/PORT=$PORT/" "$own/bench.sh"
+    PEERBENCH=$own
+    base=$WORK
+    WORK=$WORK-port$PORT
+    mkdir -p "$WORK" "$base"
+    for d in bin venv target crawlee; do
+        [ -e "$base/$d" ] && [ ! -e "$WORK/$d" ] && ln -s "$base/$d" "$WORK/$d"
+    done
+fi
+export PEERBENCH_WORK=$WORK
 cd "$repo"
 source tools/bench/lib.sh
-bench_build
+if [ -n "${DRAGNET:-}" ]; then
+    # A binary built elsewhere (a clean tree at a commit): DRAGNET_LABEL names it.
+    [ -x "$DRAGNET" ] || {
+        echo "peers.sh: DRAGNET=$DRAGNET is not an executable" >&2
+        exit 2
+    }
+    commit=${DRAGNET_LABEL:-$DRAGNET}
+else
+    bench_build
+    commit=$(git -C "$repo" rev-parse --short HEAD)
+    git -C "$repo" diff --quiet HEAD -- src Cargo.toml Cargo.lock || commit="$commit+uncommitted"
+fi
 bash "$PEERBENCH/setup.sh" >&2
 export DRAGNET
 export DN_PARTITIONS=${DN_PARTITIONS:-16}
 export DN_FETCH_PARTITIONS=${DN_FETCH_PARTITIONS:-8}
-export DRAGNET_VERSION="dragnet $(git -C "$repo" rev-parse --short HEAD) (M=$DN_PARTITIONS, $DN_FETCH_PARTITIONS fetching)"
-export DRAGNET_CMD="bash '$PEERBENCH/dragnet_crawl.sh' /tmp/peerbench/dn"
+export DRAGNET_VERSION="dragnet $commit (M=$DN_PARTITIONS, $DN_FETCH_PARTITIONS fetching)"
+export DRAGNET_CMD="bash '$PEERBENCH/dragnet_crawl.sh' '$WORK/dn'"
+runs=$WORK/runs
+before=$(ls -1d "$runs"/*/ 2>/dev/null | sort || true)
+echo "peers.sh: load average before the crawlers: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 bash "$PEERBENCH/bench.sh"
+echo "peers.sh: load average after the crawlers: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+if [ "${FLOOR:-1}" != 0 ]; then
+    run=$(comm -13 <(echo "$before") <(ls -1d "$runs"/*/ | sort) | tail -n1)
+    [ -n "$run" ] || {
+        echo "peers.sh: cannot find this run's directory under $runs" >&2
+        exit 1
+    }
+    PEERBENCH_WORK=$WORK LABEL="$DRAGNET_VERSION" tools/bench/floor.sh "$run" "$WORK/dn/crawl"
+fi
