@@ -80,7 +80,7 @@ fi
 if [ -z "$level" ]; then
     probe=$(mktemp -d)
     level=$(python3 - "$codec" "${warcs[0]}" "$probe" <<'PY'
-import os, struct, subprocess, sys, zlib
+import itertools, os, struct, subprocess, sys, zlib
 codec, path, tmp = sys.argv[1:]
 data = open(path, "rb").read(64 << 20)
 
@@ -110,20 +110,23 @@ def zstd_frames(b):
         i = j
 
 def gzip_members(b):
-    i = 0
+    i, view = 0, memoryview(b)
     while i < len(b):
         d = zlib.decompressobj(wbits=31)
+        j = i
         try:
-            d.decompress(b[i:])
+            while not d.eof and j < len(b):  # fed in pieces: a member's end, no copy of the rest
+                d.decompress(view[j:j + (1 << 16)])
+                j += 1 << 16
         except zlib.error:
             return
         if not d.eof:
             return
-        n = len(b) - i - len(d.unused_data)
+        n = j - i - len(d.unused_data)
         yield i, n
         i += n
 
-frames = list(zstd_frames(data) if codec == "zstd" else gzip_members(data))[:40]
+frames = list(itertools.islice(zstd_frames(data) if codec == "zstd" else gzip_members(data), 40))
 if len(frames) < 5:
     sys.exit(0)
 levels = range(-5, 20) if codec == "zstd" else range(1, 13)
