@@ -307,6 +307,26 @@ impl<T: Prioritized> Scheduler<T> {
         self.queued_items += 1;
     }
 
+    /// Takes the leased host's queued items that `take` picks out of its queue, in order (the
+    /// fetch stage settles, without a request, the URLs of an origin whose robots.txt just
+    /// turned out unreachable). Call it before [`Scheduler::complete`].
+    pub fn drain_where(&mut self, host_slot: usize, mut take: impl FnMut(&T) -> bool) -> Vec<T> {
+        let host = self.hosts[host_slot].as_mut().expect("leased host is live");
+        assert!(host.in_flight, "drain_where() without a lease");
+        let mut out = Vec::new();
+        let mut keep = VecDeque::with_capacity(host.urls.len());
+        for item in host.urls.drain(..) {
+            if take(&item) {
+                out.push(item);
+            } else {
+                keep.push_back(item);
+            }
+        }
+        host.urls = keep;
+        self.queued_items -= out.len();
+        out
+    }
+
     /// Ends the schedule: every URL not handed out, by host name, in fetch order (the stage
     /// records them as deferred). Leases in flight stay valid and can still be completed.
     pub fn defer_all(&mut self) -> Vec<(String, Vec<T>)> {
@@ -456,6 +476,25 @@ mod tests {
             politeness_delay(ms(100), Some(ms(500)), ms(1000), 2.0, ms(400)),
             ms(800)
         );
+    }
+
+    #[test]
+    fn drain_where_takes_the_picked_items_of_a_leased_host_and_keeps_the_rest() {
+        let t0 = Instant::now();
+        let mut s = Scheduler::new(4, 8);
+        s.add_host("a".into(), None, VecDeque::from([1, 2, 3, 4, 5]), t0);
+        let Next::Ready(l) = s.next(t0) else { panic!() };
+        assert_eq!(l.item, 1);
+        assert_eq!(s.drain_where(l.host, |&i| i % 2 == 0), vec![2, 4]);
+        assert_eq!(s.queued(), 2);
+        s.complete(l.host, t0, Duration::ZERO);
+        let mut rest = Vec::new();
+        while let Next::Ready(l) = s.next(t0) {
+            rest.push(l.item);
+            s.complete(l.host, t0, Duration::ZERO);
+        }
+        assert_eq!(rest, [3, 5]);
+        assert!(matches!(s.next(t0), Next::Done));
     }
 
     #[test]

@@ -73,6 +73,19 @@ impl Shared<'_> {
                     if let Err(e) = self.finish_job(&job, error_result(&job, "deferred")) {
                         self.fail(e);
                     }
+                } else if let Some((origin, kind)) = self.refused_outright(&job) {
+                    // robots.txt came back unreachable (or the TLS handshake failed): this URL
+                    // and the host's others of that origin are settled now, without a request,
+                    // rather than each waiting for the host's turn (after a timeout, as long
+                    // again) only to be refused.
+                    let rest = st
+                        .sched
+                        .drain_where(lease.host, |j| origin_of(j).as_deref() == Some(&origin));
+                    for j in std::iter::once(job).chain(rest) {
+                        if let Err(e) = self.finish_job(&j, error_result(&j, kind)) {
+                            self.fail(e);
+                        }
+                    }
                 } else {
                     st.sched.push_front(lease.host, job);
                 }
@@ -314,6 +327,20 @@ impl Shared<'_> {
                 extra: i as u64 >= usual,
             })
             .collect())
+    }
+
+    /// The origin of `job` and the error kind, when its origin's policy refuses every URL
+    /// without a request (robots.txt unreachable, a TLS failure, the SSRF guard).
+    fn refused_outright(&self, job: &Job) -> Option<(String, &'static str)> {
+        let origin = origin_of(job)?;
+        let hosts = lock(&self.hosts);
+        let kind = match hosts.get(&job.host_key)?.policies.get(&origin)?.as_ref() {
+            Policy::Unreachable => "robots_unreachable",
+            Policy::Tls(kind) => kind,
+            Policy::Ssrf => "ssrf",
+            Policy::Rules(_) | Policy::AllowAll => return None,
+        };
+        Some((origin, kind))
     }
 
     /// Whether the cycle's window is open ([`crate::fetch::window`]); never without one.
@@ -652,6 +679,13 @@ impl Shared<'_> {
         Ok(())
     }
 }
+/// The origin (`scheme://host[:port]`) of a job's URL, as the policies are keyed.
+fn origin_of(job: &Job) -> Option<String> {
+    Url::parse(&job.item.url)
+        .ok()
+        .map(|u| u.origin().ascii_serialization())
+}
+
 /// What a result says of its host, for parking: `Some(true)` the host failed it (robots.txt
 /// unreachable, the host given up for the run, a TLS failure, no answer at all), `Some(false)`
 /// the host answered (any status, or robots.txt rules that refuse the URL), `None` neither (not
