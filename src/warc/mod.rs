@@ -30,12 +30,12 @@ pub mod cdxj;
 pub mod check;
 pub mod convert;
 pub mod dictionary;
-pub mod train;
 pub mod digest;
 mod frame;
 pub mod http;
 pub mod memory;
 pub mod reader;
+pub mod train;
 pub mod writer;
 pub mod zstd_frame;
 
