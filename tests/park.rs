@@ -180,4 +180,46 @@ fn a_host_that_keeps_failing_is_parked_for_doubling_cycles_and_ends_an_until_emp
         html.contains(name) && html.contains("parked until cycle 11"),
         "the report does not name the parked host"
     );
+
+    // A fetch list made by hand (or before the park) that names the parked host: its URLs get
+    // `parked` results without a request, and the fetch does not wait for them.
+    let cycle = dragnet::exec::next_cycle(&c.dir, 2);
+    let hk = dragnet::keys::host_key(name);
+    let p = dragnet::keys::partition_of(hk, 2);
+    let list = c.dir.fetchlist(cycle, p);
+    let _ = std::fs::remove_file(&list);
+    let mut w = dragnet::run::RunWriter::create(&list, Schema::FETCHLIST).unwrap();
+    let mut items: Vec<(u64, String)> = dead_urls
+        .iter()
+        .map(|u| (dragnet::keys::fingerprint(u), u.clone()))
+        .collect();
+    items.sort();
+    for (fp, url) in items {
+        let item = dragnet::records::FetchItem {
+            url,
+            ..Default::default()
+        };
+        w.push(&dragnet::run::host_fp_key(hk, fp), &item.encode())
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let before = dead.count();
+    let o = common::dragnet_on(
+        &[
+            "fetch",
+            "--cycle",
+            &cycle.to_string(),
+            "--partition",
+            &p.to_string(),
+        ],
+        c.dir.root(),
+    );
+    assert!(o.status.success(), "{}", common::out_text(&o));
+    assert_eq!(dead.count(), before, "a parked host was contacted");
+    let parked: Vec<String> = common::fetch_results(&c.dir, 2, cycle + 1)
+        .into_iter()
+        .filter(|f| f.url.contains(name) && f.error == "parked")
+        .map(|f| f.url)
+        .collect();
+    assert_eq!(parked.len(), dead_urls.len(), "{parked:?}");
 }

@@ -218,11 +218,26 @@ impl Shared<'_> {
             .and_then(|u| u.host_str())
             .unwrap_or("")
             .to_owned();
+        let mut record = record.unwrap_or_else(|| HostRecord::new(&name));
+        // Parked (it failed `park_after_failed_runs` runs in a row): prioritize leaves such
+        // hosts out of the fetch lists, but a list made before the park (or by hand) may name
+        // one. Its URLs go back untried and the cycle does not wait for it.
+        if record.parked_until > self.cycle {
+            self.hosts_fed.fetch_add(1, Relaxed);
+            for j in jobs {
+                self.emit(&j, &error_result(&j, "parked"))?;
+            }
+            lock(&self.host_out).push(&run::fp_key(hk), &record.encode())?;
+            return Ok(());
+        }
+        // Back from a park: a fresh try, not the failures that parked it.
+        if record.parked_until != 0 {
+            record.consecutive_failures = 0;
+        }
         // The address, for the per-IP limit only: a failure here is recorded by the fetch.
         // (The DNS prefetch has usually looked the name up already.)
         let ip: Option<IpAddr> = first.and_then(|u| self.fetcher.address_of(&u).ok());
         self.hosts_fed.fetch_add(1, Relaxed);
-        let record = record.unwrap_or_else(|| HostRecord::new(&name));
         let mut st = lock(&self.sched);
         while !st.deferred && st.sched.hosts().1 >= max_waiting {
             st = self
@@ -250,22 +265,6 @@ impl Shared<'_> {
         }
         // The host may not be contacted before the time its last request earned, which may lie
         // in this run if the last one ended moments ago.
-        // Parked (it failed `park_after_failed_runs` runs in a row): prioritize leaves such
-        // hosts out of the fetch lists, but a list made before the park (or by hand) may name
-        // one. Its URLs go back untried and the cycle does not wait for it.
-        if record.parked_until > self.cycle {
-            drop(st);
-            for j in jobs {
-                self.emit(&j, &error_result(&j, "parked"))?;
-            }
-            lock(&self.host_out).push(&run::fp_key(hk), &record.encode())?;
-            return Ok(());
-        }
-        // Back from a park: a fresh try, not the failures that parked it.
-        let mut record = record;
-        if record.parked_until != 0 {
-            record.consecutive_failures = 0;
-        }
         let now = Instant::now();
         let wait = carried_wait(
             record.next_allowed_ms,
