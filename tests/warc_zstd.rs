@@ -369,17 +369,30 @@ fn a_dictionary_that_does_not_match_or_is_cut_is_an_error_naming_the_file_and_of
     );
 }
 
+/// A `.warc.zst` sample (rotating into several files) written with a dictionary trained on
+/// 150 records, in `dir/w`: what the third-party readers are given.
+fn dictionary_sample(dir: &Path) -> crate::warc::Written {
+    let codec = Codec {
+        compression: Compression::Zstd,
+        dictionary: Some(trained(dir, 150)),
+    };
+    write_sample(&dir.join("w"), codec, 30_000, 60)
+}
+
+/// Whether `cmd --version` runs and succeeds.
+fn runs(cmd: &std::ffi::OsStr) -> bool {
+    std::process::Command::new(cmd)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 fn warcat() -> Option<std::path::PathBuf> {
     let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo/bin/warcat"));
     [Some(std::path::PathBuf::from("warcat")), home]
         .into_iter()
         .flatten()
-        .find(|p| {
-            std::process::Command::new(p)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
+        .find(|p| runs(p.as_os_str()))
 }
 
 #[test]
@@ -393,12 +406,7 @@ fn warcat_reads_every_record_of_a_dictionary_warc_zst() {
     );
     let warcat = warcat.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let dict = trained(dir.path(), 150);
-    let codec = Codec {
-        compression: Compression::Zstd,
-        dictionary: Some(dict),
-    };
-    let w = write_sample(&dir.path().join("w"), codec, 30_000, 60);
+    let w = dictionary_sample(dir.path());
     for f in &w.files {
         let ours = read_all(f).unwrap();
         let out = std::process::Command::new(&warcat)
@@ -447,21 +455,11 @@ fn warcat_reads_every_record_of_a_dictionary_warc_zst() {
 #[test]
 #[ignore = "needs the zstd command line and warcio (pip install warcio==1.8.1); .ci/run runs it"]
 fn zstd_cli_and_warcio_read_every_record_of_a_dictionary_warc_zst() {
-    let have = |cmd: &str| {
-        std::process::Command::new(cmd)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
+    let have = |cmd: &str| runs(cmd.as_ref());
     crate::common::require("zstd", have("zstd"), "apt-get install zstd");
     crate::common::require("warcio", have("warcio"), "pip install warcio==1.8.1");
     let dir = tempfile::tempdir().unwrap();
-    let dict = trained(dir.path(), 150);
-    let codec = Codec {
-        compression: Compression::Zstd,
-        dictionary: Some(dict),
-    };
-    let w = write_sample(&dir.path().join("w"), codec, 30_000, 60);
+    let w = dictionary_sample(dir.path());
     assert!(!w.files.is_empty());
     for f in &w.files {
         let ours = read_all(f).unwrap();
