@@ -119,7 +119,7 @@ pub fn http_head(data: &[u8]) {
 
 /// robots.txt files: parsed, asked about a few paths and agents.
 pub fn robots(data: &[u8]) {
-    use crate::fetch::robots::{Robots, RobotsStatus};
+    use crate::robots::{Robots, RobotsStatus};
     let r = Robots::parse(data);
     for agent in ["dragnet", "Googlebot", "*"] {
         for path in ["/", "/a/b?c=d", "/%2F%20x", "/index.html$"] {
@@ -189,10 +189,10 @@ pub fn config(data: &[u8]) {
     let Ok(s) = std::str::from_utf8(data) else {
         return;
     };
-    if let Ok(cfg) = crate::crawl::Config::parse(s, Path::new("crawl.toml")) {
+    if let Ok(cfg) = crate::config::Config::parse(s, Path::new("crawl.toml")) {
         // What parses writes back out and parses again to the same.
         let text = cfg.to_toml();
-        let again = crate::crawl::Config::parse(&text, Path::new("crawl.toml"))
+        let again = crate::config::Config::parse(&text, Path::new("crawl.toml"))
             .unwrap_or_else(|e| panic!("a written config does not parse: {e}\n{text}"));
         assert_eq!(again.to_toml(), text, "config round trip");
     }

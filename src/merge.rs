@@ -30,8 +30,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+use crate::config::Config;
 use crate::crawl::report::counter;
-use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
+use crate::crawl::{CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, Result};
 use crate::records::FrontierUpdate;
 use crate::records::SplitRecord;
@@ -366,7 +367,7 @@ struct Out<'a> {
     cycle: u32,
     /// Unix seconds the recrawl decisions are made at.
     now: u64,
-    recrawl: &'a crate::prioritize::config::PrioritizeSection,
+    recrawl: &'a crate::config::prioritize::PrioritizeSection,
     urldb_path: PathBuf,
     seen: RunWriter,
     urldb: RunWriter,
@@ -511,10 +512,7 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult, max_attempts: u32) -> bool {
         // come back every cycle.
         // A TLS failure (of robots.txt, then refusing the host's URLs, or of the URL itself):
         // a certificate may be fixed, so retried like an unreachable robots.txt.
-        k if k == "robots_unreachable"
-            || k == "host_failing"
-            || crate::fetch::client::is_tls_kind(k) =>
-        {
+        k if k == "robots_unreachable" || k == "host_failing" || crate::records::is_tls_kind(k) => {
             r.recrawl_queued = 0;
             return give_up(r);
         }

@@ -16,6 +16,8 @@
 //! in the lock): in debug builds (the ones tests run) `DRAGNET_FAULT` can make the Nth of them
 //! fail, the seam the storage fault campaign sweeps (docs/RELIABILITY.md, campaign 3).
 
+pub mod out;
+
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -109,7 +111,7 @@ impl AtomicFile {
     }
 
     /// Checks `guard` just before the commit's rename, and publishes as it says: how an output
-    /// whose final name a user chose ([`crate::util::out`]) is published without replacing what
+    /// whose final name a user chose ([`crate::storage::out`]) is published without replacing what
     /// appeared there meanwhile.
     pub fn guard(mut self, guard: Guard) -> AtomicFile {
         self.guard = Some(guard);

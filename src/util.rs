@@ -8,7 +8,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::error::{IoContext, Result};
 
 pub mod lines;
-pub mod out;
 
 /// Seconds since the Unix epoch.
 pub fn unix_now() -> u64 {

@@ -76,7 +76,7 @@ fn slow_down_answers_slow_the_host_down_and_the_urls_come_back() {
         .iter()
         .flat_map(|h| (0..3).map(move |i| format!("http://{h}:{port}/p/{i}")))
         .collect();
-    let mut cfg = dragnet::crawl::Config::default();
+    let mut cfg = dragnet::config::Config::default();
     cfg.crawl.partitions = 1;
     cfg.resolve.hosts_files = vec![hosts];
     common::patient_loopback_fetch(&mut cfg.fetch);

@@ -177,9 +177,9 @@ fn a_crawl_keeps_a_pywb_collection_the_cycles_index_merged_into_the_crawls() {
         union.extend(parts);
     }
     union.sort();
-    let whole = dragnet::crawl::index::crawl_index(&c.dir);
+    let whole = dragnet::ops::index::crawl_index(&c.dir);
     assert_eq!(cdxj_lines(&whole), union);
-    assert_eq!(dragnet::crawl::index::indexed_cycles(&c.dir), cycles);
+    assert_eq!(dragnet::ops::index::indexed_cycles(&c.dir), cycles);
     // Every line's file is found through `archive/`, as pywb looks for it.
     for l in union.iter().step_by(7) {
         let j: serde_json::Value = serde_json::from_str(&l[l.find(" {").unwrap()..]).unwrap();
@@ -194,16 +194,16 @@ fn a_crawl_keeps_a_pywb_collection_the_cycles_index_merged_into_the_crawls() {
     }
     // Ending a cycle again adds nothing; without indexes/ it is rebuilt the same.
     let last = *cycles.last().unwrap();
-    let again = dragnet::crawl::index::after_cycle(&c.dir, 3, last).unwrap();
+    let again = dragnet::ops::index::after_cycle(&c.dir, 3, last).unwrap();
     assert!(again.cycles_added.is_empty(), "{again:?}");
     std::fs::remove_dir_all(c.dir.indexes_dir()).unwrap();
-    let rebuilt = dragnet::crawl::index::after_cycle(&c.dir, 3, last).unwrap();
+    let rebuilt = dragnet::ops::index::after_cycle(&c.dir, 3, last).unwrap();
     assert_eq!(rebuilt.cycles_added, cycles);
     assert_eq!(cdxj_lines(&whole), union);
     // A merge killed after the index was written but before its list of cycles: redone, the
     // index holds each line once.
     std::fs::write(c.dir.indexes_dir().join("index.cycles"), "0\n").unwrap();
-    dragnet::crawl::index::after_cycle(&c.dir, 3, last).unwrap();
+    dragnet::ops::index::after_cycle(&c.dir, 3, last).unwrap();
     assert_eq!(cdxj_lines(&whole), union);
     // A damaged crawl index (a line that does not parse, lines out of order, a cut last line)
     // or a damaged cycle index is derived data: the next cycle's end makes it again, says so,
@@ -230,7 +230,7 @@ fn a_crawl_keeps_a_pywb_collection_the_cycles_index_merged_into_the_crawls() {
         let mut b = good.clone();
         damage(&mut b);
         std::fs::write(&whole, &b).unwrap();
-        let healed = dragnet::crawl::index::after_cycle(&c.dir, 3, last).unwrap();
+        let healed = dragnet::ops::index::after_cycle(&c.dir, 3, last).unwrap();
         assert_eq!(healed.healed.len(), 1, "{healed:?}");
         assert_eq!(healed.cycles_added, cycles);
         assert_eq!(cdxj_lines(&whole), union);
@@ -240,13 +240,13 @@ fn a_crawl_keeps_a_pywb_collection_the_cycles_index_merged_into_the_crawls() {
     b.truncate(b.len() - 3);
     std::fs::write(c.dir.cycle_cdxj(0), &b).unwrap();
     std::fs::remove_dir_all(c.dir.indexes_dir()).unwrap();
-    let healed = dragnet::crawl::index::after_cycle(&c.dir, 3, last).unwrap();
+    let healed = dragnet::ops::index::after_cycle(&c.dir, 3, last).unwrap();
     assert_eq!(healed.healed.len(), 1, "{healed:?}");
     assert_eq!(std::fs::read(c.dir.cycle_cdxj(0)).unwrap(), cycle0);
     assert_eq!(cdxj_lines(&whole), union);
     // A partition index lost (a crawl older than them) is made again from the WARC files.
     std::fs::remove_file(c.dir.partition_cdxj(0, 1)).unwrap();
     let cycle_index = cdxj_lines(&c.dir.cycle_cdxj(0));
-    dragnet::crawl::index::index_cycle(&c.dir, 3, 0).unwrap();
+    dragnet::ops::index::index_cycle(&c.dir, 3, 0).unwrap();
     assert_eq!(cdxj_lines(&c.dir.cycle_cdxj(0)), cycle_index);
 }

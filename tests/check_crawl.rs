@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use dragnet::crawl::check::{check_crawl, kind_of, FileKind};
 use dragnet::crawl::CrawlDir;
 use dragnet::exec::{run_cycles, CycleOptions};
+use dragnet::ops::check::{check_crawl, kind_of, FileKind};
 
 fn files(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(root.join(rel)).unwrap() {

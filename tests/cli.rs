@@ -201,9 +201,9 @@ fn config_errors_exit_2_and_name_the_key() {
 #[test]
 fn pipeline_example_config_is_valid_and_complete() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline/crawl.toml");
-    let c = dragnet::crawl::Config::load(&path).unwrap();
+    let c = dragnet::config::Config::load(&path).unwrap();
     // The example documents the defaults: loading it gives exactly the default configuration.
-    assert_eq!(c, dragnet::crawl::Config::default());
+    assert_eq!(c, dragnet::config::Config::default());
 }
 
 #[test]

@@ -197,7 +197,7 @@ fn a_crawl_converted_in_place_keeps_every_record_and_works() {
     };
     let pages_before = pages("before");
     let lines = |c: &common::Crawl| {
-        std::fs::read_to_string(dragnet::crawl::index::crawl_index(&c.dir))
+        std::fs::read_to_string(dragnet::ops::index::crawl_index(&c.dir))
             .unwrap()
             .lines()
             .count()
@@ -218,7 +218,7 @@ fn a_crawl_converted_in_place_keeps_every_record_and_works() {
         assert!(fetch_results_point_at_their_records(&c) >= 20);
         assert_eq!(lines(&c), index_lines);
         // Every line of the crawl's index leads to a record of its URL.
-        let index = std::fs::read_to_string(dragnet::crawl::index::crawl_index(&c.dir)).unwrap();
+        let index = std::fs::read_to_string(dragnet::ops::index::crawl_index(&c.dir)).unwrap();
         for l in index.lines() {
             let j: serde_json::Value = serde_json::from_str(&l[l.find(" {").unwrap()..]).unwrap();
             let path = c.dir.cycles_root().join(j["filename"].as_str().unwrap());

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dragnet::crawl::{self, CrawlDir, DoneMarker, InitOptions, Stage};
+use dragnet::crawl::{self, CrawlDir, DoneMarker, Stage};
+
+use dragnet::ops::{self, InitOptions};
 use dragnet::run::{self, Cursor, RunReader, RunWriter, Schema};
 
 const CHILD_ENV: &str = "DRAGNET_CRASH_CHILD_DIR";
@@ -219,7 +221,7 @@ fn crash_child_init() {
         config: None,
         partitions: Some(PARTITIONS),
     };
-    crawl::init(&dir, &opts, &mut |_| {}).unwrap();
+    ops::init(&dir, &opts, &mut |_| {}).unwrap();
 }
 
 /// Every run file under the crawl, relative path -> bytes.

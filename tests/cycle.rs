@@ -10,8 +10,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dragnet::crawl::{Config, CrawlDir};
-use dragnet::exec::{next_cycle, run_cycles, CycleOptions};
+use dragnet::config::Config;
+
+use dragnet::crawl::next_cycle;
+use dragnet::crawl::CrawlDir;
+use dragnet::exec::{run_cycles, CycleOptions};
 use websim::model::Web;
 use websim::server::Server;
 use websim::truth::{truth, Policy};

@@ -83,7 +83,7 @@ fn a_trap_minting_subdomains_is_bounded_by_the_domain_budget() {
         .filter(|u| !is_sub(u))
         .partition(|u| u.starts_with(&trap_origin));
     assert_eq!(other_got, other_should);
-    let check = dragnet::crawl::check::check_crawl(&c.dir, Some(&c.cfg)).unwrap();
+    let check = dragnet::ops::check::check_crawl(&c.dir, Some(&c.cfg)).unwrap();
     assert!(check.ok(), "{check:?}");
     // (The seed from `init` is listed before prioritize counts the host's budget: one more.)
     assert!(

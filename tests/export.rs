@@ -7,7 +7,7 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use dragnet::export::{export, Format, What};
+use dragnet::ops::export::{export, Format, What};
 use dragnet::records::{FetchResult, PageRecord, UrlRecord};
 use dragnet::run::{Cursor, RunReader, Schema};
 use parquet::file::reader::{FileReader, SerializedFileReader};

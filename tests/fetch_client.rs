@@ -4,9 +4,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dragnet::crawl::ByteSize;
+use dragnet::config::ByteSize;
+use dragnet::config::FetchSection;
 use dragnet::fetch::client::{Cut, Fetcher, Validators};
-use dragnet::fetch::FetchSection;
 use dragnet::resolve::Resolver;
 use url::Url;
 use websim::model::{Hostile, PageKind, PageRef, Web, WebConfig};

@@ -10,9 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use dragnet::config::{ByteSize, Config};
 use dragnet::crawl::StageReport;
-use dragnet::crawl::{self, ByteSize, Config, CrawlDir, InitOptions, Stage};
+use dragnet::crawl::{CrawlDir, Stage};
 use dragnet::fetch::{fetch_partition, FetchOptions, ProgressMode};
+use dragnet::ops::{self, InitOptions};
 use dragnet::records::HostRecord;
 use dragnet::records::{FetchItem, FetchResult};
 use dragnet::run::{Cursor, RunReader, RunWriter, Schema};
@@ -708,7 +710,7 @@ fn a_missing_fetch_list_names_the_file() {
     let seeds = tmp.path().join("seeds");
     std::fs::write(&seeds, "http://a.test/\n").unwrap();
     let root = tmp.path().join("c");
-    crawl::init(
+    ops::init(
         &root,
         &InitOptions {
             seeds,

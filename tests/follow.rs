@@ -6,8 +6,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dragnet::crawl::{Config, CrawlDir, InitOptions};
+use dragnet::config::Config;
+
+use dragnet::crawl::CrawlDir;
+
 use dragnet::exec::{run_cycles, CycleOptions, CycleReport};
+use dragnet::ops::InitOptions;
 use dragnet::run::{Cursor, RunReader, Schema};
 use websim::server::{Server, ServerOptions};
 use websim::site::{Request, Response, Site};
@@ -100,7 +104,7 @@ fn crawl(addr: SocketAddr, follow: u32) -> (tempfile::TempDir, CrawlDir, Config)
         config: Some(config),
         partitions: None,
     };
-    dragnet::crawl::init(&root, &opts, &mut |b| panic!("bad seed {b:?}")).unwrap();
+    dragnet::ops::init(&root, &opts, &mut |b| panic!("bad seed {b:?}")).unwrap();
     let dir = CrawlDir::new(&root);
     let cfg = Config::load(&dir.config_path()).unwrap();
     (t, dir, cfg)

@@ -24,7 +24,7 @@ fn crawl_metrics() -> (common::Crawl, Vec<(&'static str, String)>) {
         &common::websim_homes(&web),
         common::websim_config(2, 4),
     );
-    let read = || std::fs::read_to_string(dragnet::crawl::metrics::metrics_path(&c.dir)).unwrap();
+    let read = || std::fs::read_to_string(dragnet::ops::metrics::metrics_path(&c.dir)).unwrap();
     let first = dragnet::exec::run_cycles(&c.dir, &c.cfg, &common::until_empty(1)).unwrap();
     assert_eq!(first.cycles.len(), 1, "{first:?}");
     assert!(first.complete(), "{first:?}");
@@ -371,7 +371,7 @@ fn promtool_accepts_every_metrics_file_a_crawl_writes() {
     }
 
     // A stale lock: the record of a holder on this host that is gone (no OS lock held).
-    let status = dragnet::crawl::status(c.dir.root()).unwrap();
+    let status = dragnet::ops::status(c.dir.root()).unwrap();
     let current = status.current.expect("a current cycle");
     let info = dragnet::crawl::LockInfo {
         pid: u32::MAX - 1,
@@ -384,8 +384,8 @@ fn promtool_accepts_every_metrics_file_a_crawl_writes() {
     let err = dragnet::Error::config(c.dir.root(), "a failure made by the test");
     dragnet::crawl::failed::write_failed(&c.dir, dragnet::crawl::Stage::Fetch, current, 0, &err)
         .unwrap();
-    dragnet::crawl::metrics::write_metrics(&c.dir, &c.cfg).unwrap();
-    let text = std::fs::read_to_string(dragnet::crawl::metrics::metrics_path(&c.dir)).unwrap();
+    dragnet::ops::metrics::write_metrics(&c.dir, &c.cfg).unwrap();
+    let text = std::fs::read_to_string(dragnet::ops::metrics::metrics_path(&c.dir)).unwrap();
     let crawl = &c.cfg.crawl.name;
     for line in [
         format!("dragnet_lock_stale{{crawl=\"{crawl}\"}} 1"),

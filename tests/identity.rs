@@ -51,7 +51,7 @@ fn the_from_header_and_the_robots_token_are_the_configured_ones() {
         format!("http://gate.test:{port}/public"),
         format!("http://gate.test:{port}/private/x"),
     ];
-    let mut cfg = dragnet::crawl::Config::default();
+    let mut cfg = dragnet::config::Config::default();
     cfg.crawl.partitions = 1;
     cfg.resolve.hosts_files = vec![hosts];
     common::patient_loopback_fetch(&mut cfg.fetch);
@@ -172,7 +172,7 @@ fn credentials_in_urls_are_stripped_everywhere() {
         format!("http://keys.test:{port}/start"),
         format!("http://:pw2secret@keys.test:{port}/start"),
     ];
-    let mut cfg = dragnet::crawl::Config::default();
+    let mut cfg = dragnet::config::Config::default();
     cfg.crawl.partitions = 1;
     cfg.resolve.hosts_files = vec![hosts];
     common::patient_loopback_fetch(&mut cfg.fetch);
@@ -221,7 +221,7 @@ fn credentials_in_urls_are_stripped_everywhere() {
     let no_secret = |what: &str, s: &str| {
         assert!(!s.contains("secret") && !s.contains('@'), "{what}: {s}");
     };
-    let cycles = dragnet::exec::next_cycle(&c.dir, 1);
+    let cycles = dragnet::crawl::next_cycle(&c.dir, 1);
     let results = common::fetch_results(&c.dir, 1, cycles);
     assert_eq!(results.len(), 4, "{results:?}");
     for r in &results {

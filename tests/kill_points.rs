@@ -49,7 +49,7 @@ type Lists = Vec<((u32, u32), Vec<(String, u32, u64)>)>;
 fn fetch_lists(dir: &dragnet::crawl::CrawlDir) -> Lists {
     use dragnet::run::{Cursor, RunReader, Schema};
     let mut out = Vec::new();
-    for c in 0..=dragnet::exec::next_cycle(dir, M) {
+    for c in 0..=dragnet::crawl::next_cycle(dir, M) {
         for p in 0..M {
             let path = dir.fetchlist(c, p);
             let Ok(mut r) = RunReader::open_expect(&path, Schema::FETCHLIST) else {
@@ -137,7 +137,7 @@ fn campaign(points: u64) -> (u64, u64) {
     );
     assert!(out.status.success(), "{}", text(&out));
     let want = end_of(&reference);
-    let cycles = dragnet::exec::next_cycle(&dragnet::crawl::CrawlDir::new(&reference), M);
+    let cycles = dragnet::crawl::next_cycle(&dragnet::crawl::CrawlDir::new(&reference), M);
     assert!(cycles >= 3, "a crawl of several cycles: {cycles}");
     let (init_ops, crawl_ops) = (count(&log("init.ops")), count(&log("crawl.ops")));
     let total = init_ops + crawl_ops;

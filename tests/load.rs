@@ -31,7 +31,7 @@ fn a_thousand_stalling_hosts_do_not_hold_the_cycle_past_its_deadline() {
             .join("\n"),
     )
     .unwrap();
-    let mut cfg = dragnet::crawl::Config::default();
+    let mut cfg = dragnet::config::Config::default();
     cfg.crawl.partitions = 4;
     cfg.resolve.hosts_files = vec![hosts];
     cfg.resolve.only = true;

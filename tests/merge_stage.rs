@@ -4,9 +4,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use dragnet::crawl::{self, Config, CrawlDir, DoneMarker, InitOptions, Stage};
+use dragnet::config::Config;
+
+use dragnet::crawl::{CrawlDir, DoneMarker, Stage};
+
 use dragnet::keys::{self, partition_of};
 use dragnet::merge::merge_partition;
+use dragnet::ops::{self, InitOptions};
 use dragnet::records::FrontierUpdate;
 use dragnet::records::SplitRecord;
 use dragnet::records::{FetchResult, UrlRecord, UrlState};
@@ -71,7 +75,7 @@ proptest! {
         let seed_urls: Vec<&String> = seeds.iter().map(|&i| &pool[i]).collect();
         std::fs::write(&seed_file, seed_urls.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")).unwrap();
         let root = t.path().join("crawl");
-        crawl::init(&root, &InitOptions { seeds: seed_file, config: None, partitions: Some(M) }, &mut |_| {}).unwrap();
+        ops::init(&root, &InitOptions { seeds: seed_file, config: None, partitions: Some(M) }, &mut |_| {}).unwrap();
         let dir = CrawlDir::new(&root);
         let cfg = Config::load(&dir.config_path()).unwrap();
 
@@ -159,7 +163,7 @@ fn merge_needs_every_split_and_names_what_is_missing() {
     let seeds = t.path().join("seeds");
     std::fs::write(&seeds, "http://a.test/\n").unwrap();
     let root = t.path().join("crawl");
-    crawl::init(
+    ops::init(
         &root,
         &InitOptions {
             seeds,
@@ -193,7 +197,7 @@ fn four_seeds() -> (tempfile::TempDir, CrawlDir, Config) {
         config: None,
         partitions: Some(M),
     };
-    crawl::init(&root, &opts, &mut |_| {}).unwrap();
+    ops::init(&root, &opts, &mut |_| {}).unwrap();
     let dir = CrawlDir::new(&root);
     let cfg = Config::load(&dir.config_path()).unwrap();
     (t, dir, cfg)

@@ -183,7 +183,7 @@ fn a_host_that_keeps_failing_is_parked_for_doubling_cycles_and_ends_an_until_emp
 
     // A fetch list made by hand (or before the park) that names the parked host: its URLs get
     // `parked` results without a request, and the fetch does not wait for them.
-    let cycle = dragnet::exec::next_cycle(&c.dir, 2);
+    let cycle = dragnet::crawl::next_cycle(&c.dir, 2);
     let hk = dragnet::keys::host_key(name);
     let p = dragnet::keys::partition_of(hk, 2);
     let list = c.dir.fetchlist(cycle, p);

@@ -8,7 +8,9 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use dragnet::crawl::{ByteSize, Config, Stage};
+use dragnet::config::{ByteSize, Config};
+
+use dragnet::crawl::Stage;
 use dragnet::fetch::{fetch_partition, FetchOptions, ProgressMode};
 use dragnet::keys::Canonicalizer;
 use dragnet::parse::{parse_partition, reparse};
@@ -308,7 +310,7 @@ fn a_truncated_warc_is_named_with_the_offset_of_the_missing_record() {
     let f = std::fs::OpenOptions::new().write(true).open(&warc).unwrap();
     f.set_len(len / 2).unwrap();
     drop(f);
-    let e = dragnet::exec::run_stage(&c.dir, &c.cfg, Stage::Parse, 0, 0, &quiet).unwrap_err();
+    let e = dragnet::ops::stage::run_stage(&c.dir, &c.cfg, Stage::Parse, 0, 0, &quiet).unwrap_err();
     let msg = e.to_string();
     assert_eq!(e.exit_code(), dragnet::error::EXIT_IO, "{msg}");
     assert!(msg.contains(&warc.display().to_string()), "{msg}");

@@ -7,10 +7,12 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
-use dragnet::crawl::{Config, CrawlDir};
+use dragnet::config::Config;
+
+use dragnet::config::prioritize::QueueKind;
+use dragnet::crawl::CrawlDir;
 use dragnet::fetch::ProgressMode;
 use dragnet::keys::{host_key, host_of};
-use dragnet::prioritize::config::QueueKind;
 use dragnet::prioritize::prioritize_partition;
 use dragnet::queue::Entry;
 use dragnet::records::FrontierUpdate;
@@ -226,7 +228,7 @@ fn the_lifetime_host_budget_holds_across_cycles() {
     };
     let r = dragnet::exec::run_cycles(dir, cfg, &opts).unwrap();
     assert!(r.complete() && r.stopped.contains("empty"), "{}", r.stopped);
-    let last = dragnet::exec::next_cycle(dir, M);
+    let last = dragnet::crawl::next_cycle(dir, M);
     let mut per_host: HashMap<u64, u64> = HashMap::new();
     let mut spent = 0;
     for cycle in 1..=last {

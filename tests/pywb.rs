@@ -266,7 +266,7 @@ fn dedup_crawl() -> common::Crawl {
     cfg.prioritize.recrawl_min_secs = 0;
     let c = common::websim_crawl_with_hosts(&[format!("http://dedup.test:{port}/")], cfg);
     let revisits = || {
-        std::fs::read_to_string(dragnet::crawl::index::crawl_index(&c.dir))
+        std::fs::read_to_string(dragnet::ops::index::crawl_index(&c.dir))
             .unwrap_or_default()
             .lines()
             .filter(|l| l.contains("/same\"") && l.contains("warc/revisit"))
@@ -451,7 +451,7 @@ fn pywb_replays_a_revisit_with_its_captures_body() {
     std::fs::create_dir_all(&colls).unwrap();
     std::os::unix::fs::symlink(c.dir.root(), colls.join("dedup")).unwrap();
     let w = wayback(root.path());
-    let index = std::fs::read_to_string(dragnet::crawl::index::crawl_index(&c.dir)).unwrap();
+    let index = std::fs::read_to_string(dragnet::ops::index::crawl_index(&c.dir)).unwrap();
     let mut replayed = 0;
     for l in index.lines().filter(|l| l.contains("/same\"")) {
         let ts = l.split(' ').nth(1).unwrap();

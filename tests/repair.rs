@@ -49,7 +49,7 @@ fn fixture() -> Fixture {
     let out = dragnet(&["cycle", "--cycles", "2", "--progress", "quiet"], &base);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
-        dragnet::exec::next_cycle(&dragnet::crawl::CrawlDir::new(&base), M),
+        dragnet::crawl::next_cycle(&dragnet::crawl::CrawlDir::new(&base), M),
         2
     );
     Fixture {
@@ -283,7 +283,7 @@ fn a_damaged_index_or_warc_is_handled_without_a_rollback() {
         .unwrap();
     // A damaged CDXJ index, or the archive link, is made again: the same bytes, nothing rolled
     // back.
-    let whole = dragnet::crawl::index::crawl_index(&crawl);
+    let whole = dragnet::ops::index::crawl_index(&crawl);
     let index_cases = [
         ("a partition's CDXJ index", crawl.partition_cdxj(0, 1)),
         ("a cycle's CDXJ index", crawl.cycle_cdxj(1)),

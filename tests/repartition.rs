@@ -10,8 +10,11 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use dragnet::crawl::{Config, CrawlDir};
-use dragnet::exec::{fetch_list_size, next_cycle, run_cycles, CycleOptions};
+use dragnet::config::Config;
+
+use dragnet::crawl::next_cycle;
+use dragnet::crawl::CrawlDir;
+use dragnet::exec::{fetch_list_size, run_cycles, CycleOptions};
 use dragnet::keys::{host_key, host_of, partition_of};
 use dragnet::run::{self, RunReader, Schema};
 
@@ -104,7 +107,7 @@ fn a_repartitioned_crawl_fetches_what_the_crawl_would_have() {
     run_cycles(&a.dir, &a.cfg, &quiet(2)).unwrap();
     assert_eq!(next_cycle(&a.dir, M), 2);
     let listed = fetch_list_size(&a.dir, 2, M).unwrap();
-    let frontier = dragnet::crawl::status(a.dir.root()).unwrap().frontier;
+    let frontier = dragnet::ops::status(a.dir.root()).unwrap().frontier;
     assert!(
         listed > 0 && frontier.unwrap_or(0) > 0,
         "too short a crawl: {listed} URLs listed, frontier {frontier:?}"
@@ -115,7 +118,7 @@ fn a_repartitioned_crawl_fetches_what_the_crawl_would_have() {
 
     for m2 in [5u32, 2, 1] {
         let new_root = a.tmp.path().join(format!("m{m2}"));
-        let r = dragnet::crawl::repartition(a.dir.root(), &new_root, m2).unwrap();
+        let r = dragnet::ops::repartition(a.dir.root(), &new_root, m2).unwrap();
         assert_eq!(snapshot(a.dir.root()), before, "repartition changed DIR");
         assert_eq!((r.old_partitions, r.partitions, r.next_cycle), (M, m2, 2));
         assert_eq!(r.urls, db.len() as u64);
@@ -135,13 +138,13 @@ fn a_repartitioned_crawl_fetches_what_the_crawl_would_have() {
         let mut expect_cfg = a.cfg.clone();
         expect_cfg.crawl.partitions = m2;
         assert_eq!(cfg.to_toml(), expect_cfg.to_toml());
-        let check = dragnet::crawl::check::check_crawl(&dir, Some(&cfg)).unwrap();
+        let check = dragnet::ops::check::check_crawl(&dir, Some(&cfg)).unwrap();
         assert!(check.ok(), "m2 = {m2}: {:?}", check.damaged);
         assert!(
             check.unknown.is_empty() && check.temporaries.is_empty(),
             "{check:?}"
         );
-        let st = dragnet::crawl::status(&new_root).unwrap();
+        let st = dragnet::ops::status(&new_root).unwrap();
         assert_eq!((st.partitions, st.cycles_complete), (m2, 2), "{st}");
         assert_eq!(st.current, Some(2), "{st}");
         assert_eq!(st.frontier, frontier, "{st}");
@@ -170,7 +173,7 @@ fn a_repartitioned_crawl_fetches_what_the_crawl_would_have() {
             missed.is_empty() && extra.is_empty(),
             "m2 = {m2}: missed {missed:?}\nextra {extra:?}"
         );
-        let check = dragnet::crawl::check::check_crawl(&dir, Some(&cfg)).unwrap();
+        let check = dragnet::ops::check::check_crawl(&dir, Some(&cfg)).unwrap();
         assert!(check.ok(), "m2 = {m2} at the end: {:?}", check.damaged);
         if m2 == 5 {
             // The command line says the same.
@@ -184,11 +187,11 @@ fn a_repartitioned_crawl_fetches_what_the_crawl_would_have() {
             assert!(out.status.success(), "{}", common::out_text(&out));
             // Export: the cycles crawled here, and a clear word on the ones before (their runs
             // between stages stayed in DIR).
-            let r = dragnet::export::export(
+            let r = dragnet::ops::export::export(
                 &dir,
                 &cfg,
-                dragnet::export::What::Pages,
-                dragnet::export::Format::Jsonl,
+                dragnet::ops::export::What::Pages,
+                dragnet::ops::export::Format::Jsonl,
                 &new_root.join("pages.jsonl"),
                 None,
             )
@@ -199,11 +202,11 @@ fn a_repartitioned_crawl_fetches_what_the_crawl_would_have() {
                 "{r:?}"
             );
             assert!(r.rows > 0);
-            let err = dragnet::export::export(
+            let err = dragnet::ops::export::export(
                 &dir,
                 &cfg,
-                dragnet::export::What::Pages,
-                dragnet::export::Format::Jsonl,
+                dragnet::ops::export::What::Pages,
+                dragnet::ops::export::Format::Jsonl,
                 &new_root.join("old.jsonl"),
                 Some(0),
             )
@@ -253,7 +256,7 @@ fn refusals_name_the_problem_and_change_nothing() {
     // NEWDIR holds something.
     std::fs::create_dir_all(&new_root).unwrap();
     std::fs::write(new_root.join("notes.txt"), b"mine").unwrap();
-    let e = dragnet::crawl::repartition(root, &new_root, 2).unwrap_err();
+    let e = dragnet::ops::repartition(root, &new_root, 2).unwrap_err();
     let msg = e.to_string();
     assert!(
         msg.contains(&new_root.display().to_string())
@@ -272,7 +275,7 @@ fn refusals_name_the_problem_and_change_nothing() {
     };
     dragnet::fetch::fetch_partition(&a.dir, &a.cfg, 1, 0, &quiet_fetch).unwrap();
     let mid = snapshot(root);
-    let e = dragnet::crawl::repartition(root, &new_root, 2).unwrap_err();
+    let e = dragnet::ops::repartition(root, &new_root, 2).unwrap_err();
     let msg = e.to_string();
     assert!(
         msg.contains("middle of cycle 1")
@@ -289,15 +292,15 @@ fn refusals_name_the_problem_and_change_nothing() {
     run_cycles(&a.dir, &a.cfg, &quiet(1)).unwrap();
     let more = a.tmp.path().join("more.txt");
     std::fs::write(&more, seeds.join("\n")).unwrap();
-    let inj = dragnet::crawl::inject(root, &more, 2.0, &mut |b| panic!("{b:?}")).unwrap();
+    let inj = dragnet::ops::inject(root, &more, 2.0, &mut |b| panic!("{b:?}")).unwrap();
     assert!(inj.seeds > 0);
-    let r = dragnet::crawl::repartition(root, &new_root, 2).unwrap();
+    let r = dragnet::ops::repartition(root, &new_root, 2).unwrap();
     assert_eq!((r.next_cycle, r.injected), (2, inj.seeds));
     let (dir, cfg) = CrawlDir::open(&new_root).unwrap();
     for q in 0..2 {
         assert!(dir.state_file(q, "domain_budget", 2).exists());
     }
-    let check = dragnet::crawl::check::check_crawl(&dir, Some(&cfg)).unwrap();
+    let check = dragnet::ops::check::check_crawl(&dir, Some(&cfg)).unwrap();
     assert!(check.ok() && check.unknown.is_empty(), "{check:?}");
     let r = run_cycles(&dir, &cfg, &quiet(1)).unwrap();
     assert!(r.complete(), "{r:?}");

@@ -208,7 +208,7 @@ fn dragnet_cycle_refreshes_the_report_and_a_damaged_marker_is_skipped() {
     server.stop();
     assert_eq!(complete(), ["0", "1"], "the second cycle refreshed it");
     // The crawl's own check knows the report's files.
-    let check = dragnet::crawl::check::check_crawl(&c.dir, Some(&c.cfg)).unwrap();
+    let check = dragnet::ops::check::check_crawl(&c.dir, Some(&c.cfg)).unwrap();
     assert!(check.unknown.is_empty(), "{:?}", check.unknown);
 
     // A damaged fetch marker: still a report (exit 0), the marker named as skipped.

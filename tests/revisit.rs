@@ -179,7 +179,7 @@ fn an_unchanged_page_is_a_revisit_of_its_capture_and_a_changed_one_a_response() 
 
     // Counted: fetch markers, status, metrics.
     let revisits = (same.len() - 1 + root.len() - 1) as u64;
-    let status = dragnet::crawl::status(c.dir.root()).unwrap();
+    let status = dragnet::ops::status(c.dir.root()).unwrap();
     assert_eq!(status.fetch_total.revisits, revisits);
     let metrics = std::fs::read_to_string(c.dir.root().join("metrics.prom")).unwrap();
     assert!(
@@ -190,7 +190,7 @@ fn an_unchanged_page_is_a_revisit_of_its_capture_and_a_changed_one_a_response() 
         "{metrics}"
     );
     // Indexed as revisits.
-    let index = std::fs::read_to_string(dragnet::crawl::index::crawl_index(&c.dir)).unwrap();
+    let index = std::fs::read_to_string(dragnet::ops::index::crawl_index(&c.dir)).unwrap();
     let revisit_lines = index
         .lines()
         .filter(|l| l.contains("\"mime\": \"warc/revisit\""))

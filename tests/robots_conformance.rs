@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use dragnet::fetch::robots::{self, Robots};
+use dragnet::robots::{self, Robots};
 use proptest::prelude::*;
 use serde_json::Value;
 

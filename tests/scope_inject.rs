@@ -6,7 +6,7 @@ use crate::common;
 
 use std::collections::BTreeMap;
 
-use dragnet::crawl::Config;
+use dragnet::config::Config;
 use dragnet::exec::{run_cycles, CycleOptions};
 
 const M: u32 = 2;
@@ -48,7 +48,7 @@ fn rules_hold_for_seeds_links_and_the_frontier_after_a_change() {
     assert!(r.complete(), "{r:?}");
     assert_eq!(server.stop().counts.total(), 0);
 
-    let cycles = dragnet::exec::next_cycle(&c.dir, M);
+    let cycles = dragnet::crawl::next_cycle(&c.dir, M);
     let mut refused = 0;
     for f in common::fetch_results(&c.dir, M, cycles)
         .into_iter()
@@ -77,13 +77,13 @@ fn rules_hold_for_seeds_links_and_the_frontier_after_a_change() {
     let conf = tmp.path().join("crawl.toml");
     std::fs::write(&conf, cfg.to_toml()).unwrap();
     let mut bad = Vec::new();
-    let opts = dragnet::crawl::InitOptions {
+    let opts = dragnet::ops::InitOptions {
         seeds,
         config: Some(conf),
         partitions: None,
     };
     let rep =
-        dragnet::crawl::init(&tmp.path().join("c"), &opts, &mut |b| bad.push(b.clone())).unwrap();
+        dragnet::ops::init(&tmp.path().join("c"), &opts, &mut |b| bad.push(b.clone())).unwrap();
     assert_eq!(rep.seeds, 1);
     assert_eq!(bad.len(), 1);
     assert!(bad[0].error.contains("denied_regex"), "{:?}", bad[0]);
@@ -109,7 +109,7 @@ fn inject_adds_seeds_between_cycles_and_the_merge_deduplicates_them() {
     lines.push("not a url".into());
     std::fs::write(&seeds, lines.join("\n")).unwrap();
     let mut bad = 0;
-    let r = dragnet::crawl::inject(c.dir.root(), &seeds, 2.0, &mut |_| bad += 1).unwrap();
+    let r = dragnet::ops::inject(c.dir.root(), &seeds, 2.0, &mut |_| bad += 1).unwrap();
     assert_eq!(
         (r.cycle, r.seeds, r.bad, bad),
         (1, homes.len() as u64 - 2, 1, 1)
@@ -134,7 +134,7 @@ fn inject_adds_seeds_between_cycles_and_the_merge_deduplicates_them() {
     assert!(done.complete(), "{done:?}");
     assert_eq!(server.stop().counts.total(), 0);
     // Every host was crawled to the truth of the whole web, and the known home only once.
-    let cycles = dragnet::exec::next_cycle(&c.dir, M);
+    let cycles = dragnet::crawl::next_cycle(&c.dir, M);
     assert_eq!(
         common::fetched_urls(&c.dir, M, cycles),
         common::truth_fetched(&web)
@@ -149,7 +149,7 @@ fn inject_adds_seeds_between_cycles_and_the_merge_deduplicates_them() {
     assert_eq!(times[&homes[0]], 1);
     assert_eq!(times[&homes[5]], 1);
     // Injected runs are files like any other of the crawl: `check crawl` finds nothing wrong.
-    let check = dragnet::crawl::check::check_crawl(&c.dir, Some(&cfg)).unwrap();
+    let check = dragnet::ops::check::check_crawl(&c.dir, Some(&cfg)).unwrap();
     assert!(check.ok(), "{check:?}");
 }
 

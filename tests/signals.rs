@@ -157,7 +157,7 @@ fn stop_mid_fetch(seed: u64, by_hand: bool, signal: i32, code: i32) {
             || !c.dir.done_path(0, dragnet::crawl::Stage::Fetch, 1).exists(),
         "the signal came after the fetch"
     );
-    let check = dragnet::crawl::check::check_crawl(&c.dir, Some(&c.cfg)).unwrap();
+    let check = dragnet::ops::check::check_crawl(&c.dir, Some(&c.cfg)).unwrap();
     assert!(
         check.ok() && check.temporaries.is_empty(),
         "{:?}",
@@ -210,7 +210,7 @@ fn a_stop_stuck_in_requests_is_cut_short_within_2_s_without_debris() {
         .iter()
         .map(|n| format!("http://{n}:{port}/"))
         .collect();
-    let mut cfg = dragnet::crawl::Config::default();
+    let mut cfg = dragnet::config::Config::default();
     cfg.crawl.partitions = 1;
     cfg.resolve.hosts_files = vec![hosts];
     common::patient_loopback_fetch(&mut cfg.fetch);

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use dragnet::crawl::next_cycle;
 use dragnet::crawl::Stage;
-use dragnet::exec::next_cycle;
 
 const M: u32 = 3;
 
@@ -541,7 +541,7 @@ fn real_web(
 ) -> (
     std::sync::Arc<websim::model::Web>,
     websim::server::Server,
-    dragnet::crawl::Config,
+    dragnet::config::Config,
 ) {
     let (web, server) = common::small_web(29, 6, 8);
     let mut cfg = common::websim_config(M, 2);
@@ -580,7 +580,7 @@ fn crawl_through_slurm(c: &common::Crawl, mut meanwhile: impl FnMut()) -> String
 }
 
 /// What the local executor decides for the same web and configuration.
-fn local_outcome(web: &websim::model::Web, cfg: &dragnet::crawl::Config) -> common::Outcome {
+fn local_outcome(web: &websim::model::Web, cfg: &dragnet::config::Config) -> common::Outcome {
     let c = common::websim_crawl(web, &common::websim_homes(web), cfg.clone());
     dragnet::exec::run_cycles(&c.dir, &c.cfg, &common::until_empty(20)).unwrap();
     common::outcome(&c.dir, M)

@@ -5,8 +5,12 @@
 use crate::common;
 use std::collections::BTreeMap;
 
-use dragnet::crawl::{self, Config, CrawlDir, DoneMarker, InitOptions, Stage};
+use dragnet::config::Config;
+
+use dragnet::crawl::{CrawlDir, DoneMarker, Stage};
+
 use dragnet::keys::{self, partition_of};
+use dragnet::ops::{self, InitOptions};
 use dragnet::records::SplitRecord;
 use dragnet::records::{LinkKind, LinkRecord};
 use dragnet::run::{self, Cursor, RunReader, RunWriter, Schema};
@@ -26,7 +30,7 @@ fn crawl(tweak: impl FnOnce(&mut Config)) -> (tempfile::TempDir, CrawlDir, Confi
     let seeds = t.path().join("seeds");
     std::fs::write(&seeds, "http://seed.test/\n").unwrap();
     let root = t.path().join("crawl");
-    crawl::init(
+    ops::init(
         &root,
         &InitOptions {
             seeds,

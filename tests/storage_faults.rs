@@ -198,13 +198,13 @@ fn sweep(full: bool) -> Sweep {
         // is nothing left to do), with the same decisions.
         let crawl = dragnet::crawl::CrawlDir::new(&dir);
         let mut again = out;
-        if dragnet::exec::next_cycle(&crawl, M) == 0 {
+        if dragnet::crawl::next_cycle(&crawl, M) == 0 {
             again = dragnet(CYCLE, &dir, &[]);
             assert_eq!(again.status.code(), Some(0), "{what}: {}", text(&again));
         } else {
             s.after_commit += 1;
         }
-        assert_eq!(dragnet::exec::next_cycle(&crawl, M), 1, "{what}");
+        assert_eq!(dragnet::crawl::next_cycle(&crawl, M), 1, "{what}");
         let got = common::outcome(&crawl, M);
         assert!(
             got == want,

@@ -1,12 +1,17 @@
-//! The shape of `src/`: no circle of imports between the library's modules.
+//! The shape of `src/`: the library's layers, and no circle of imports between its modules.
 //!
-//! Each file of `src/` is a module (`crawl/config.rs` is `crawl::config`, `crawl/mod.rs` is
+//! Each file of `src/` is a module (`config/fetch.rs` is `config::fetch`, `crawl/mod.rs` is
 //! `crawl`). A module depends on another when its code names it: every `crate::...` path, in
-//! `use` lines or inline, and every `super::...` path. A path that ends at a name a `mod.rs`
-//! re-exports (`pub use config::{Config, ...}`) is followed to the module that defines it, so
-//! `use crate::crawl::Config` depends on `crawl::config`, not on all of `crawl`. Unit tests (from
-//! the first `#[cfg(test)]` line of a file, and `tests.rs` modules) are left out: a test may
-//! use anything. The test fails naming each circle and the lines that close it.
+//! `use` lines or inline, and every `super::...` path (in the binary's files, `src/cli/`, every
+//! `dragnet::...` path). A path that ends at a name a `mod.rs` re-exports (`pub use
+//! fetch::FetchSection`) is followed to the module that defines it, so `use
+//! crate::config::FetchSection` depends on `config::fetch`, not on all of `config`. Unit tests
+//! (from the first `#[cfg(test)]` line of a file, and `tests.rs` modules) and comments are left
+//! out: a test may use anything, and a doc link is not an import.
+//!
+//! Two checks: no circle between modules (files), and the layer order of docs/architecture.md
+//! ("Layers"): a top-level module imports only the modules listed below it there. Each fails
+//! naming the lines at fault.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -250,17 +255,46 @@ fn the_circle_check_finds_a_circle_through_a_reexport() {
 
 /// Each circle of modules in the tree at `src`, with the lines that close it.
 fn import_circles(src: &Path) -> Vec<String> {
+    let (names, edges) = module_graph(src);
+    let mut out = Vec::new();
+    for c in sccs(&names, &edges) {
+        let mut report = format!(
+            "circle: {}\n",
+            c.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+        for a in &c {
+            for (b, why) in edges.get(a).into_iter().flatten() {
+                if c.contains(b) {
+                    report.push_str(&format!("  {a} -> {b}  ({why})\n"));
+                }
+            }
+        }
+        out.push(report);
+    }
+    out
+}
+
+/// Module -> the modules it names -> the first line naming each.
+type Edges = BTreeMap<String, BTreeMap<String, String>>;
+
+/// The modules of the tree at `src` and their dependencies, each with the line that makes it.
+fn module_graph(src: &Path) -> (Vec<String>, Edges) {
     let src = src.to_path_buf();
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     let mut mods: BTreeMap<String, Module> = BTreeMap::new();
     for f in files {
         let path = module_path(&src, &f);
-        // The binary's files (main.rs and what it declares) are not the library.
-        if path == "main" || path.starts_with("cli") || path.ends_with("tests") {
+        if path.ends_with("tests") {
             continue;
         }
-        let text = std::fs::read_to_string(&f).unwrap();
+        let mut text = std::fs::read_to_string(&f).unwrap();
+        // The binary (`src/cli/`) names the library `dragnet`, and `crate` is itself.
+        if path.starts_with("cli") {
+            text = text
+                .replace("crate::", "bin::")
+                .replace("dragnet::", "crate::");
+        }
         mods.insert(
             path,
             Module {
@@ -347,23 +381,111 @@ fn import_circles(src: &Path) -> Vec<String> {
                 .or_insert(format!("src/{rel}:{n}: {p}"));
         }
     }
-    // Tarjan's strongly connected components.
+    (names, edges)
+}
+
+/// The layer order: the top-level modules listed in the first ```text block after the heading
+/// `## Layers` of `doc`, one per line (the first word), top layer first.
+fn layer_order(doc: &str) -> Vec<String> {
+    let at = doc
+        .find("\n## Layers")
+        .expect("docs/architecture.md has a '## Layers' section");
+    let block = &doc[at..];
+    let start = block
+        .find("```text\n")
+        .expect("a ```text block under '## Layers'")
+        + 8;
+    let end = start + block[start..].find("```").unwrap();
+    block[start..end]
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every import of a top-level module by one at or above it in `order` (top first), and every
+/// top-level module of `src` that `order` does not list.
+fn layer_violations(src: &Path, order: &[String]) -> Vec<String> {
+    let (names, edges) = module_graph(src);
+    let top = |m: &str| m.split("::").next().unwrap_or("").to_owned();
+    let rank = |m: &str| order.iter().position(|o| *o == top(m));
     let mut out = Vec::new();
-    for c in sccs(&names, &edges) {
-        let mut report = format!(
-            "circle: {}\n",
-            c.iter().cloned().collect::<Vec<_>>().join(", ")
-        );
-        for a in &c {
-            for (b, why) in edges.get(a).into_iter().flatten() {
-                if c.contains(b) {
-                    report.push_str(&format!("  {a} -> {b}  ({why})\n"));
+    let tops: BTreeSet<String> = names
+        .iter()
+        .map(|n| top(n))
+        .filter(|t| !t.is_empty())
+        .collect();
+    for t in &tops {
+        if rank(t).is_none() {
+            out.push(format!("module {t} is not in the layer order\n"));
+        }
+    }
+    for (a, targets) in &edges {
+        for (b, why) in targets {
+            if top(a) == top(b) {
+                continue;
+            }
+            if let (Some(ra), Some(rb)) = (rank(a), rank(b)) {
+                if rb <= ra {
+                    out.push(format!(
+                        "{} imports {}, a layer above it: {why}\n",
+                        top(a),
+                        top(b)
+                    ));
                 }
             }
         }
-        out.push(report);
     }
     out
+}
+
+#[test]
+fn each_module_imports_only_the_layers_below_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let order = layer_order(&doc);
+    assert!(
+        order.len() >= 20,
+        "the layer order lists every module: {order:?}"
+    );
+    let bad = layer_violations(&root.join("src"), &order);
+    assert!(
+        bad.is_empty(),
+        "imports against docs/architecture.md's layer order (top first: {}):\n{}",
+        order.join(", "),
+        bad.join("")
+    );
+}
+
+/// The layer check finds an import upward, through a re-export, and a module the order misses.
+#[test]
+fn the_layer_check_finds_an_import_of_a_layer_above() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path();
+    let write = |rel: &str, text: &str| {
+        let p = src.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("lib.rs", "pub mod low;\npub mod high;\n");
+    write("low/mod.rs", "mod x;\npub use x::X;\n");
+    write("low/x.rs", "pub struct X;\n");
+    write("high.rs", "use crate::low::X;\npub struct H(X);\n");
+    let order: Vec<String> = ["high", "low"].map(String::from).to_vec();
+    assert!(layer_violations(src, &order).is_empty());
+    write("low/x.rs", "pub struct X(crate::high::H);\n");
+    let bad = layer_violations(src, &order);
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(
+        bad[0].starts_with("low imports high") && bad[0].contains("src/low/x.rs:1"),
+        "{bad:?}"
+    );
+    let bad = layer_violations(src, &["low".to_owned()]);
+    assert!(
+        bad.iter()
+            .any(|b| b.contains("module high is not in the layer order")),
+        "{bad:?}"
+    );
 }
 
 fn sccs(

@@ -11,9 +11,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use dragnet::config::fetch::TlsRoots;
 use dragnet::exec::run_cycles;
 use dragnet::fetch::client::{Fetcher, Validators};
-use dragnet::fetch::tls::{client_config, TlsRoots};
+use dragnet::fetch::tls::client_config;
 use dragnet::records::FetchResult;
 use dragnet::resolve::Resolver;
 use url::Url;
@@ -91,7 +92,7 @@ fn a_mixed_http_and_https_crawl_fetches_exactly_the_truth() {
 
     // Certificate failures: the URLs of such hosts carry the reason (later cycles may say
     // `host_failing` once the host has failed often enough); never a status.
-    let cycles = dragnet::exec::next_cycle(&c.dir, M);
+    let cycles = dragnet::crawl::next_cycle(&c.dir, M);
     let all = results(&c.dir, cycles);
     for (kind, reason) in [
         (Tls::Expired, "tls_expired"),
@@ -145,7 +146,7 @@ fn certificates_are_checked_and_failures_named() {
         .add_hosts_text(&websim::cli::hosts_file(&web), Path::new("websim.hosts"))
         .unwrap();
     let resolver = Arc::new(resolver);
-    let section = dragnet::fetch::FetchSection {
+    let section = dragnet::config::FetchSection {
         allow_private_addresses: true,
         connect_timeout_secs: 2.0,
         read_timeout_secs: 2.0,

@@ -150,7 +150,7 @@ fn every_html_page_has_its_text_beside_its_warc_and_each_parse_writes_the_same()
         }
         assert!(n_html >= 20, "{n_html} HTML pages");
         // The parse marker lists the WET files, and `check crawl` knows them.
-        let check = dragnet::crawl::check::check_crawl(&c.dir, Some(&c.cfg)).unwrap();
+        let check = dragnet::ops::check::check_crawl(&c.dir, Some(&c.cfg)).unwrap();
         assert!(check.ok() && check.unknown.is_empty(), "{check:?}");
 
         // `reparse --text` of the same WARC files: the same texts.

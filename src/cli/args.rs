@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use dragnet::fetch::ProgressMode;
-use dragnet::util::out::Output;
+use dragnet::storage::out::Output;
 
 #[derive(Parser)]
 #[command(name = "dragnet", version, about = "An out-of-core, batch web-crawl pipeline", long_about = None)]
@@ -128,7 +128,7 @@ pub(crate) enum Command {
     },
     /// Run crawl cycles on a Slurm cluster, each stage a job array over partitions
     #[command(subcommand)]
-    Slurm(super::slurm::Slurm),
+    Slurm(Slurm),
     /// Crawl a built-in synthetic web on loopback and check it against its ground truth
     ///
     /// Starts websim (a few hundred hosts on 127.0.x.y, some hostile: slow drips, endless bodies,
@@ -323,7 +323,7 @@ pub(crate) enum Command {
 }
 
 /// An output path as given (`--out`). Nothing reads the path but [`OutPath::file`] and
-/// [`OutPath::dir`], which check it against the rules of [`dragnet::util::out`] (not inside a
+/// [`OutPath::dir`], which check it against the rules of [`dragnet::storage::out`] (not inside a
 /// crawl, not an input, not a link, device or FIFO, an existing file only with `--force`), so
 /// no command writes to a path it did not check.
 #[derive(Clone, Debug)]
@@ -382,7 +382,7 @@ pub(crate) enum WhatArg {
     Wacz,
 }
 
-impl From<WhatArg> for dragnet::export::What {
+impl From<WhatArg> for dragnet::ops::export::What {
     fn from(w: WhatArg) -> Self {
         match w {
             WhatArg::Pages => Self::Pages,
@@ -402,7 +402,7 @@ pub(crate) enum FormatArg {
     Jsonl,
 }
 
-impl From<FormatArg> for dragnet::export::Format {
+impl From<FormatArg> for dragnet::ops::export::Format {
     fn from(f: FormatArg) -> Self {
         match f {
             FormatArg::Parquet => Self::Parquet,
@@ -573,4 +573,69 @@ pub(crate) struct StageArgs {
     pub(crate) json: bool,
     /// The crawl directory.
     pub(crate) dir: PathBuf,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Slurm {
+    /// Submit the crawl's next cycles to Slurm as job arrays
+    ///
+    /// One job array per stage over the partitions whose stage is not done, each depending on
+    /// the one before (afterok), then a job that ends the cycle (metrics.prom, old state pruned)
+    /// and submits the next one while cycles remain. Settings: [slurm] in crawl.toml (sbatch
+    /// arguments, array size, tasks at once).
+    Submit {
+        #[command(flatten)]
+        count: super::args::CycleCount,
+        /// Print the sbatch commands, submit nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// The dragnet binary as the compute nodes see it [default: this one].
+        #[arg(long)]
+        binary: Option<PathBuf>,
+        /// Print the submission as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+        /// The crawl directory (on a filesystem every node mounts).
+        dir: PathBuf,
+    },
+    /// (Run by Slurm) One array task: a stage for one partition
+    ///
+    /// Runs the stage for the partition that SLURM_ARRAY_TASK_ID picks from --partitions.
+    Task {
+        /// fetch, parse, split, merge or prioritize.
+        #[arg(long)]
+        stage: String,
+        /// Cycle number.
+        #[arg(long)]
+        cycle: u32,
+        /// The array's partitions, as ranges (0-3,7); task i runs the i-th.
+        #[arg(long)]
+        partitions: String,
+        /// Run the stage in this process (the task itself runs it in a child process, and asks
+        /// Slurm to run it again if the child fails for a transient reason or is killed).
+        #[arg(long, hide = true)]
+        worker: bool,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
+    /// (Run by Slurm) End a complete cycle and submit the next one if the chain goes on.
+    Finish {
+        /// Cycle number.
+        #[arg(long)]
+        cycle: u32,
+        /// Cycles still to submit after this one.
+        #[arg(long, default_value_t = 0)]
+        then_cycles: u32,
+        /// Submit the next cycle while fetch lists are not empty (at most --max-cycles more).
+        #[arg(long)]
+        until_empty: bool,
+        /// The bound for --until-empty.
+        #[arg(long, default_value_t = 0)]
+        max_cycles: u32,
+        /// The dragnet binary the next jobs run [default: this one].
+        #[arg(long)]
+        binary: Option<PathBuf>,
+        /// The crawl directory.
+        dir: PathBuf,
+    },
 }

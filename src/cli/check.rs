@@ -4,10 +4,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use dragnet::crawl::Config;
+use dragnet::config::Config;
 use dragnet::error::{EXIT_IO, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE};
-use dragnet::fetch::robots::Robots;
 use dragnet::keys::{self, Canonicalizer};
+use dragnet::robots::Robots;
 use dragnet::util::lines::LineReader;
 use dragnet::{run, warc, Error};
 
@@ -20,7 +20,7 @@ pub(crate) fn check_crawl(json: bool, dir: &std::path::Path) -> Result<i32, Erro
     }
     // The configuration is checked like any file; a damaged one only loses the cache capacity.
     let cfg = Config::load(&crawl.config_path()).ok();
-    let r = dragnet::crawl::check::check_crawl(&crawl, cfg.as_ref())?;
+    let r = dragnet::ops::check::check_crawl(&crawl, cfg.as_ref())?;
     if json {
         outln!(
             "{}",
@@ -227,7 +227,7 @@ fn robots_verdict(
                 std::fs::File::open(path)
                     .and_then(|f| {
                         use std::io::Read;
-                        f.take(dragnet::fetch::robots::MAX_ROBOTS_BYTES as u64)
+                        f.take(dragnet::robots::MAX_ROBOTS_BYTES as u64)
                             .read_to_end(&mut body)
                     })
                     .map_err(|e| format!("read {path}: {e}"))?;

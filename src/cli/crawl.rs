@@ -3,9 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use dragnet::crawl::{self, Config, CrawlDir, InitOptions};
+use dragnet::config::Config;
+
+use dragnet::crawl::{self, CrawlDir};
+
 use dragnet::error::{EXIT_OK, EXIT_PARTIAL};
 use dragnet::fetch::ProgressMode;
+use dragnet::ops::{self, InitOptions};
 use dragnet::Error;
 
 use super::args::{CycleCount, OutPath};
@@ -22,7 +26,7 @@ pub(crate) fn init(
         config,
         partitions,
     };
-    let r = crawl::init(dir, &opts, &mut |b| skipped_seed(&seeds, b))?;
+    let r = ops::init(dir, &opts, &mut |b| skipped_seed(&seeds, b))?;
     eprintln!(
         "initialized {} with {} partitions: {} seeds from {} lines ({} duplicates, {} bad) in {} partitions, {:.2}s",
         r.dir.display(),
@@ -44,7 +48,7 @@ pub(crate) fn init(
 }
 
 /// Says on stderr which line of the seed file was skipped, and why.
-fn skipped_seed(seeds: &Path, b: &crawl::BadSeed) {
+fn skipped_seed(seeds: &Path, b: &ops::BadSeed) {
     eprintln!(
         "{}:{}: skipped seed {:?}: {}",
         seeds.display(),
@@ -56,7 +60,7 @@ fn skipped_seed(seeds: &Path, b: &crawl::BadSeed) {
 
 /// `dragnet inject`.
 pub(crate) fn inject(seeds: &Path, priority: f64, dir: &Path) -> Result<i32, Error> {
-    let r = crawl::inject(dir, seeds, priority, &mut |b| skipped_seed(seeds, b))?;
+    let r = ops::inject(dir, seeds, priority, &mut |b| skipped_seed(seeds, b))?;
     eprintln!(
         "injected {} seeds from {} lines ({} bad) into cycle {} of {} ({} partitions)",
         r.seeds,
@@ -71,7 +75,7 @@ pub(crate) fn inject(seeds: &Path, priority: f64, dir: &Path) -> Result<i32, Err
 
 /// `dragnet status`: the summary, with `verbose` every stage's counters too (JSON holds all).
 pub(crate) fn status(json: bool, verbose: bool, dir: &Path) -> Result<i32, Error> {
-    let s = crawl::status(dir)?;
+    let s = ops::status(dir)?;
     if json {
         outln!(
             "{}",
@@ -87,8 +91,8 @@ pub(crate) fn status(json: bool, verbose: bool, dir: &Path) -> Result<i32, Error
 
 /// `dragnet export`.
 pub(crate) fn export(
-    what: dragnet::export::What,
-    format: dragnet::export::Format,
+    what: dragnet::ops::export::What,
+    format: dragnet::ops::export::Format,
     out: &OutPath,
     force: bool,
     cycle: Option<u32>,
@@ -98,7 +102,7 @@ pub(crate) fn export(
     let (crawl, cfg) = CrawlDir::open(dir)?;
     let out = out.file(&[dir.to_path_buf()], force)?;
     let t0 = std::time::Instant::now();
-    let r = dragnet::export::export_to(&crawl, &cfg, what, format, &out, cycle)?;
+    let r = dragnet::ops::export::export_to(&crawl, &cfg, what, format, &out, cycle)?;
     if json {
         outln!("{}", serde_json::to_string(&r).expect("report serializes"));
     }
@@ -140,7 +144,7 @@ pub(crate) fn repartition(
     dir: &Path,
     new_dir: &Path,
 ) -> Result<i32, Error> {
-    let r = crawl::repartition(dir, new_dir, partitions)?;
+    let r = ops::repartition(dir, new_dir, partitions)?;
     if json {
         outln!(
             "{}",
@@ -175,8 +179,8 @@ pub(crate) fn repair(dry_run: bool, json: bool, dir: &Path) -> Result<i32, Error
     if !crawl.config_path().is_file() {
         return Err(crawl.not_a_crawl());
     }
-    let cfg = dragnet::crawl::Config::load(&crawl.config_path())?;
-    let r = dragnet::exec::repair::repair(&crawl, &cfg, dry_run)?;
+    let cfg = dragnet::config::Config::load(&crawl.config_path())?;
+    let r = dragnet::ops::repair::repair(&crawl, &cfg, dry_run)?;
     if json {
         outln!(
             "{}",
@@ -218,7 +222,7 @@ pub(crate) fn repair(dry_run: bool, json: bool, dir: &Path) -> Result<i32, Error
             outln!(
                 "  {verb} move {} ({}) to {}/",
                 path.display(),
-                dragnet::crawl::ByteSize(*bytes),
+                dragnet::config::ByteSize(*bytes),
                 q.display()
             );
         }

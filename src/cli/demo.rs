@@ -14,10 +14,12 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use dragnet::config::Config;
 use dragnet::crawl::report::counter;
-use dragnet::crawl::{Config, CrawlDir, InitOptions, Stage};
+use dragnet::crawl::{CrawlDir, Stage};
 use dragnet::error::{Error, Result};
 use dragnet::exec::{run_cycles, CycleOptions, CycleReport};
+use dragnet::ops::InitOptions;
 use dragnet::records::FetchResult;
 use dragnet::run::{Cursor, RunReader, Schema};
 use dragnet::util::plural;
@@ -218,7 +220,7 @@ pub fn run_demo(opts: &DemoOptions) -> Result<DemoSummary> {
     let seeds_path = work.join("seeds.txt");
     std::fs::write(&seeds_path, seeds.join("\n"))
         .map_err(|e| Error::io("write", &seeds_path, e))?;
-    dragnet::crawl::init(
+    dragnet::ops::init(
         &root,
         &InitOptions {
             seeds: seeds_path,
@@ -366,7 +368,7 @@ fn tally_fetches(crawl: &CrawlDir, s: &mut DemoSummary, m: u32) -> Result<BTreeS
                         | "host_failing"
                         | "out_of_scope"
                 ) || (f.fetched_at_ms == 0
-                    && dragnet::fetch::client::is_tls_kind(&f.error));
+                    && dragnet::records::is_tls_kind(&f.error));
                 let attempted = !refused;
                 if attempted {
                     s.fetches += 1;
@@ -534,15 +536,15 @@ pub fn render(s: &DemoSummary) -> String {
             last.display()
         ));
     }
-    let index = dragnet::crawl::index::crawl_index(&dragnet::crawl::CrawlDir::new(&s.dir));
+    let index = dragnet::ops::index::crawl_index(&dragnet::crawl::CrawlDir::new(&s.dir));
     if index.exists() {
         line(format!(
             "  CDXJ index   {} (with archive/: a pywb collection)",
             index.display()
         ));
     }
-    let report =
-        dragnet::report::default_dir(&dragnet::crawl::CrawlDir::new(&s.dir)).join("index.html");
+    let report = dragnet::ops::report::default_dir(&dragnet::crawl::CrawlDir::new(&s.dir))
+        .join("index.html");
     if report.exists() {
         line(format!(
             "  report       {} (charts and CSV files; dragnet report remakes it)",

@@ -1,4 +1,4 @@
-//! `dragnet report`: the crawl as an HTML page and CSV files (`dragnet::report`).
+//! `dragnet report`: the crawl as an HTML page and CSV files (`dragnet::ops::report`).
 
 use std::path::Path;
 
@@ -7,7 +7,7 @@ use dragnet::Error;
 
 /// Writes the report and says where it is (and what it skipped) on stderr.
 pub(crate) fn run(dir: &Path, out: Option<&Path>) -> Result<i32, Error> {
-    let w = dragnet::report::report(dir, out)?;
+    let w = dragnet::ops::report::report(dir, out)?;
     for s in &w.skipped {
         eprintln!("dragnet: report: skipped {s}");
     }

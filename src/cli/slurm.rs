@@ -2,77 +2,14 @@
 
 use std::path::PathBuf;
 
-use clap::Subcommand;
-use dragnet::crawl::{self, Config, Stage};
+use super::args::Slurm;
+
+use dragnet::config::cycle::SlurmSection;
+use dragnet::config::Config;
+use dragnet::crawl::{self, Stage};
 use dragnet::error::{EXIT_OK, EXIT_RETRY};
-use dragnet::exec::config::SlurmSection;
 use dragnet::exec::slurm::{self, SubmitOptions, Then};
 use dragnet::Error;
-
-#[derive(Subcommand)]
-pub(crate) enum Slurm {
-    /// Submit the crawl's next cycles to Slurm as job arrays
-    ///
-    /// One job array per stage over the partitions whose stage is not done, each depending on
-    /// the one before (afterok), then a job that ends the cycle (metrics.prom, old state pruned)
-    /// and submits the next one while cycles remain. Settings: [slurm] in crawl.toml (sbatch
-    /// arguments, array size, tasks at once).
-    Submit {
-        #[command(flatten)]
-        count: super::args::CycleCount,
-        /// Print the sbatch commands, submit nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// The dragnet binary as the compute nodes see it [default: this one].
-        #[arg(long)]
-        binary: Option<PathBuf>,
-        /// Print the submission as JSON on stdout.
-        #[arg(long)]
-        json: bool,
-        /// The crawl directory (on a filesystem every node mounts).
-        dir: PathBuf,
-    },
-    /// (Run by Slurm) One array task: a stage for one partition
-    ///
-    /// Runs the stage for the partition that SLURM_ARRAY_TASK_ID picks from --partitions.
-    Task {
-        /// fetch, parse, split, merge or prioritize.
-        #[arg(long)]
-        stage: String,
-        /// Cycle number.
-        #[arg(long)]
-        cycle: u32,
-        /// The array's partitions, as ranges (0-3,7); task i runs the i-th.
-        #[arg(long)]
-        partitions: String,
-        /// Run the stage in this process (the task itself runs it in a child process, and asks
-        /// Slurm to run it again if the child fails for a transient reason or is killed).
-        #[arg(long, hide = true)]
-        worker: bool,
-        /// The crawl directory.
-        dir: PathBuf,
-    },
-    /// (Run by Slurm) End a complete cycle and submit the next one if the chain goes on.
-    Finish {
-        /// Cycle number.
-        #[arg(long)]
-        cycle: u32,
-        /// Cycles still to submit after this one.
-        #[arg(long, default_value_t = 0)]
-        then_cycles: u32,
-        /// Submit the next cycle while fetch lists are not empty (at most --max-cycles more).
-        #[arg(long)]
-        until_empty: bool,
-        /// The bound for --until-empty.
-        #[arg(long, default_value_t = 0)]
-        max_cycles: u32,
-        /// The dragnet binary the next jobs run [default: this one].
-        #[arg(long)]
-        binary: Option<PathBuf>,
-        /// The crawl directory.
-        dir: PathBuf,
-    },
-}
 
 fn binary(b: Option<PathBuf>) -> Result<PathBuf, Error> {
     match b {

@@ -1,7 +1,7 @@
 //! `dragnet fetch|parse|split|merge|prioritize`: one stage of one partition, run by hand through
-//! the same envelope as the executors (`dragnet::exec::run_stage`: skip if done, refuse if the
+//! the same envelope as the executors (`dragnet::ops::stage::run_stage`: skip if done, refuse if the
 //! upstream stage is not, `.done` or `.failed` after), holding the crawl lock
-//! (`dragnet::exec::run_stage_by_hand`: busy, exit 5, while a cycle runs or the crawl's Slurm
+//! (`dragnet::ops::stage::run_stage_by_hand`: busy, exit 5, while a cycle runs or the crawl's Slurm
 //! jobs are queued), then a one-line summary on stderr.
 
 use dragnet::crawl::report::counter as c;
@@ -20,8 +20,14 @@ pub(crate) fn run(stage: Stage, args: &StageArgs, progress: ProgressMode) -> Res
         ..FetchOptions::default()
     };
     // By hand: the crawl lock first (busy while a cycle runs: exit 5, nothing done).
-    let r =
-        dragnet::exec::run_stage_by_hand(&crawl, &cfg, stage, args.cycle, args.partition, &fetch)?;
+    let r = dragnet::ops::stage::run_stage_by_hand(
+        &crawl,
+        &cfg,
+        stage,
+        args.cycle,
+        args.partition,
+        &fetch,
+    )?;
     if args.json {
         outln!("{}", serde_json::to_string(&r).expect("report serializes"));
     }

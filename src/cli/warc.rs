@@ -1,9 +1,9 @@
-//! `dragnet warc convert`: argument handling and printing over `dragnet::warc::convert`.
+//! `dragnet warc convert`: argument handling and printing over `dragnet::ops::convert`.
 
 use std::path::{Path, PathBuf};
 
 use dragnet::error::EXIT_OK;
-use dragnet::warc::convert::{self, Dictionary, Options};
+use dragnet::ops::convert::{self, Dictionary, Options};
 use dragnet::warc::Compression;
 use dragnet::Error;
 
@@ -51,7 +51,7 @@ pub(crate) fn convert(
             if let Some(note) = lock.took_over() {
                 eprintln!("dragnet: {note}");
             }
-            dragnet::exec::slurm::check_no_jobs_queued(&c, &cfg)?;
+            dragnet::crawl::queued::check_no_jobs_queued(&c, &cfg)?;
             let r = convert::convert_crawl(&c, cfg.crawl.partitions, &opts)?;
             drop(lock);
             (r, dir.display().to_string())

@@ -212,7 +212,7 @@ impl CrawlDir {
     }
 
     /// `cycles/CCCCCC/cdxj/pNNNN.cdxj`: the CDXJ index of partition NNNN's WARC files, written by
-    /// its fetch ([`crate::crawl::index`]).
+    /// its fetch ([`crate::ops::index`]).
     pub fn partition_cdxj(&self, cycle: u32, p: u32) -> PathBuf {
         self.cycle_dir(cycle)
             .join("cdxj")
@@ -348,6 +348,22 @@ impl CrawlDir {
             .to_string_lossy()
             .into_owned()
     }
+}
+
+/// The cycle to run next: the first whose prioritize is not done for every partition (its fetch
+/// lists exist: `init` writes cycle 0's, each prioritize the next one's).
+pub fn next_cycle(crawl: &CrawlDir, m: u32) -> u32 {
+    let mut c = 0;
+    while (0..m).all(|p| crawl.done_path(c, Stage::Prioritize, p).exists()) {
+        c += 1;
+    }
+    c
+}
+
+/// The `filename` prefix of cycle `cycle`'s WARC files in the crawl's CDXJ indexes: their path
+/// under `cycles/` (what `archive` links to).
+pub fn warc_filename_prefix(cycle: u32) -> String {
+    format!("{cycle:06}/warc/")
 }
 
 #[cfg(test)]

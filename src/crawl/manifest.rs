@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::config::Config;
 use super::layout::CrawlDir;
+use crate::config::Config;
 use crate::error::{Error, Result};
 
 const MAGIC: &str = "dragnet-manifest";
@@ -227,7 +227,7 @@ pub fn rebuild(crawl: &CrawlDir, cfg: &Config, dry_run: bool) -> Result<Rebuilt>
                 "no WARC file tells; the default of crawls made before it was recorded"
             }
         ));
-        fixed.fetch.warc_compression = crate::fetch::config::WarcCompression::implied(name);
+        fixed.fetch.warc_compression = crate::config::fetch::WarcCompression::implied(name);
     }
     if !dry_run {
         write(crawl, &fixed)?;
@@ -249,11 +249,11 @@ pub fn write(crawl: &CrawlDir, cfg: &Config) -> Result<()> {
 /// The WARC compression of a crawl whose crawl.toml does not set one, from its manifest
 /// (`None`: a crawl older than manifests): what the manifest recorded at `init`, or
 /// [`WARC_BEFORE_RECORDED`] when it predates the field.
-pub fn warc_compression(manifest: Option<&Manifest>) -> crate::fetch::config::WarcCompression {
+pub fn warc_compression(manifest: Option<&Manifest>) -> crate::config::fetch::WarcCompression {
     let name = manifest
         .and_then(|m| m.warc_compression.as_deref())
         .unwrap_or(WARC_BEFORE_RECORDED);
-    crate::fetch::config::WarcCompression::implied(name)
+    crate::config::fetch::WarcCompression::implied(name)
 }
 
 /// Checks `cfg` (read from `config_path`) against the crawl's manifest, if it has one.
@@ -332,11 +332,11 @@ mod tests {
         );
         let mut q = cfg.clone();
         q.prioritize.queue = match cfg.prioritize.queue {
-            crate::prioritize::config::QueueKind::Cbt => {
-                crate::prioritize::config::QueueKind::Quickheap
+            crate::config::prioritize::QueueKind::Cbt => {
+                crate::config::prioritize::QueueKind::Quickheap
             }
-            crate::prioritize::config::QueueKind::Quickheap => {
-                crate::prioritize::config::QueueKind::Cbt
+            crate::config::prioritize::QueueKind::Quickheap => {
+                crate::config::prioritize::QueueKind::Cbt
             }
         };
         let e = check(&crawl, &q, &toml).unwrap_err();

@@ -1,40 +1,26 @@
-//! The crawl directory: configuration, layout, commit markers, the lock, and `dragnet init`.
+//! The crawl directory's primitives: layout, commit markers, the manifest, the lock, the stage
+//! report and gate.
 //!
 //! A crawl is a directory on disk (docs/design.md §2). [`CrawlDir`] knows where every file lives;
-//! [`Config`] is `crawl.toml`; [`DoneMarker`] is the commit record of one stage for one
-//! partition; [`CrawlLock`] keeps two cycles from running over each other; [`init()`] creates a
-//! crawl from seeds; [`status()`] reports what a crawl holds; [`repartition()`] rewrites a crawl
-//! for another partition count, offline.
+//! [`DoneMarker`] is the commit record of one stage for one partition, [`failed`] its failure
+//! record; [`manifest`] fixes what the crawl was created with; [`CrawlLock`] keeps two cycles from
+//! running over each other, and [`queued`] keeps a local run from running beside the crawl's
+//! Slurm jobs; [`report`] is a stage's [`StageReport`], its [`gate`] and the counter names;
+//! [`submissions`] records Slurm submissions. This layer sits under the stages and the
+//! operations on a crawl ([`crate::ops`]: init, inject, status, check, ...); see
+//! docs/architecture.md, "Layers".
 
-pub mod bytesize;
-pub mod check;
-mod config;
-mod done;
+pub(crate) mod done;
 pub mod failed;
-pub mod index;
-mod init;
-mod inject;
 mod layout;
 mod lock;
 pub mod manifest;
-pub mod metrics;
-pub mod prune;
-pub mod repartition;
+pub mod queued;
 pub mod report;
-mod status;
 pub mod submissions;
 
-pub use bytesize::ByteSize;
-pub use config::{Config, CrawlSection, SortSection, MAX_PARTITIONS};
+pub(crate) use done::read_marker;
 pub use done::{DoneMarker, FileDigest};
-pub use init::{init, BadSeed, InitOptions, InitReport};
-pub use inject::{inject, InjectReport};
-pub use layout::{CrawlDir, Stage};
+pub use layout::{next_cycle, warc_filename_prefix, CrawlDir, Stage};
 pub use lock::{probe_lock, read_lock, unlock, CrawlLock, Holder, LockInfo};
-pub use repartition::{repartition, RepartitionReport};
 pub use report::{gate, StageReport};
-pub(crate) use status::status_of;
-pub use status::{
-    status, status_with, CacheSummary, CycleState, CycleStatus, FetchSummary, HostCount, Parked,
-    PartitionState, StageStatus, Status, StatusOptions, TopHosts, MAX_TRACKED_HOSTS, TOP_HOSTS,
-};

@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::config::Config;
 use super::done::DoneMarker;
 use super::layout::{CrawlDir, Stage};
+use crate::config::Config;
 use crate::error::{Error, Result};
 
 /// What one stage did for one partition: the counts of its `.done` marker.
@@ -93,6 +93,9 @@ pub mod counter {
     pub const FRONTIER: &str = "frontier";
     /// prioritize: URLs in the next fetch list.
     pub const SELECTED: &str = "selected";
+    /// The prioritize marker's count of its fetch list's politeness bound, milliseconds (what a
+    /// fetch run alone keeps its window open for: `crate::fetch::window`).
+    pub const POLITENESS_BOUND: &str = "politeness_bound_ms";
 
     /// `status_2xx` for class 2, ...
     pub fn status_class(class: u16) -> String {

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::config::Config;
 use super::layout::CrawlDir;
+use crate::config::Config;
 use crate::error::{IoContext, Result};
 
 /// Appends the submission to `LOG_DIR/submitted.jsonl`, for the operator.

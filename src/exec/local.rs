@@ -24,7 +24,7 @@
 //! terminal, or log lines otherwise.
 //!
 //! After each complete cycle, state versions older than the last `[cycle] keep_cycles` cycles
-//! need are removed ([`crate::crawl::prune`]), so the state directory holds a few copies of the
+//! need are removed ([`crate::ops::prune`]), so the state directory holds a few copies of the
 //! crawl's state, not one per cycle; so are the runs between the stages of older cycles.
 
 use std::collections::BTreeMap;
@@ -34,12 +34,15 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{after_cycle, fetch_list_size, next_cycle, run_stage, CycleDisplay};
-use crate::crawl::{Config, CrawlDir, CrawlLock, Stage};
+use super::{after_cycle, fetch_list_size, CycleDisplay};
+use crate::config::Config;
+use crate::crawl::next_cycle;
+use crate::crawl::{CrawlDir, CrawlLock, Stage};
 use crate::error::{Result, EXIT_CYCLE_INCOMPLETE};
 use crate::fetch::ipgate::IpGate;
 use crate::fetch::window::CycleWindow;
 use crate::fetch::{FetchOptions, ProgressMode};
+use crate::ops::stage::run_stage;
 use crate::util::plural;
 
 /// How `dragnet cycle` runs.
@@ -145,7 +148,7 @@ pub fn run_cycles(crawl: &CrawlDir, cfg: &Config, opts: &CycleOptions) -> Result
     if let Some(note) = lock.took_over() {
         eprintln!("dragnet: {note}");
     }
-    super::slurm::check_no_jobs_queued(crawl, cfg)?;
+    crate::crawl::queued::check_no_jobs_queued(crawl, cfg)?;
     let display = CycleDisplay::new(opts.progress, opts.log);
     let r = run_cycles_shown(crawl, cfg, opts, &display);
     display.finish();
@@ -219,8 +222,8 @@ fn run_cycles_shown(
 
 /// `; only parked hosts remain: ...` when the prioritize of `cycle` parked some, else nothing.
 fn parked_note(crawl: &CrawlDir, cycle: Option<u32>, m: u32) -> String {
-    match cycle.and_then(|c| crate::crawl::Parked::of_cycle(crawl, c, m)) {
-        Some(crate::crawl::Parked {
+    match cycle.and_then(|c| crate::ops::Parked::of_cycle(crawl, c, m)) {
+        Some(crate::ops::Parked {
             hosts,
             urls,
             first_cycle: first,

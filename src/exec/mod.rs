@@ -10,10 +10,8 @@
 //! pruned), so a crawl can move between them
 //! from one cycle to the next, and a partition one of them left failed is retried by either.
 
-pub mod config;
 pub mod local;
 mod progress;
-pub mod repair;
 pub mod slurm;
 
 pub use local::{
@@ -21,34 +19,24 @@ pub use local::{
 };
 pub use progress::CycleDisplay;
 
-use crate::crawl::{Config, CrawlDir, Stage, StageReport};
-use crate::error::{Error, Result};
-use crate::fetch::FetchOptions;
+use crate::config::Config;
+use crate::crawl::CrawlDir;
+use crate::error::Result;
 use crate::run::RunReader;
 use crate::util::plural;
 
-/// The cycle to run next: the first whose prioritize is not done for every partition (its fetch
-/// lists exist: `init` writes cycle 0's, each prioritize the next one's).
-pub fn next_cycle(crawl: &CrawlDir, m: u32) -> u32 {
-    let mut c = 0;
-    while (0..m).all(|p| crawl.done_path(c, Stage::Prioritize, p).exists()) {
-        c += 1;
-    }
-    c
-}
-
 /// What every executor does once a cycle's stages have run: rewrites `metrics.prom`, and if the
 /// cycle completed, merges its CDXJ indexes into the cycle's and the crawl's
-/// ([`crate::crawl::index`]), rewrites the report in `report/` (`[cycle] report`,
-/// [`crate::report`]) and removes state versions older than `[cycle] keep_cycles` cycles need, and the
-/// runs between the stages of the cycles before ([`crate::crawl::prune`]). Problems are logged,
+/// ([`crate::ops::index`]), rewrites the report in `report/` (`[cycle] report`,
+/// [`crate::ops::report`]) and removes state versions older than `[cycle] keep_cycles` cycles need, and the
+/// runs between the stages of the cycles before ([`crate::ops::prune`]). Problems are logged,
 /// not returned: the cycle's work is committed.
 pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, log: &dyn Fn(&str)) {
-    if let Err(e) = crate::crawl::metrics::write_metrics(crawl, cfg) {
+    if let Err(e) = crate::ops::metrics::write_metrics(crawl, cfg) {
         log(&format!("cannot write metrics.prom: {e}"));
     }
     if complete {
-        let r = crate::crawl::index::after_cycle(crawl, cfg.crawl.partitions, cycle);
+        let r = crate::ops::index::after_cycle(crawl, cfg.crawl.partitions, cycle);
         for (path, why) in r.iter().flat_map(|r| &r.healed) {
             log(&format!(
                 "CDXJ index {} was damaged ({why}): made again from the cycles' indexes",
@@ -66,8 +54,8 @@ pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, l
         }
     }
     if complete && cfg.cycle.report {
-        let out = crate::report::default_dir(crawl);
-        match crate::report::write_report(crawl, cfg, &out) {
+        let out = crate::ops::report::default_dir(crawl);
+        match crate::ops::report::write_report(crawl, cfg, &out) {
             Ok(w) if w.skipped.is_empty() => {}
             Ok(w) => log(&format!(
                 "report {}: {} skipped (listed on the page)",
@@ -81,7 +69,7 @@ pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, l
     if complete && keep > 0 {
         // The oldest cycle that can still be re-run; what it reads, and all after, stays.
         let oldest = (cycle + 1).saturating_sub(keep);
-        match crate::crawl::prune::prune_state(crawl, cfg.crawl.partitions, oldest) {
+        match crate::ops::prune::prune_state(crawl, cfg.crawl.partitions, oldest) {
             Ok(0) => {}
             Ok(n) => log(&format!(
                 "removed {} older than cycle {oldest}'s",
@@ -89,7 +77,7 @@ pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, l
             )),
             Err(e) => log(&format!("cannot prune old state: {e}")),
         }
-        match crate::crawl::prune::prune_cycles(crawl, oldest) {
+        match crate::ops::prune::prune_cycles(crawl, oldest) {
             Ok(0) => {}
             Ok(n) => log(&format!(
                 "removed {} of cycles before {oldest}",
@@ -102,84 +90,6 @@ pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, l
             Err(e) => log(&format!("cannot prune old cycles' runs: {e}")),
         }
     }
-}
-
-/// Runs `stage` of `cycle` for partition `p` and records the outcome for `dragnet status`: a
-/// `.failed` marker with the error, or none (an old one is removed). The one envelope of every
-/// stage, whoever runs it: `dragnet cycle`, `dragnet slurm task`, or `dragnet <stage>` by hand
-/// (through [`run_stage_by_hand`], which takes the crawl lock first; the other two are guarded
-/// by the lock the local executor holds and by the Slurm queue).
-/// Each stage first passes [`crate::crawl::gate`] (already done: its report, nothing run;
-/// upstream not done: [`Error::NotReady`], which is not a failure of the stage and leaves no
-/// marker), then commits its `.done` marker.
-///
-/// No `.failed` marker is written for a stop asked by a signal ([`Error::Interrupted`]: nothing
-/// failed), nor beside a `.done` marker: a stage whose `.done` exists is done, whatever went
-/// wrong after its commit (its error is still returned, and a cycle counts it as failed).
-pub fn run_stage(
-    crawl: &CrawlDir,
-    cfg: &Config,
-    stage: Stage,
-    cycle: u32,
-    p: u32,
-    fetch: &FetchOptions,
-) -> Result<StageReport> {
-    crate::interrupt::check()?;
-    let r = match stage {
-        Stage::Fetch => crate::fetch::fetch_partition(crawl, cfg, cycle, p, fetch),
-        Stage::Parse => crate::parse::parse_partition(crawl, cfg, cycle, p),
-        Stage::Split => crate::split::split_partition(crawl, cfg, cycle, p),
-        Stage::Merge => crate::merge::merge_partition(crawl, cfg, cycle, p),
-        Stage::Prioritize => crate::prioritize::prioritize_partition(crawl, cfg, cycle, p),
-        Stage::Init => Err(Error::Usage(
-            "init is not a stage of a cycle; use `dragnet init`".into(),
-        )),
-    };
-    match &r {
-        Ok(_) => {
-            let _ = crate::crawl::failed::clear_failed(crawl, stage, cycle, p);
-        }
-        Err(Error::NotReady(_) | Error::Interrupted { .. }) => {}
-        Err(_) if p >= cfg.crawl.partitions || stage == Stage::Init => {}
-        Err(_) if crawl.done_path(cycle, stage, p).exists() => {}
-        Err(e) => {
-            if let Err(w) = crate::crawl::failed::write_failed(crawl, stage, cycle, p, e) {
-                eprintln!("cannot record the failure of {stage} p{p}: {w}");
-            }
-        }
-    }
-    r
-}
-
-/// `dragnet <stage> --cycle N --partition P` by hand: the crawl lock first, held while the stage
-/// runs (a stage by hand while a cycle, another stage by hand, a repair or an injection runs is
-/// refused: [`Error::Locked`], exit 5, nothing done), then a refusal while the crawl's Slurm
-/// jobs are queued ([`Error::SlurmQueued`], exit 5), then [`run_stage`].
-///
-/// Only for a stage run alone: the local executor holds the lock for its whole run and calls
-/// [`run_stage`] for each stage, and Slurm tasks (`dragnet slurm task`) run many partitions'
-/// stages at once on many nodes, guarded by the Slurm queue instead (a local run refuses to
-/// start while the crawl's jobs are queued), so neither comes through here.
-pub fn run_stage_by_hand(
-    crawl: &CrawlDir,
-    cfg: &Config,
-    stage: Stage,
-    cycle: u32,
-    p: u32,
-    fetch: &FetchOptions,
-) -> Result<StageReport> {
-    let lock = crate::crawl::CrawlLock::acquire_with_lease(
-        crawl.root(),
-        &format!("{stage} --cycle {cycle} --partition {p}"),
-        cfg.cycle.lock_lease(),
-    )?;
-    if let Some(note) = lock.took_over() {
-        eprintln!("dragnet: {note}");
-    }
-    slurm::check_no_jobs_queued(crawl, cfg)?;
-    let r = run_stage(crawl, cfg, stage, cycle, p, fetch);
-    drop(lock);
-    r
 }
 
 /// Work of `cycle`: URLs in its fetch lists (from the run trailers), plus seeds injected for its

@@ -23,13 +23,13 @@
 //! (`--array=...%K`); Slurm's own resources decide the rest (WebGather's two-stage mapping: host
 //! -> partition by hash, partition -> machine by the scheduler).
 
-mod queue;
 mod retry;
 #[cfg(test)]
 mod tests;
 
-pub use queue::check_no_jobs_queued;
-use queue::{cancel_interrupted, queued_jobs, refuse_if_queued};
+use crate::crawl::queued::{
+    beside_sbatch, cancel_interrupted, job_name_part, queued_jobs, refuse_if_queued,
+};
 pub use retry::{requeue, supervise, TaskEnv};
 
 use std::fmt::Write as _;
@@ -38,12 +38,15 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::config::SlurmSection;
-use super::{after_cycle, fetch_list_size, next_cycle, run_stage};
+use super::{after_cycle, fetch_list_size};
+use crate::config::Config;
+use crate::config::SlurmSection;
+use crate::crawl::next_cycle;
 use crate::crawl::submissions::{log_root, record_submission};
-use crate::crawl::{Config, CrawlDir, Stage, StageReport};
+use crate::crawl::{CrawlDir, Stage, StageReport};
 use crate::error::{Error, IoContext, Result, EXIT_IO, EXIT_RETRY};
 use crate::fetch::{FetchOptions, ProgressMode};
+use crate::ops::stage::run_stage;
 
 /// What happens after the submitted cycle's `finish` job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -345,14 +348,6 @@ fn release(s: &SlurmSection, jobs: &[Job]) -> Result<()> {
     }
 }
 
-/// A Slurm program (`squeue`, `scontrol`) where `[slurm] sbatch` is, or on PATH.
-fn beside_sbatch(s: &SlurmSection, program: &str) -> PathBuf {
-    match Path::new(&s.sbatch).parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.join(program),
-        _ => PathBuf::from(program),
-    }
-}
-
 /// What a job waits for.
 #[derive(Debug, Clone, Copy)]
 enum Dependency<'a> {
@@ -438,19 +433,6 @@ fn sbatch(s: &SlurmSection, argv: &[String], dry_run: bool, placeholder: &str) -
 
 fn absolute(p: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(p).ctx("resolve", p)
-}
-
-/// The crawl's name as it can stand in a job name.
-fn job_name_part(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// Words quoted for `sh` (the `--wrap` script).

@@ -69,7 +69,7 @@ use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver as UreqResolver}
 use ureq::unversioned::transport::{Connector, NextTimeout, TcpConnector};
 use url::Url;
 
-use crate::fetch::config::FetchSection;
+use crate::config::fetch::FetchSection;
 use crate::fetch::guard;
 use crate::fetch::tls::{self, TlsConnector};
 use crate::resolve::{DnsCache, Lookup, Resolver, SystemLookup};
@@ -504,9 +504,9 @@ impl Fetcher {
     }
 
     /// Fetches a `/robots.txt` once (redirects not followed: the caller follows up to
-    /// [`crate::fetch::robots::MAX_REDIRECTS`]): like [`Fetcher::fetch`], but whatever the
+    /// [`crate::robots::MAX_REDIRECTS`]): like [`Fetcher::fetch`], but whatever the
     /// `content_types` filter says the body is read, and only up to
-    /// [`crate::fetch::robots::MAX_ROBOTS_BYTES`] (RFC 9309 §2.5), or `max_body` if smaller.
+    /// [`crate::robots::MAX_ROBOTS_BYTES`] (RFC 9309 §2.5), or `max_body` if smaller.
     pub fn fetch_robots(&self, client: &HostClient, url: &Url) -> Result<Fetched, FetchError> {
         self.get(client, url, Validators::default(), true)
     }
@@ -625,7 +625,7 @@ impl Fetcher {
         if robots || self.wants(&fetched.content_type) {
             let max = usize::try_from(self.cfg.max_body.0).unwrap_or(usize::MAX);
             let max = if robots {
-                max.min(crate::fetch::robots::MAX_ROBOTS_BYTES)
+                max.min(crate::robots::MAX_ROBOTS_BYTES)
             } else {
                 max
             };
@@ -788,11 +788,6 @@ fn tls_kind(e: &rustls::Error) -> ErrorKind {
         },
         _ => ErrorKind::Tls,
     }
-}
-
-/// Whether `kind` (a [`FetchError::kind`]) is a TLS failure.
-pub fn is_tls_kind(kind: &str) -> bool {
-    kind == "tls" || kind.starts_with("tls_")
 }
 
 /// The response head as a WARC block starts: status line, headers but `Transfer-Encoding`

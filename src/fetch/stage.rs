@@ -76,8 +76,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::client::{Fetcher, HostClient};
 use super::progress::{Counters, ProgressMode, Reporter};
 use super::schedule::Scheduler;
+use crate::config::Config;
 use crate::crawl::report::counter;
-use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
+use crate::crawl::{CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, IoContext, Result};
 use crate::parse::inline::InlineParse;
 use crate::records::FetchItem;
@@ -111,7 +112,7 @@ pub(crate) fn with_margin(delay: Duration) -> Duration {
 
 /// The longest delay a host can earn under `f`: a bound on the wait a host record carries into
 /// the next run, so a wall clock set back (or a damaged record) cannot shut a host out for long.
-fn max_delay(f: &super::config::FetchSection) -> Duration {
+fn max_delay(f: &crate::config::FetchSection) -> Duration {
     // A robots.txt fetch may follow redirects: each hop is one request of up to the total timeout.
     let took = f.total_timeout_secs * (f64::from(f.max_redirects) + 1.0);
     let earned =
@@ -209,7 +210,7 @@ impl HostState {
     /// answer ends it; a run in which every attempt failed counts one more failed run, and
     /// from `park_after` failed runs on the host is parked for 1, 2, 4, ... cycles (at most
     /// `max_park_cycles`) after this one.
-    fn settle_park(&mut self, cycle: u32, f: &super::config::FetchSection) {
+    fn settle_park(&mut self, cycle: u32, f: &crate::config::FetchSection) {
         let r = &mut self.record;
         if self.answered > 0 {
             r.failed_runs = 0;
@@ -329,7 +330,7 @@ pub fn fetch_partition(
         crawl.root(),
         &crawl.config_path(),
     )?;
-    let compression = cfg.fetch.warc_codec(crawl, cycle, p)?;
+    let compression = super::codec::warc_codec(&cfg.fetch, crawl, cycle, p)?;
 
     // Outputs of an earlier attempt that never committed are redone from scratch; the requests
     // its WARC files record still count for politeness (a killed run asked its hosts moments
@@ -392,9 +393,9 @@ pub fn fetch_partition(
     let budget = usize::try_from(cfg.sort.memory_budget.0 / 16)
         .unwrap_or(usize::MAX)
         .clamp(1 << 20, 16 << 20);
-    // The WARC writer indexes what it writes (`crate::crawl::index`).
+    // The WARC writer indexes what it writes (`crate::ops::index`).
     wcfg.index = Some(crate::warc::writer::WriterIndex {
-        filename_prefix: crate::crawl::index::filename_prefix(cycle),
+        filename_prefix: crate::crawl::warc_filename_prefix(cycle),
         budget,
         tmp_dir: stage_dir.clone(),
     });
@@ -571,7 +572,7 @@ pub fn fetch_partition(
     let cdxj_lines = match index {
         Some(sorter) => {
             crate::storage::create_dir_all(cdxj_path.parent().expect("has a parent"))?;
-            crate::crawl::index::write_sorted(sorter, &cdxj_path)?
+            crate::warc::cdxj::write_sorted(sorter, &cdxj_path)?
         }
         None => 0,
     };

@@ -32,26 +32,13 @@ use std::sync::{Arc, OnceLock};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
-use serde::{Deserialize, Serialize};
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
     TransportAdapter,
 };
 
+use crate::config::fetch::TlsRoots;
 use crate::error::{Error, Result};
-
-/// `[fetch] tls_roots`: which certificate authorities are trusted (besides `extra_ca_files`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TlsRoots {
-    /// Mozilla's root program, compiled in.
-    #[default]
-    Webpki,
-    /// The machine's CA bundle.
-    System,
-    /// Both.
-    Both,
-}
 
 /// Where systems keep their CA bundle (the first that exists is read).
 const SYSTEM_BUNDLES: [&str; 5] = [

@@ -66,16 +66,16 @@ impl Window {
             .filter_map(|p| {
                 let path = crawl.done_path(before, crate::crawl::Stage::Prioritize, p);
                 let marker = crate::crawl::DoneMarker::read(&path).ok().flatten()?;
-                marker.counts.get(POLITENESS_BOUND).copied()
+                marker
+                    .counts
+                    .get(crate::crawl::report::counter::POLITENESS_BOUND)
+                    .copied()
             })
             .max()
             .filter(|&ms| ms > 0)?;
         Some(Window::Until(t0 + Duration::from_millis(bound)))
     }
 }
-
-/// The prioritize marker's count of its fetch list's politeness bound, milliseconds.
-pub const POLITENESS_BOUND: &str = "politeness_bound_ms";
 
 /// See the module docs.
 #[derive(Debug)]

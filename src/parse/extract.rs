@@ -11,7 +11,7 @@ use url::Url;
 
 use super::cache::{Hash, StrMap};
 use super::html;
-use crate::crawl::Config;
+use crate::config::Config;
 use crate::error::Result;
 use crate::keys::Canonicalizer;
 use crate::records::{LinkKind, LinkRecord, PageRecord};

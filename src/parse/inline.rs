@@ -28,8 +28,9 @@ use std::time::SystemTime;
 
 use super::extract::{payload, Extractor};
 use super::stage::{done_marker, output_dirs, reads_body, result_page, write_links};
+use crate::config::Config;
 use crate::crawl::report::counter;
-use crate::crawl::{Config, CrawlDir, DoneMarker};
+use crate::crawl::{CrawlDir, DoneMarker};
 use crate::error::Result;
 use crate::records::FetchResult;
 use crate::run::{KeepFirst, RunWriter, Schema, Sorter};

@@ -16,7 +16,6 @@
 //! conformance pages; 100% now, and 8x faster). `docs/parse.md` has the details.
 
 mod cache;
-pub mod config;
 pub mod css;
 mod extract;
 pub mod html;
@@ -26,5 +25,4 @@ pub mod stage;
 pub mod text;
 pub(crate) mod wet;
 
-pub use config::ParseSection;
 pub use stage::{parse_partition, reparse, ReparseReport};

@@ -37,8 +37,9 @@ use std::time::SystemTime;
 use url::Url;
 
 use super::extract::{is_css, is_parsed, media_type, Emit, Extractor, LinkMeta};
+use crate::config::Config;
 use crate::crawl::report::counter;
-use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
+use crate::crawl::{CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, IoContext, Result};
 use crate::records::LinkKind;
 use crate::records::{FetchResult, PageRecord};

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::crawl::Config;
+use crate::config::Config;
 use crate::error::Result;
 use crate::warc::writer::{WarcWriter, WriterConfig};
 use crate::warc::Compression;

@@ -40,20 +40,19 @@
 //! Memory: the queue's frame cache (`queue_memory_mib`), one extraction step of R entries, and the
 //! fetch list being built (at most `fetch_budget` items).
 
-pub mod config;
-
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::config::Config;
+use crate::config::QueueKind;
 use crate::crawl::report::counter;
-use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
+use crate::crawl::{CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, Result};
 use crate::queue::{DiskQueue, Entry};
-use crate::records::FrontierUpdate;
+use crate::records::{next_budget, FrontierUpdate};
 use crate::records::{FetchItem, UrlRecord, UrlState};
 use crate::run::{self, Cursor, RunReader, RunWriter, Schema};
-use config::QueueKind;
 
 /// The frontier directory of partition `p`.
 pub fn frontier_dir(crawl: &CrawlDir, p: u32) -> PathBuf {
@@ -156,7 +155,10 @@ pub fn prioritize_partition(
         let items = domain_budget(crawl, cfg, cycle, p, items, &mut counts, &mut read)?;
         let bound = politeness_bound(crawl, cfg, cycle, p, &items)?;
         if bound > 0 {
-            counts.insert(crate::fetch::window::POLITENESS_BOUND.into(), bound);
+            counts.insert(
+                crate::crawl::report::counter::POLITENESS_BOUND.into(),
+                bound,
+            );
         }
         write_fetchlist(&out_path, items)?;
         queue.commit(applied)?;
@@ -633,21 +635,6 @@ fn domain_budget(
     counts.insert(counter::SELECTED.into(), kept.len() as u64);
     kept.sort_unstable_by_key(|&(h, fp, _)| (h, fp));
     Ok(kept)
-}
-
-/// The next (host key, count) of a host budget run (`state/pNNNN/host_budget.C.run`, schema
-/// 11), or `None` at its end or without one. The fetch stage reads it too, for the room its
-/// in-run following has left.
-pub(crate) fn next_budget(r: Option<&mut RunReader>) -> Result<Option<(u64, u64)>> {
-    let Some(r) = r else { return Ok(None) };
-    if !r.advance()? {
-        return Ok(None);
-    }
-    let n: [u8; 8] = r
-        .payload()
-        .try_into()
-        .map_err(|_| Error::corrupt(r.path(), 0, "host budget count is not 8 bytes"))?;
-    Ok(Some((run::key_u64(r.key()), u64::from_le_bytes(n))))
 }
 
 /// Step 3: the fetch list, sorted by host key then fingerprint as the fetch stage reads it.

@@ -24,8 +24,8 @@
 use std::time::Duration;
 
 use super::{Dec, DecodeError, Enc};
-use crate::fetch::robots::{AgentRules, RobotsStatus};
-use crate::run::Schema;
+use crate::robots::{AgentRules, RobotsStatus};
+use crate::run::{Cursor, RunReader, Schema};
 
 /// The last robots.txt fetch of one origin.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -264,6 +264,20 @@ impl Policy {
             _ => None,
         }
     }
+}
+
+/// The next (host key, count) of a host budget run (`state/pNNNN/host_budget.C.run`, schema
+/// 11), or `None` at its end or without one. Prioritize writes it; the fetch stage reads
+/// it too, for the room its in-run following has left.
+pub fn next_budget(r: Option<&mut RunReader>) -> crate::error::Result<Option<(u64, u64)>> {
+    let Some(r) = r else { return Ok(None) };
+    if !r.advance()? {
+        return Ok(None);
+    }
+    let n: [u8; 8] = r.payload().try_into().map_err(|_| {
+        crate::error::Error::corrupt(r.path(), 0, "host budget count is not 8 bytes")
+    })?;
+    Ok(Some((crate::run::key_u64(r.key()), u64::from_le_bytes(n))))
 }
 
 #[cfg(test)]

@@ -24,10 +24,10 @@ mod split;
 mod url;
 
 pub use frontier::FrontierUpdate;
-pub use hosts::{HostRecord, OriginRobots, Policy};
+pub use hosts::{next_budget, HostRecord, OriginRobots, Policy};
 pub use links::{LinkKind, LinkRecord, PageRecord};
 pub use split::SplitRecord;
-pub use url::{Capture, FetchItem, FetchResult, UrlRecord, UrlState};
+pub use url::{is_tls_kind, Capture, FetchItem, FetchResult, UrlRecord, UrlState};
 
 use crate::run::format::{get_varint, put_varint};
 

@@ -302,6 +302,12 @@ impl UrlRecord {
     }
 }
 
+/// Whether `kind` (a fetch result's error kind: `FetchError::kind` of `crate::fetch::client`)
+/// is a TLS failure.
+pub fn is_tls_kind(kind: &str) -> bool {
+    kind == "tls" || kind.starts_with("tls_")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,14 +26,14 @@
 //! and writes the same bytes.
 
 pub mod clock;
-pub mod scope;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+use crate::config::Config;
 use crate::crawl::report::counter;
-use crate::crawl::{Config, CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
+use crate::crawl::{CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, Result};
 use crate::keys::partition_of;
 use crate::records::LinkRecord;

@@ -26,7 +26,7 @@
 //!   comes from its block headers ([`super::reader::Record::skip`]).
 //! - In a crawl, the WARC writer of each fetch indexes its records as it writes them (it knows
 //!   their offsets, lengths and digests), and the executors merge the partitions' indexes per
-//!   cycle and for the whole crawl ([`crate::crawl::index`]), with `filename` the path under
+//!   cycle and for the whole crawl ([`crate::ops::index`]), with `filename` the path under
 //!   `cycles/`, so that the crawl directory is a pywb collection.
 
 use std::cmp::Reverse;
@@ -210,11 +210,11 @@ pub fn index_files(
     n
 }
 
-/// [`index_files`] into a file that passed [`crate::util::out`]'s rules (published atomically,
+/// [`index_files`] into a file that passed [`crate::storage::out`]'s rules (published atomically,
 /// after they are checked again; spills in its directory) or standard output.
 pub fn index_to(
     files: &[PathBuf],
-    out: Option<&crate::util::out::Output>,
+    out: Option<&crate::storage::out::Output>,
     budget: usize,
 ) -> Result<u64> {
     match out {
@@ -485,6 +485,19 @@ fn merge_sources(
     }
     Ok(written)
 }
+/// Finishes `sorter` into the file `out`, published atomically. Returns its lines.
+pub fn write_sorted(sorter: CdxjSorter, out: &Path) -> Result<u64> {
+    let mut file = crate::storage::AtomicFile::create(out)?;
+    let n = {
+        let mut w = BufWriter::with_capacity(1 << 16, &mut file);
+        let n = sorter.finish(&mut w, out)?;
+        w.flush().ctx("write", out)?;
+        n
+    };
+    file.commit()?;
+    Ok(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

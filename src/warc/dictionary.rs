@@ -10,7 +10,7 @@
 //! one it starts from what the site's pages share.
 //!
 //! Which records a dictionary is trained from (per partition and cycle, from the partition's
-//! records of the cycle before) is the fetch's choice (`FetchSection::warc_codec`); this module
+//! records of the cycle before) is the fetch's choice (`fetch::codec::warc_codec`); this module
 //! samples records, trains, and reads and writes the frame. Training is deterministic: the same
 //! records give the same dictionary, so a fetch redone after a kill writes the same bytes.
 

@@ -10,10 +10,10 @@
 
 use std::io::{self, BufRead, Read};
 
-pub(super) const BUF: usize = 64 << 10;
-pub(super) const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
-pub(super) const DICT_MAGIC: u32 = 0x184D_2A5D;
-pub(super) const MAX_DICT: usize = 64 << 20;
+pub(crate) const BUF: usize = 64 << 10;
+pub(crate) const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+pub(crate) const DICT_MAGIC: u32 = 0x184D_2A5D;
+pub(crate) const MAX_DICT: usize = 64 << 20;
 
 /// Whether `head` starts with a zstd skippable frame magic (`0x184D2A50..=0x184D2A5F`, LE).
 pub(super) fn is_skippable(head: &[u8]) -> bool {

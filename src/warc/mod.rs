@@ -28,10 +28,9 @@
 
 pub mod cdxj;
 pub mod check;
-pub mod convert;
 pub mod dictionary;
 pub mod digest;
-mod frame;
+pub(crate) mod frame;
 pub mod http;
 pub mod memory;
 pub mod reader;

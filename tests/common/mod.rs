@@ -39,7 +39,7 @@ pub struct Crawl {
     /// The crawl directory.
     pub dir: dragnet::crawl::CrawlDir,
     /// Its configuration as `init` wrote it.
-    pub cfg: dragnet::crawl::Config,
+    pub cfg: dragnet::config::Config,
 }
 
 /// See [`Crawl`].
@@ -47,7 +47,7 @@ pub struct Crawl {
 pub fn websim_crawl(
     web: &websim::model::Web,
     seeds: &[String],
-    mut cfg: dragnet::crawl::Config,
+    mut cfg: dragnet::config::Config,
 ) -> Crawl {
     let tmp = tempfile::tempdir().unwrap();
     let hosts = tmp.path().join("websim.hosts");
@@ -59,11 +59,11 @@ pub fn websim_crawl(
 /// As [`websim_crawl`], for a configuration that already resolves its hosts (a test's own
 /// `Site` on loopback).
 #[allow(dead_code)]
-pub fn websim_crawl_with_hosts(seeds: &[String], cfg: dragnet::crawl::Config) -> Crawl {
+pub fn websim_crawl_with_hosts(seeds: &[String], cfg: dragnet::config::Config) -> Crawl {
     crawl_in(tempfile::tempdir().unwrap(), seeds, cfg)
 }
 
-fn crawl_in(tmp: tempfile::TempDir, seeds: &[String], mut cfg: dragnet::crawl::Config) -> Crawl {
+fn crawl_in(tmp: tempfile::TempDir, seeds: &[String], mut cfg: dragnet::config::Config) -> Crawl {
     // Only the test's own names resolve: nothing is asked of the system's resolver.
     cfg.resolve.only = true;
     let config_path = tmp.path().join("config.toml");
@@ -71,14 +71,14 @@ fn crawl_in(tmp: tempfile::TempDir, seeds: &[String], mut cfg: dragnet::crawl::C
     let seed_file = tmp.path().join("seeds.txt");
     std::fs::write(&seed_file, seeds.join("\n")).unwrap();
     let root = tmp.path().join("crawl");
-    let opts = dragnet::crawl::InitOptions {
+    let opts = dragnet::ops::InitOptions {
         seeds: seed_file,
         config: Some(config_path),
         partitions: None,
     };
-    dragnet::crawl::init(&root, &opts, &mut |b| panic!("bad seed {b:?}")).unwrap();
+    dragnet::ops::init(&root, &opts, &mut |b| panic!("bad seed {b:?}")).unwrap();
     let dir = dragnet::crawl::CrawlDir::new(&root);
-    let cfg = dragnet::crawl::Config::load(&dir.config_path()).unwrap();
+    let cfg = dragnet::config::Config::load(&dir.config_path()).unwrap();
     Crawl { tmp, dir, cfg }
 }
 
@@ -86,7 +86,7 @@ fn crawl_in(tmp: tempfile::TempDir, seeds: &[String], mut cfg: dragnet::crawl::C
 /// allowed, no delays of the crawler's own, and timeouts generous enough that a loaded machine
 /// does not turn a slow answer into a failed fetch.
 #[allow(dead_code)]
-pub fn patient_loopback_fetch(f: &mut dragnet::fetch::FetchSection) {
+pub fn patient_loopback_fetch(f: &mut dragnet::config::FetchSection) {
     f.allow_private_addresses = true;
     f.default_delay_secs = 0.0;
     f.delay_factor = 0.0;
@@ -98,7 +98,7 @@ pub fn patient_loopback_fetch(f: &mut dragnet::fetch::FetchSection) {
 /// Back-off on 429/5xx scaled to a test web: websim's 503 pages say `Retry-After: 120`, which a
 /// crawl obeys up to `max_retry_after_secs`.
 #[allow(dead_code)]
-pub fn quick_backoff(f: &mut dragnet::fetch::FetchSection) {
+pub fn quick_backoff(f: &mut dragnet::config::FetchSection) {
     f.backoff_base_secs = 0.05;
     f.backoff_max_secs = 0.4;
     f.max_retry_after_secs = 0.2;
@@ -110,8 +110,8 @@ pub fn quick_backoff(f: &mut dragnet::fetch::FetchSection) {
 /// all, retried each cycle until its URLs are given up, each attempt costing a read timeout),
 /// and websim's own hosts in scope, so links to `x*.outside.test` are never resolved.
 #[allow(dead_code)]
-pub fn websim_config(partitions: u32, threads: u32) -> dragnet::crawl::Config {
-    let mut cfg = dragnet::crawl::Config::default();
+pub fn websim_config(partitions: u32, threads: u32) -> dragnet::config::Config {
+    let mut cfg = dragnet::config::Config::default();
     cfg.crawl.partitions = partitions;
     let f = &mut cfg.fetch;
     f.allow_private_addresses = true;
@@ -139,7 +139,7 @@ pub fn websim_homes(web: &websim::model::Web) -> Vec<String> {
 #[allow(dead_code)]
 pub fn stages_until_merge(
     dir: &dragnet::crawl::CrawlDir,
-    cfg: &dragnet::crawl::Config,
+    cfg: &dragnet::config::Config,
     cycle: u32,
 ) {
     let quiet = dragnet::fetch::FetchOptions {
@@ -288,7 +288,7 @@ pub struct Outcome {
 #[allow(dead_code)]
 pub fn outcome(dir: &dragnet::crawl::CrawlDir, partitions: u32) -> Outcome {
     use dragnet::run::{self, Cursor, RunReader, Schema};
-    let last = dragnet::exec::next_cycle(dir, partitions);
+    let last = dragnet::crawl::next_cycle(dir, partitions);
     let mut o = Outcome {
         seen: Vec::new(),
         urldb: Vec::new(),

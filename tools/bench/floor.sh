@@ -63,7 +63,7 @@ codec=$codecs
 # The level: LEVEL, else crawl.toml's [fetch] warc_level, else measured from the WARC itself
 # (the first records, each compressed again by the CLI at each level as the writer compresses
 # a record, one frame or member; the level whose sizes come closest), else the codec's default
-# in FetchSection::warc_level (src/fetch/config.rs), else the library's own default.
+# in FetchSection::warc_level (src/config/fetch.rs), else the library's own default.
 level_from=""
 level=${LEVEL:-}
 [ -n "$level" ] && level_from="LEVEL"
@@ -160,7 +160,7 @@ PY
     [ -n "$level" ] && level_from="measured: the level whose frames of the crawl's first records come closest"
 fi
 if [ -z "$level" ]; then
-    level=$(python3 - "$repo/src/fetch/config.rs" "$codec" <<'PY'
+    level=$(python3 - "$repo/src/config/fetch.rs" "$codec" <<'PY'
 import re, sys
 src = open(sys.argv[1]).read()
 m = re.search(r'fn warc_level\(&self\).*?\n    \}', src, re.S)
@@ -168,7 +168,7 @@ arm = m and re.search(r'\(None,\s*"%s"\)\s*=>\s*Some\((-?\d+)\)' % re.escape(sys
 print(arm.group(1) if arm else "")
 PY
 )
-    [ -n "$level" ] && level_from="default for $codec (src/fetch/config.rs)"
+    [ -n "$level" ] && level_from="default for $codec (src/config/fetch.rs)"
 fi
 if [ -z "$level" ]; then
     case $codec in zstd) level=3 ;; gzip) level=6 ;; esac

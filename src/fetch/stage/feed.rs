@@ -15,7 +15,7 @@ use super::{
     CLOCK_MARGIN,
 };
 use crate::error::{Error, Result};
-use crate::prioritize::next_budget;
+use crate::records::next_budget;
 use crate::records::FetchItem;
 use crate::records::HostRecord;
 use crate::run::{self, Cursor, RunReader};

@@ -22,7 +22,8 @@ use std::sync::Mutex;
 use url::Url;
 
 use super::lock;
-use crate::crawl::{Config, CrawlDir};
+use crate::config::Config;
+use crate::crawl::CrawlDir;
 use crate::error::Result;
 use crate::fetch::client::Fetched;
 use crate::records::{LinkRecord, Policy};

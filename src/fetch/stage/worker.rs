@@ -208,7 +208,7 @@ impl Shared<'_> {
             }
             Err(e) => {
                 // A failed TLS handshake sent no request and left no connection half-read.
-                abandoned = !crate::fetch::client::is_tls_kind(e.kind());
+                abandoned = !crate::records::is_tls_kind(e.kind());
                 let mut r = error_result(job, e.kind());
                 r.fetched_at_ms = unix_ms(SystemTime::now() - took);
                 r.duration_ms = took.as_millis().min(u128::from(u32::MAX)) as u32;
@@ -440,7 +440,7 @@ impl Shared<'_> {
                     // A certificate failure: unreachable, with its reason kept for the URLs. The
                     // handshake ended cleanly (no HTTP request went out, no connection was cut
                     // off mid-answer), so it earns no abandonment back-off.
-                    tls_failure = crate::fetch::client::is_tls_kind(e.kind()).then(|| e.kind());
+                    tls_failure = crate::records::is_tls_kind(e.kind()).then(|| e.kind());
                     abandoned = tls_failure.is_none();
                     break; // no answer: unreachable
                 }
@@ -471,7 +471,7 @@ impl Shared<'_> {
             }
             outcome.status = got.status;
             if (200..300).contains(&got.status) {
-                outcome.body = decode_body(&got, crate::fetch::robots::MAX_ROBOTS_BYTES as u64).0;
+                outcome.body = decode_body(&got, crate::robots::MAX_ROBOTS_BYTES as u64).0;
             }
             break;
         }
@@ -695,7 +695,7 @@ pub(super) fn host_failed(r: &FetchResult) -> Option<bool> {
         "deferred" | "parked" | "url" | "out_of_scope" | "ssrf" => None,
         "robots_unreachable" | "host_failing" => Some(true),
         "robots" => Some(false),
-        k if crate::fetch::client::is_tls_kind(k) => Some(true),
+        k if crate::records::is_tls_kind(k) => Some(true),
         _ => Some(r.status == 0),
     }
 }
