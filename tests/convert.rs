@@ -172,7 +172,7 @@ fn a_crawl_converted_in_place_keeps_every_record_and_works() {
     assert!(before.len() >= 4, "{} WARC files", before.len());
     let pages = |tag: &str| {
         let out = c.tmp.path().join(format!("pages-{tag}.jsonl"));
-        let o = run(&[
+        common::ok(run(&[
             "export",
             "--what",
             "pages",
@@ -181,8 +181,7 @@ fn a_crawl_converted_in_place_keeps_every_record_and_works() {
             "--out",
             out.to_str().unwrap(),
             &root,
-        ]);
-        assert!(o.status.success(), "{}", common::out_text(&o));
+        ]));
         std::fs::read_to_string(&out)
             .unwrap()
             .lines()
@@ -207,12 +206,10 @@ fn a_crawl_converted_in_place_keeps_every_record_and_works() {
         .into_iter()
         .enumerate()
     {
-        let o = run(&["warc", "convert", "--crawl", &root, "--to", to]);
-        assert!(o.status.success(), "{}", common::out_text(&o));
+        common::ok(run(&["warc", "convert", "--crawl", &root, "--to", to]));
         assert_eq!(suffixes(&c), vec![suffix.to_string()], "after --to {to}");
         assert_eq!(crawl_records(&c), before, "records after --to {to}");
-        let chk = run(&["check", "crawl", &root]);
-        assert!(chk.status.success(), "{}", common::out_text(&chk));
+        let chk = common::ok(run(&["check", "crawl", &root]));
         let text = String::from_utf8_lossy(&chk.stdout).into_owned();
         assert!(!text.contains("unknown"), "{text}");
         assert!(fetch_results_point_at_their_records(&c) >= 20);
@@ -235,8 +232,7 @@ fn a_crawl_converted_in_place_keeps_every_record_and_works() {
     }
     // Nothing left to do: a run again changes nothing.
     let snap = common::snapshot(c.dir.root());
-    let o = run(&["warc", "convert", "--crawl", &root, "--to", "zst"]);
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    let o = common::ok(run(&["warc", "convert", "--crawl", &root, "--to", "zst"]));
     assert!(
         common::out_text(&o).contains("0 partitions converted"),
         "{}",
@@ -274,8 +270,10 @@ fn a_conversion_killed_anywhere_and_run_again_ends_as_one_never_killed() {
     };
     let whole = copy("whole");
     let log = scratch.path().join("ops.log");
-    let o = convert(&whole, &[("DRAGNET_FAULT_LOG", log.display().to_string())]);
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    common::ok(convert(
+        &whole,
+        &[("DRAGNET_FAULT_LOG", log.display().to_string())],
+    ));
     let want = tree(&whole);
     let ops = std::fs::read_to_string(&log).unwrap().lines().count() as u64;
     assert!(ops > 20, "{ops} storage operations");
@@ -361,17 +359,15 @@ fn files_convert_both_ways_and_with_a_dictionary_record_for_record() {
     };
     // gz <-> zst
     let zst = dir.path().join("zst");
-    let o = common::dragnet(&args("zst", &zst, &inputs, &[]));
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    common::ok(common::dragnet(&args("zst", &zst, &inputs, &[])));
     let z = outputs(&zst, ".warc.zst");
     assert_eq!(z.iter().map(|p| records(p)).collect::<Vec<_>>(), want);
     let gz = dir.path().join("gz");
-    let o = common::dragnet(&args("gz", &gz, &z, &[]));
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    common::ok(common::dragnet(&args("gz", &gz, &z, &[])));
     let g = outputs(&gz, ".warc.gz");
     assert_eq!(g.iter().map(|p| records(p)).collect::<Vec<_>>(), want);
     // Every record dragnet check warc verifies (digests) in both.
-    let o = common::dragnet(
+    common::ok(common::dragnet(
         &[
             &["check", "warc"][..],
             &z.iter()
@@ -380,14 +376,12 @@ fn files_convert_both_ways_and_with_a_dictionary_record_for_record() {
                 .collect::<Vec<_>>()[..],
         ]
         .concat(),
-    );
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    ));
 
     // An existing output directory is refused without --force (nothing written), replaced with.
     let o = common::dragnet(&args("gz", &gz, &z, &[]));
     assert_eq!(o.status.code(), Some(2), "{}", common::out_text(&o));
-    let o = common::dragnet(&args("gz", &gz, &z, &["--force"]));
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    common::ok(common::dragnet(&args("gz", &gz, &z, &["--force"])));
     // Inside a crawl: refused.
     let inside = c.dir.root().join("converted");
     let o = common::dragnet(&args("gz", &inside, &z, &[]));
@@ -426,20 +420,18 @@ fn files_convert_both_ways_and_with_a_dictionary_record_for_record() {
     };
     let (d1, d2) = (train("7001"), train("7002"));
     let zd = dir.path().join("zd");
-    let o = common::dragnet(&args(
+    common::ok(common::dragnet(&args(
         "zst",
         &zd,
         &inputs,
         &["--dictionary", d1.to_str().unwrap()],
-    ));
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    )));
     let zdf = outputs(&zd, ".warc.zst");
     assert_eq!(zdf.iter().map(|p| records(p)).collect::<Vec<_>>(), want);
     assert!(dictionary_of(&zdf[0]).is_some());
     // And back to gzip, records the same.
     let back = dir.path().join("back");
-    let o = common::dragnet(&args("gz", &back, &zdf, &[]));
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    common::ok(common::dragnet(&args("gz", &back, &zdf, &[])));
     assert_eq!(
         outputs(&back, ".warc.gz")
             .iter()

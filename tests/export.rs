@@ -215,11 +215,12 @@ fn duckdb_reads_the_exported_parquet() {
         urls.display(),
         pages.display()
     );
-    let out = std::process::Command::new("python3")
-        .args(["-c", &script])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", common::out_text(&out));
+    let out = common::ok(
+        std::process::Command::new("python3")
+            .args(["-c", &script])
+            .output()
+            .unwrap(),
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["urls"].as_u64(), Some(n_urls));
     assert_eq!(v["types"]["fetch_time"], "TIMESTAMP WITH TIME ZONE");

@@ -180,8 +180,7 @@ fn credentials_in_urls_are_stripped_everywhere() {
     cfg.fetch.follow_per_host = 0;
     let c = common::websim_crawl_with_hosts(&seeds, cfg);
     let dragnet = |args: &[&str]| {
-        let out = common::dragnet(args);
-        assert!(out.status.success(), "{}", common::out_text(&out));
+        common::ok(common::dragnet(args));
     };
     let root = c.dir.root().to_str().unwrap().to_owned();
     dragnet(&[
@@ -321,15 +320,14 @@ fn control_characters_in_header_values_are_a_configuration_error() {
 
     // A good crawl, whose crawl.toml is edited afterwards.
     let dir = scratch.path().join("good");
-    let out = dragnet(&[
+    common::ok(dragnet(&[
         "init".as_ref(),
         "--seeds".as_ref(),
         seeds.as_os_str(),
         "--partitions".as_ref(),
         "1".as_ref(),
         dir.as_os_str(),
-    ]);
-    assert!(out.status.success(), "{}", common::out_text(&out));
+    ]));
     let toml = dir.join("crawl.toml");
     let good = std::fs::read_to_string(&toml).unwrap();
     let line = good

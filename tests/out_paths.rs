@@ -230,23 +230,21 @@ fn export_refuses_every_dangerous_out_and_replaces_a_file_only_with_force() {
 
     // A new file is written; an existing one is replaced with --force only.
     let out = t.join("pages.jsonl");
-    let o = dragnet(
+    common::ok(dragnet(
         &export(&out, false)
             .iter()
             .map(PathBuf::as_path)
             .collect::<Vec<_>>(),
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", common::out_text(&o));
+    ));
     let rows = std::fs::read(&out).unwrap();
     assert!(!rows.is_empty());
     let file = t.join("some-file");
-    let o = dragnet(
+    common::ok(dragnet(
         &export(&file, true)
             .iter()
             .map(PathBuf::as_path)
             .collect::<Vec<_>>(),
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", common::out_text(&o));
+    ));
     assert_eq!(
         std::fs::read(&file).unwrap(),
         rows,
@@ -308,23 +306,21 @@ fn index_refuses_every_dangerous_out_and_replaces_a_file_only_with_force() {
 
     // A new file; an existing one replaced with --force only.
     let out = t.join("index.cdxj");
-    let o = dragnet(
+    common::ok(dragnet(
         &index(&[&input], &out, false)
             .iter()
             .map(PathBuf::as_path)
             .collect::<Vec<_>>(),
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", common::out_text(&o));
+    ));
     let cdxj = std::fs::read(&out).unwrap();
     assert!(!cdxj.is_empty());
     let file = t.join("some-file");
-    let o = dragnet(
+    common::ok(dragnet(
         &index(&[&input], &file, true)
             .iter()
             .map(PathBuf::as_path)
             .collect::<Vec<_>>(),
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", common::out_text(&o));
+    ));
     assert_eq!(
         std::fs::read(&file).unwrap(),
         cdxj,
@@ -415,8 +411,7 @@ fn reparse_refuses_every_dangerous_out_dir_and_replaces_its_own_output_only_with
     // only, and nothing else in it.
     let args = |out: &Path, force: bool| reparse(&input, out, force);
     let ok = |a: Vec<PathBuf>| {
-        let o = dragnet(&a.iter().map(PathBuf::as_path).collect::<Vec<_>>());
-        assert_eq!(o.status.code(), Some(0), "{}", common::out_text(&o));
+        common::ok(dragnet(&a.iter().map(PathBuf::as_path).collect::<Vec<_>>()));
     };
     let out = t.join("new/reparsed");
     ok(args(&out, false));

@@ -173,8 +173,7 @@ fn a_host_that_keeps_failing_is_parked_for_doubling_cycles_and_ends_an_until_emp
         "status does not name the parked host:\n{text}"
     );
     // And so does the report, among the hosts given up.
-    let o = common::dragnet_on(&["report"], c.dir.root());
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    common::ok(common::dragnet_on(&["report"], c.dir.root()));
     let html = std::fs::read_to_string(c.dir.root().join("report/index.html")).unwrap();
     assert!(
         html.contains(name) && html.contains("parked until cycle 11"),
@@ -204,7 +203,7 @@ fn a_host_that_keeps_failing_is_parked_for_doubling_cycles_and_ends_an_until_emp
     }
     w.finish().unwrap();
     let before = dead.count();
-    let o = common::dragnet_on(
+    common::ok(common::dragnet_on(
         &[
             "fetch",
             "--cycle",
@@ -213,8 +212,7 @@ fn a_host_that_keeps_failing_is_parked_for_doubling_cycles_and_ends_an_until_emp
             &p.to_string(),
         ],
         c.dir.root(),
-    );
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    ));
     assert_eq!(dead.count(), before, "a parked host was contacted");
     let parked: Vec<String> = common::fetch_results(&c.dir, 2, cycle + 1)
         .into_iter()

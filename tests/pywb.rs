@@ -156,15 +156,14 @@ fn suffixes(c: &common::Crawl) -> Vec<String> {
 
 /// `dragnet warc convert --crawl DIR --to TO`.
 fn convert(dir: &Path, to: &str) {
-    let o = common::dragnet(&[
+    common::ok(common::dragnet(&[
         "warc",
         "convert",
         "--crawl",
         dir.to_str().unwrap(),
         "--to",
         to,
-    ]);
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    ]));
 }
 
 /// Whether pywb's `wayback` runs here (the test stops, saying how to get it, if not).
@@ -369,15 +368,14 @@ fn pywb_replays_a_wacz_package_unpacked_into_a_collection() {
     convert(c.dir.root(), "zst");
     let scratch = tempfile::tempdir().unwrap();
     let wacz = scratch.path().join("crawl.wacz");
-    let o = common::dragnet(&[
+    common::ok(common::dragnet(&[
         "export",
         "--what",
         "wacz",
         "--out",
         wacz.to_str().unwrap(),
         c.dir.root().to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    ]));
     let root = scratch.path().join("pywb");
     std::fs::create_dir_all(&root).unwrap();
     for args in [

@@ -177,14 +177,14 @@ fn a_repartitioned_crawl_fetches_what_the_crawl_would_have() {
         assert!(check.ok(), "m2 = {m2} at the end: {:?}", check.damaged);
         if m2 == 5 {
             // The command line says the same.
-            let out = common::dragnet_on(&["check", "crawl"], &new_root);
-            assert!(out.status.success(), "{}", common::out_text(&out));
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
-                .arg("status")
-                .arg(&new_root)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{}", common::out_text(&out));
+            common::ok(common::dragnet_on(&["check", "crawl"], &new_root));
+            common::ok(
+                std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
+                    .arg("status")
+                    .arg(&new_root)
+                    .output()
+                    .unwrap(),
+            );
             // Export: the cycles crawled here, and a clear word on the ones before (their runs
             // between stages stayed in DIR).
             let r = dragnet::ops::export::export(

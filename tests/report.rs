@@ -64,8 +64,7 @@ fn the_report_of_a_crawl_agrees_with_its_markers() {
     let out_dir = c.dir.root().join("report");
     assert!(!out_dir.exists(), "[cycle] report = false writes none");
 
-    let out = dragnet(&["report".as_ref(), c.dir.root().as_os_str()]);
-    assert!(out.status.success(), "{}", common::out_text(&out));
+    common::ok(dragnet(&["report".as_ref(), c.dir.root().as_os_str()]));
     let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
 
     // Self-contained: nothing loaded from elsewhere, no script.
@@ -165,13 +164,12 @@ fn the_report_of_a_crawl_agrees_with_its_markers() {
 
     // Elsewhere with --out: links reach the crawl by its path.
     let t = tempfile::tempdir().unwrap();
-    let out = dragnet(&[
+    common::ok(dragnet(&[
         "report".as_ref(),
         "--out".as_ref(),
         t.path().join("r").as_os_str(),
         c.dir.root().as_os_str(),
-    ]);
-    assert!(out.status.success(), "{}", common::out_text(&out));
+    ]));
     let elsewhere = std::fs::read_to_string(t.path().join("r/index.html")).unwrap();
     let root = c.dir.root().canonicalize().unwrap();
     assert!(elsewhere.contains(&format!("href=\"{}/indexes/index.cdxj\"", root.display())));
@@ -185,15 +183,14 @@ fn dragnet_cycle_refreshes_the_report_and_a_damaged_marker_is_skipped() {
     let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
     let root = c.dir.root().as_os_str();
     let cycle = || {
-        let out = dragnet(&[
+        common::ok(dragnet(&[
             "cycle".as_ref(),
             "--cycles".as_ref(),
             "1".as_ref(),
             "--progress".as_ref(),
             "quiet".as_ref(),
             root,
-        ]);
-        assert!(out.status.success(), "{}", common::out_text(&out));
+        ]));
     };
     let complete = || -> Vec<String> {
         let (_, rows) = csv(&c.dir.root().join("report/cycles.csv"));
@@ -214,8 +211,7 @@ fn dragnet_cycle_refreshes_the_report_and_a_damaged_marker_is_skipped() {
     // A damaged fetch marker: still a report (exit 0), the marker named as skipped.
     let marker = c.dir.done_path(0, Stage::Fetch, 0);
     common::flip_middle_byte(&marker);
-    let out = dragnet(&["report".as_ref(), root]);
-    assert!(out.status.success(), "{}", common::out_text(&out));
+    let out = common::ok(dragnet(&["report".as_ref(), root]));
     assert!(
         common::out_text(&out).contains("skipped"),
         "{}",
@@ -231,8 +227,7 @@ fn dragnet_cycle_refreshes_the_report_and_a_damaged_marker_is_skipped() {
     // A damaged run too: named, the rest still reported.
     let fetched = c.dir.fetched(1, 1);
     common::flip_middle_byte(&fetched);
-    let out = dragnet(&["report".as_ref(), root]);
-    assert!(out.status.success(), "{}", common::out_text(&out));
+    common::ok(dragnet(&["report".as_ref(), root]));
     let html = std::fs::read_to_string(c.dir.root().join("report/index.html")).unwrap();
     assert!(
         html.contains("fetched/p0001.run"),

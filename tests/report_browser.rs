@@ -119,12 +119,13 @@ fn a_browser_renders_the_report_with_every_chart_drawn() {
     assert!(r.cycles.len() >= 2, "{} cycles", r.cycles.len());
     // Every cycle directory, the last one's fetch lists (empty: the crawl's end) included.
     let cycles = c.dir.cycles().len();
-    let out = Command::new(env!("CARGO_BIN_EXE_dragnet"))
-        .arg("report")
-        .arg(c.dir.root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", common::out_text(&out));
+    common::ok(
+        Command::new(env!("CARGO_BIN_EXE_dragnet"))
+            .arg("report")
+            .arg(c.dir.root())
+            .output()
+            .unwrap(),
+    );
     let page = c.dir.root().join("report/index.html");
     let html = std::fs::read_to_string(&page).unwrap();
 

@@ -165,12 +165,13 @@ fn stop_mid_fetch(seed: u64, by_hand: bool, signal: i32, code: i32) {
     );
 
     // The next run resumes as after a kill -9 and finishes the crawl.
-    let out = Command::new(BIN)
-        .args(["cycle", "--until-empty", "--progress", "quiet"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", common::out_text(&out));
+    common::ok(
+        Command::new(BIN)
+            .args(["cycle", "--until-empty", "--progress", "quiet"])
+            .arg(&dir)
+            .output()
+            .unwrap(),
+    );
     let audit = server.stop();
     assert_eq!(audit.counts.total(), 0, "politeness: {:?}", audit.counts);
     let got = common::outcome(&c.dir, M).fetched;

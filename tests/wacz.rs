@@ -27,8 +27,9 @@ pub(crate) fn crawl(zst: bool) -> common::Crawl {
     server.stop();
     if zst {
         let root = c.dir.root().to_str().unwrap();
-        let o = common::dragnet(&["warc", "convert", "--crawl", root, "--to", "zst"]);
-        assert!(o.status.success(), "{}", common::out_text(&o));
+        common::ok(common::dragnet(&[
+            "warc", "convert", "--crawl", root, "--to", "zst",
+        ]));
     }
     c
 }
@@ -42,8 +43,7 @@ pub(crate) fn export(c: &common::Crawl, out: &Path, env: &[(&str, &str)]) {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let o = cmd.output().unwrap();
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    common::ok(cmd.output().unwrap());
 }
 
 /// A ZIP's entries by name: (method, crc, data), from its central directory (ZIP64 too).
@@ -236,7 +236,7 @@ fn check_package(c: &common::Crawl, wacz: &Path) {
         })
         .collect();
     let out = tmp.path().join("pages.jsonl");
-    let o = common::dragnet(&[
+    common::ok(common::dragnet(&[
         "export",
         "--what",
         "pages",
@@ -245,8 +245,7 @@ fn check_package(c: &common::Crawl, wacz: &Path) {
         "--out",
         out.to_str().unwrap(),
         c.dir.root().to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", common::out_text(&o));
+    ]));
     let mut want = 0;
     for l in std::fs::read_to_string(&out).unwrap().lines() {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();

@@ -367,6 +367,14 @@ pub fn dragnet_on(args: &[&str], dir: &std::path::Path) -> std::process::Output 
         .expect("run dragnet")
 }
 
+/// `o` after asserting that its run succeeded (exit 0), with what it said if not.
+#[allow(dead_code)]
+#[track_caller]
+pub fn ok(o: std::process::Output) -> std::process::Output {
+    assert!(o.status.success(), "{}", out_text(&o));
+    o
+}
+
 /// What a finished `dragnet` run said: its exit status, stdout and stderr, for assertion messages.
 #[allow(dead_code)]
 pub fn out_text(o: &std::process::Output) -> String {
