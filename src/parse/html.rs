@@ -24,7 +24,7 @@ use encoding_rs::{Encoding, WINDOWS_1252};
 
 pub use entities::decode_entities;
 use entities::decode_refs;
-pub(crate) use foreign::foreign_step;
+pub(crate) use foreign::{foreign_root, foreign_step};
 use tokenizer::{Foreign, Tokenizer};
 use url::Url;
 
@@ -478,12 +478,7 @@ fn scan_impl<'t>(
         let live = templates == 0;
         let target = match &*name {
             "svg" | "math" => {
-                if !t.self_closing {
-                    foreign.push(Foreign {
-                        name: t.name,
-                        svg: name == "svg",
-                    });
-                }
+                foreign.extend(foreign_root(&t, name == "svg"));
                 None
             }
             "template" => {

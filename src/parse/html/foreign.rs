@@ -1,7 +1,8 @@
 //! Foreign content (SVG and MathML inside HTML): what a tag does to the open foreign elements,
 //! by the HTML standard's rules ("the rules for parsing tokens in foreign content"). One rule
 //! for the link extractor (`scan_impl`) and the visible-text extractor
-//! (`parse::text`).
+//! (`parse::text`): [`foreign_step`] for every tag, [`foreign_root`] for the `<svg>` and `<math>`
+//! start tags that enter foreign content from HTML.
 
 use super::tokenizer::{Foreign, TagToken, Tokenizer, BREAKOUT};
 
@@ -76,6 +77,12 @@ pub(crate) fn foreign_step<'a>(
         .rposition(Foreign::integration_point)
         .map_or(0, |k| k + 1);
     step(keep, None, true)
+}
+
+/// The foreign element that an `<svg>` or `<math>` start tag `t` in HTML content opens (`svg`:
+/// which of the two): none if it is self-closing (`<svg/>` opens and closes at once).
+pub(crate) fn foreign_root<'a>(t: &TagToken<'a>, svg: bool) -> Option<Foreign<'a>> {
+    (!t.self_closing).then_some(Foreign { name: t.name, svg })
 }
 
 /// Whether the start tag `name` (its attributes in `tk`) breaks out of SVG or MathML content
