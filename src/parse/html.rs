@@ -17,6 +17,10 @@
 //! Charset detection follows the order of the HTML standard's encoding sniffing, simplified:
 //! BOM, then the HTTP `Content-Type` charset, then a `<meta>` prescan of the first 1,024 bytes,
 //! defaulting to windows-1252.
+//!
+//! The files: `tokenizer.rs` (the tokenizer), `scan.rs` (the pass over a document's tags with
+//! its pieces of tree construction), `foreign.rs` (the foreign-content rule, shared with the
+//! visible-text extractor), `entities.rs` (character references).
 
 use std::borrow::Cow;
 
@@ -25,7 +29,7 @@ use encoding_rs::{Encoding, WINDOWS_1252};
 pub use entities::decode_entities;
 use entities::decode_refs;
 pub(crate) use foreign::{foreign_root, foreign_step};
-use tokenizer::{Foreign, Tokenizer};
+use scan::scan_impl;
 use url::Url;
 
 /// One outlink found in a document.
@@ -408,179 +412,6 @@ fn anchor_text(part: &str) -> String {
         .collect()
 }
 
-fn scan_impl<'t>(
-    text: &'t str,
-    orig: Option<&'t [u8]>,
-    mut raw: Vec<RawLink<'t>>,
-    requisites: bool,
-    anchors: bool,
-) -> Scan<'t> {
-    raw.clear();
-    let mut page = Scan {
-        base_href: None,
-        meta_robots: None,
-        title: None,
-        raw,
-        anchors: Vec::new(),
-    };
-    // The `<a>` being read (anchors): its index in `raw` and where its content starts.
-    let mut open_a: Option<(usize, usize)> = None;
-    let mut tk = Tokenizer::new(text, orig);
-    let mut foreign: Vec<Foreign> = Vec::new();
-    let (mut templates, mut framesets, mut in_select) = (0usize, 0usize, false);
-    let mut robots_seen = false;
-    loop {
-        // CDATA sections exist only in foreign content.
-        tk.cdata = !foreign.is_empty();
-        let Some(t) = tk.next_tag() else { break };
-        let step = foreign_step(&foreign, &tk, &t);
-        let is = |n: &str| t.name.eq_ignore_ascii_case(n);
-        if anchors && (t.end || !step.in_foreign) && is("a") {
-            // An end tag closes the anchor, and so does another `<a>` (the parser closes it).
-            if let Some((i, from)) = open_a.take() {
-                page.anchors
-                    .push((i, anchor_text(&tk.text_of(&text[from..tk.pos]))));
-            }
-        }
-        foreign.truncate(step.keep);
-        foreign.extend(step.push);
-        if !step.html {
-            continue;
-        }
-        if t.end {
-            if is("template") {
-                templates = templates.saturating_sub(1);
-            } else if is("select") {
-                in_select = false;
-            } else if is("frameset") {
-                framesets = framesets.saturating_sub(1);
-            }
-            continue;
-        }
-        let name = if t.name.bytes().any(|c| c.is_ascii_uppercase()) {
-            Cow::Owned(t.name.to_ascii_lowercase())
-        } else {
-            Cow::Borrowed(t.name)
-        };
-        if in_select {
-            // "In select": these close the select; script and template work as in the head;
-            // every other start tag is ignored.
-            match &*name {
-                "select" | "input" | "keygen" | "textarea" | "caption" | "table" | "tbody"
-                | "tfoot" | "thead" | "tr" | "td" | "th" => in_select = false,
-                "script" | "template" => {}
-                _ => continue,
-            }
-            if name == "select" {
-                continue;
-            }
-        }
-        let live = templates == 0;
-        let target = match &*name {
-            "svg" | "math" => {
-                foreign.extend(foreign_root(&t, name == "svg"));
-                None
-            }
-            "template" => {
-                templates += 1;
-                None
-            }
-            "select" => {
-                in_select = true;
-                None
-            }
-            "frameset" => {
-                framesets += 1;
-                None
-            }
-            "plaintext" => break,
-            "script" => {
-                let src = if requisites { tk.attr("src") } else { None };
-                tk.skip_script();
-                src.map(|s| ("script", s))
-            }
-            "style" if requisites => {
-                let inner = tk.skip_raw(&name);
-                if live {
-                    super::css::css_urls(inner, &mut |u| {
-                        page.raw.push(RawLink {
-                            tag: "style",
-                            target: u,
-                            rel: None,
-                        })
-                    });
-                }
-                None
-            }
-            "style" | "xmp" | "noembed" | "noframes" | "textarea" => {
-                tk.skip_raw(&name);
-                None
-            }
-            "title" => {
-                let inner = tk.skip_raw(&name);
-                if live && page.title.is_none() {
-                    page.title = Some(clean_title(&tk.text_of(inner)));
-                }
-                None
-            }
-            "iframe" => {
-                let src = tk.attr("src");
-                tk.skip_raw(&name);
-                src.map(|s| ("iframe", s))
-            }
-            "frame" if framesets > 0 => tk.attr("src").map(|s| ("frame", s)),
-            "a" => tk.attr("href").map(|h| ("a", h)),
-            "area" => tk.attr("href").map(|h| ("area", h)),
-            "link" => tk.attr("href").map(|h| ("link", h)),
-            "base" if live && page.base_href.is_none() => {
-                page.base_href = tk.attr("href");
-                None
-            }
-            "meta" if live => {
-                let n = tk.attr("name").unwrap_or_default();
-                if !robots_seen && n.eq_ignore_ascii_case("robots") {
-                    robots_seen = true;
-                    page.meta_robots = tk.attr("content").map(Cow::into_owned);
-                }
-                let equiv = tk.attr("http-equiv").unwrap_or_default();
-                if equiv.eq_ignore_ascii_case("refresh") {
-                    tk.attr("content")
-                        .and_then(|c| refresh_target(&c))
-                        .map(|t| ("meta", Cow::Owned(t)))
-                } else {
-                    None
-                }
-            }
-            _ if requisites && live => {
-                requisites_of(&name, &tk, &mut page.raw);
-                None
-            }
-            _ => None,
-        };
-        if requisites && live && name != "style" {
-            // `style=""` on any element.
-            if let Some(style) = tk.attr("style") {
-                style_urls(style, &mut page.raw);
-            }
-        }
-        if let Some((tag, target)) = target.filter(|_| live) {
-            page.raw.push(RawLink {
-                tag,
-                target,
-                rel: tk.attr("rel"),
-            });
-            if anchors && tag == "a" {
-                open_a = Some((page.raw.len() - 1, tk.pos));
-            }
-        }
-    }
-    if let Some((i, from)) = open_a {
-        page.anchors
-            .push((i, anchor_text(&tk.text_of(&text[from..]))));
-    }
-    page
-}
-
 /// A link of a page with its anchor text (`dragnet export --what links`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnchoredLink {
@@ -629,73 +460,6 @@ pub fn links_with_text(
     out
 }
 
-/// The requisites of one start tag `name` (lower-case) but `script`, `style` and `link`, which
-/// [`scan_into`] handles: its `src`, `srcset`, `poster`, `data`, `background`.
-fn requisites_of<'t>(name: &str, tk: &Tokenizer<'t>, raw: &mut Vec<RawLink<'t>>) {
-    let Some(&tag) = REQUISITE_TAGS.iter().find(|t| **t == name) else {
-        return;
-    };
-    let mut push = |target: Cow<'t, str>| {
-        if !target.trim().is_empty() {
-            raw.push(RawLink {
-                tag,
-                target,
-                rel: None,
-            });
-        }
-    };
-    match name {
-        "input" => {
-            if tk
-                .attr("type")
-                .is_some_and(|t| t.trim().eq_ignore_ascii_case("image"))
-            {
-                tk.attr("src").map(&mut push);
-            }
-        }
-        "object" => {
-            tk.attr("data").map(&mut push);
-        }
-        "body" | "table" => {
-            tk.attr("background").map(&mut push);
-        }
-        _ => {
-            tk.attr("src").map(&mut push);
-            if name == "video" {
-                tk.attr("poster").map(&mut push);
-            }
-            if let Some(set) = tk.attr("srcset") {
-                match set {
-                    Cow::Borrowed(s) => srcset_urls(s)
-                        .into_iter()
-                        .for_each(|u| push(Cow::Borrowed(u))),
-                    Cow::Owned(s) => srcset_urls(&s)
-                        .into_iter()
-                        .for_each(|u| push(Cow::Owned(u.to_owned()))),
-                }
-            }
-        }
-    }
-}
-
-/// The URLs of a `style` attribute's CSS, as requisites.
-fn style_urls<'t>(style: Cow<'t, str>, raw: &mut Vec<RawLink<'t>>) {
-    if !style.contains("url(") && !style.contains("URL(") && !style.contains("Url(") {
-        return;
-    }
-    let mut push = |target: Cow<'t, str>| {
-        raw.push(RawLink {
-            tag: "style",
-            target,
-            rel: None,
-        })
-    };
-    match style {
-        Cow::Borrowed(s) => super::css::css_urls(s, &mut push),
-        Cow::Owned(s) => super::css::css_urls(&s, &mut |u| push(Cow::Owned(u.into_owned()))),
-    }
-}
-
 /// `raw`, emptied, as a buffer for links of another lifetime: the allocation is kept (the
 /// standard library collects in place when the item types have the same layout), so a parse
 /// does not grow a new list of links for every page.
@@ -738,6 +502,7 @@ fn refresh_target(content: &str) -> Option<String> {
 
 pub(crate) mod entities;
 mod foreign;
+mod scan;
 #[cfg(test)]
 mod tests;
 pub(crate) mod tokenizer;
