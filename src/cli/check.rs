@@ -11,9 +11,26 @@ use dragnet::robots::Robots;
 use dragnet::util::lines::LineReader;
 use dragnet::{run, warc, Error};
 
+use super::args::Check;
 use super::report;
 
-pub(crate) fn check_crawl(json: bool, dir: &std::path::Path) -> Result<i32, Error> {
+/// `dragnet check ...`: the one command of `cmd`.
+pub(crate) fn run(cmd: Check) -> Result<i32, Error> {
+    match cmd {
+        Check::Url {
+            partitions,
+            config,
+            urls,
+        } => check_url(partitions, config, &urls),
+        Check::Run { json, files } => check_run(json, &files),
+        Check::Robots => check_robots(),
+        Check::Links { url, file } => check_links(&url, &file),
+        Check::Warc { json, files } => check_warc(json, &files),
+        Check::Crawl { json, dir } => check_crawl(json, &dir),
+    }
+}
+
+fn check_crawl(json: bool, dir: &std::path::Path) -> Result<i32, Error> {
     let crawl = dragnet::crawl::CrawlDir::new(dir);
     if !crawl.config_path().is_file() {
         return Err(crawl.not_a_crawl());
@@ -61,7 +78,7 @@ pub(crate) fn check_crawl(json: bool, dir: &std::path::Path) -> Result<i32, Erro
     Ok(if r.ok() { EXIT_OK } else { EXIT_IO })
 }
 
-pub(crate) fn check_links(url: &str, file: &std::path::Path) -> Result<i32, Error> {
+fn check_links(url: &str, file: &std::path::Path) -> Result<i32, Error> {
     use std::io::Read;
     let doc_url = url::Url::parse(url)
         .map_err(|e| Error::Usage(format!("--url {url:?} does not parse: {e}")))?;
@@ -94,7 +111,7 @@ pub(crate) fn check_links(url: &str, file: &std::path::Path) -> Result<i32, Erro
     Ok(EXIT_OK)
 }
 
-pub(crate) fn check_url(
+fn check_url(
     partitions: Option<u32>,
     config: Option<PathBuf>,
     urls: &[String],
@@ -139,7 +156,7 @@ pub(crate) fn check_url(
 /// without being held in memory; a larger file is given as `robots_file`.
 const MAX_ROBOTS_JSON_LINE: usize = 4 << 20;
 
-pub(crate) fn check_robots() -> Result<i32, Error> {
+fn check_robots() -> Result<i32, Error> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     // Lines usually come grouped by file: keep the last file parsed.
     let mut last: Option<(String, Robots)> = None;
@@ -243,7 +260,7 @@ fn robots_verdict(
     }
 }
 
-pub(crate) fn check_run(json: bool, files: &[PathBuf]) -> Result<i32, Error> {
+fn check_run(json: bool, files: &[PathBuf]) -> Result<i32, Error> {
     let mut worst = EXIT_OK;
     for f in files {
         match run::verify(f) {
@@ -287,7 +304,7 @@ pub(crate) fn check_run(json: bool, files: &[PathBuf]) -> Result<i32, Error> {
     Ok(worst)
 }
 
-pub(crate) fn check_warc(json: bool, files: &[PathBuf]) -> Result<i32, Error> {
+fn check_warc(json: bool, files: &[PathBuf]) -> Result<i32, Error> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut worst = EXIT_OK;
     for f in files {

@@ -30,13 +30,14 @@ mod slurm;
 mod stage;
 mod warc;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
 use dragnet::crawl::Stage;
 use dragnet::Error;
 
-use args::{Check, Cli, Command, WarcCmd};
+use args::{Cli, Command, WarcCmd};
 
 fn main() -> ExitCode {
     dragnet::util::tune_allocator();
@@ -126,18 +127,7 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             json,
             text,
         } => crawl::reparse(&warc, &out, force, config.as_deref(), json, text),
-        Command::Index { warc, out, force } => {
-            let out = out.map(|o| o.file(&warc, force)).transpose()?;
-            let n = dragnet::warc::cdxj::index_to(&warc, out.as_ref(), 256 << 20)?;
-            if let Some(out) = &out {
-                eprintln!(
-                    "indexed {n} records of {} files into {}",
-                    warc.len(),
-                    out.given().display()
-                );
-            }
-            Ok(dragnet::error::EXIT_OK)
-        }
+        Command::Index { warc, out, force } => index(&warc, out, force),
         Command::Export {
             what,
             format,
@@ -167,20 +157,25 @@ fn execute(cmd: Command) -> Result<i32, Error> {
             json,
             &files,
         ),
-        Command::Check(Check::Url {
-            partitions,
-            config,
-            urls,
-        }) => check::check_url(partitions, config, &urls),
-        Command::Check(Check::Run { json, files }) => check::check_run(json, &files),
-        Command::Check(Check::Robots) => check::check_robots(),
-        Command::Check(Check::Links { url, file }) => check::check_links(&url, &file),
-        Command::Check(Check::Warc { json, files }) => check::check_warc(json, &files),
-        Command::Check(Check::Crawl { json, dir }) => check::check_crawl(json, &dir),
+        Command::Check(cmd) => check::run(cmd),
         Command::Websim { args } => {
             let argv = std::iter::once(std::ffi::OsString::from("dragnet websim")).chain(args);
             // websim's exit codes follow the same convention (0 / 2 usage / 3 I/O).
             Ok(i32::from(websim::cli::run(argv)))
         }
     }
+}
+
+/// `dragnet index`: the CDXJ index of WARC files, to stdout or `out`.
+fn index(warc: &[PathBuf], out: Option<args::OutPath>, force: bool) -> Result<i32, Error> {
+    let out = out.map(|o| o.file(warc, force)).transpose()?;
+    let n = dragnet::warc::cdxj::index_to(warc, out.as_ref(), 256 << 20)?;
+    if let Some(out) = &out {
+        eprintln!(
+            "indexed {n} records of {} files into {}",
+            warc.len(),
+            out.given().display()
+        );
+    }
+    Ok(dragnet::error::EXIT_OK)
 }

@@ -1,8 +1,8 @@
 //! `dragnet slurm`: the Slurm executor's commands (the work is in `dragnet::exec::slurm`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::args::Slurm;
+use super::args::{CycleCount, Slurm};
 
 use dragnet::config::cycle::SlurmSection;
 use dragnet::config::Config;
@@ -56,35 +56,12 @@ fn print_submission(s: &slurm::Submission, dry_run: bool) {
 pub(crate) fn run(cmd: Slurm) -> Result<i32, Error> {
     match cmd {
         Slurm::Submit {
-            count:
-                super::args::CycleCount {
-                    cycles,
-                    until_empty,
-                    max_cycles,
-                },
+            count,
             dry_run,
             binary: b,
             json,
             dir,
-        } => {
-            let (crawl, cfg) = load(&dir)?;
-            let then = if until_empty {
-                Then::UntilEmpty(max_cycles.saturating_sub(1))
-            } else {
-                Then::Cycles(cycles.max(1) - 1)
-            };
-            let opts = SubmitOptions {
-                then,
-                dry_run,
-                binary: binary(b)?,
-            };
-            let s = slurm::submit(&crawl, &cfg, &opts)?;
-            if json {
-                outln!("{}", serde_json::to_string(&s).expect("serializes"));
-            }
-            print_submission(&s, dry_run && !json);
-            Ok(EXIT_OK)
-        }
+        } => submit(count, dry_run, b, json, &dir),
         Slurm::Task {
             stage: name,
             cycle,
@@ -101,49 +78,11 @@ pub(crate) fn run(cmd: Slurm) -> Result<i32, Error> {
                     ))
                 })?;
             slurm::parse_ranges(&partitions)?;
-            if !worker {
-                let section = match load(&dir) {
-                    Ok((_, cfg)) => cfg.slurm,
-                    Err(e) if e.is_transient() => {
-                        super::report(&e);
-                        return Ok(slurm::requeue(
-                            &SlurmSection::default(),
-                            "the crawl could not be opened",
-                            &slurm::TaskEnv::from_env(),
-                        ));
-                    }
-                    Err(e) => return Err(e),
-                };
-                let mut child = std::process::Command::new(binary(None)?);
-                child
-                    .args(["slurm", "task", "--worker", "--stage", &name, "--cycle"])
-                    .arg(cycle.to_string())
-                    .args(["--partitions", &partitions])
-                    .arg(&dir);
-                return slurm::supervise(&section, child, &slurm::TaskEnv::from_env());
-            }
-            let task = load(&dir)
-                .and_then(|(crawl, cfg)| slurm::task(&crawl, &cfg, stage, cycle, &partitions));
-            let (p, r) = match task {
-                Ok(done) => done,
-                Err(e) => {
-                    super::report(&e);
-                    return Ok(if e.is_transient() {
-                        EXIT_RETRY
-                    } else {
-                        e.exit_code()
-                    });
-                }
-            };
-            if r.skipped {
-                eprintln!("{stage}: cycle {cycle} partition {p} was already done");
+            if worker {
+                work(stage, cycle, &partitions, &dir)
             } else {
-                eprintln!(
-                    "{stage}: cycle {cycle} partition {p}: {}",
-                    super::stage::summary(stage, cycle, &r)
-                );
+                supervise(stage, cycle, &partitions, &dir)
             }
-            Ok(EXIT_OK)
         }
         Slurm::Finish {
             cycle,
@@ -153,23 +92,113 @@ pub(crate) fn run(cmd: Slurm) -> Result<i32, Error> {
             binary: b,
             dir,
         } => {
-            let (crawl, cfg) = load(&dir)?;
             let then = if until_empty {
                 Then::UntilEmpty(max_cycles)
             } else {
                 Then::Cycles(then_cycles)
             };
-            let f = slurm::finish(&crawl, &cfg, cycle, then, binary(b)?)?;
-            eprintln!(
-                "slurm finish: cycle {cycle} complete; {} URLs in the fetch lists of cycle {}",
-                f.next_fetch_list,
-                cycle + 1
-            );
-            match &f.next {
-                Some(s) => print_submission(s, false),
-                None => eprintln!("slurm finish: the chain of cycles ends here"),
-            }
-            Ok(EXIT_OK)
+            finish(cycle, then, b, &dir)
         }
     }
+}
+
+/// `dragnet slurm submit`.
+fn submit(
+    count: CycleCount,
+    dry_run: bool,
+    b: Option<PathBuf>,
+    json: bool,
+    dir: &Path,
+) -> Result<i32, Error> {
+    let (crawl, cfg) = load(dir)?;
+    let then = if count.until_empty {
+        Then::UntilEmpty(count.max_cycles.saturating_sub(1))
+    } else {
+        Then::Cycles(count.cycles.max(1) - 1)
+    };
+    let opts = SubmitOptions {
+        then,
+        dry_run,
+        binary: binary(b)?,
+    };
+    let s = slurm::submit(&crawl, &cfg, &opts)?;
+    if json {
+        outln!("{}", serde_json::to_string(&s).expect("serializes"));
+    }
+    print_submission(&s, dry_run && !json);
+    Ok(EXIT_OK)
+}
+
+/// `dragnet slurm task` as Slurm runs it: runs itself again as the worker (`--worker`) under
+/// [`slurm::supervise`], which requeues the task after a transient failure.
+fn supervise(stage: Stage, cycle: u32, partitions: &str, dir: &Path) -> Result<i32, Error> {
+    let section = match load(dir) {
+        Ok((_, cfg)) => cfg.slurm,
+        Err(e) if e.is_transient() => {
+            super::report(&e);
+            return Ok(slurm::requeue(
+                &SlurmSection::default(),
+                "the crawl could not be opened",
+                &slurm::TaskEnv::from_env(),
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    let mut child = std::process::Command::new(binary(None)?);
+    child
+        .args([
+            "slurm",
+            "task",
+            "--worker",
+            "--stage",
+            stage.name(),
+            "--cycle",
+        ])
+        .arg(cycle.to_string())
+        .args(["--partitions", partitions])
+        .arg(dir);
+    slurm::supervise(&section, child, &slurm::TaskEnv::from_env())
+}
+
+/// `dragnet slurm task --worker`: runs the stage for the task's partition; a transient
+/// failure exits [`EXIT_RETRY`] (the supervisor requeues the task).
+fn work(stage: Stage, cycle: u32, partitions: &str, dir: &Path) -> Result<i32, Error> {
+    let task =
+        load(dir).and_then(|(crawl, cfg)| slurm::task(&crawl, &cfg, stage, cycle, partitions));
+    let (p, r) = match task {
+        Ok(done) => done,
+        Err(e) => {
+            super::report(&e);
+            return Ok(if e.is_transient() {
+                EXIT_RETRY
+            } else {
+                e.exit_code()
+            });
+        }
+    };
+    if r.skipped {
+        eprintln!("{stage}: cycle {cycle} partition {p} was already done");
+    } else {
+        eprintln!(
+            "{stage}: cycle {cycle} partition {p}: {}",
+            super::stage::summary(stage, cycle, &r)
+        );
+    }
+    Ok(EXIT_OK)
+}
+
+/// `dragnet slurm finish`: ends the cycle and submits the next if `then` asks for one.
+fn finish(cycle: u32, then: Then, b: Option<PathBuf>, dir: &Path) -> Result<i32, Error> {
+    let (crawl, cfg) = load(dir)?;
+    let f = slurm::finish(&crawl, &cfg, cycle, then, binary(b)?)?;
+    eprintln!(
+        "slurm finish: cycle {cycle} complete; {} URLs in the fetch lists of cycle {}",
+        f.next_fetch_list,
+        cycle + 1
+    );
+    match &f.next {
+        Some(s) => print_submission(s, false),
+        None => eprintln!("slurm finish: the chain of cycles ends here"),
+    }
+    Ok(EXIT_OK)
 }

@@ -96,6 +96,18 @@ pub mod counter {
     /// The prioritize marker's count of its fetch list's politeness bound, milliseconds (what a
     /// fetch run alone keeps its window open for: `crate::fetch::window`).
     pub const POLITENESS_BOUND: &str = "politeness_bound_ms";
+    /// prioritize: 1 when it resumed an interrupted run's committed queue.
+    pub const RESUMED: &str = "resumed";
+    /// prioritize: hosts parked now (`[fetch] park_after_failed_runs`).
+    pub const PARKED_HOSTS: &str = "parked_hosts";
+    /// prioritize: URLs of parked hosts met and left in the frontier.
+    pub const PARKED_URLS: &str = "parked_urls";
+    /// prioritize: the first cycle a parked host may be contacted again in.
+    pub const PARKED_FIRST_CYCLE: &str = "parked_first_cycle";
+    /// init: seeds written to the fetch lists.
+    pub const SEEDS: &str = "seeds";
+    /// A marker `dragnet repartition` carried: the partitions the crawl had before.
+    pub const REPARTITIONED_FROM: &str = "repartitioned_from";
 
     /// `status_2xx` for class 2, ...
     pub fn status_class(class: u16) -> String {

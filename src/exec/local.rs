@@ -101,13 +101,74 @@ pub struct StageRun {
     pub counts: BTreeMap<String, u64>,
 }
 
+/// Per-stage values keyed by [`Stage`]; serialized as a map keyed by the stage's name, in the
+/// names' order (as a map keyed by the name string would be).
+#[derive(Debug, Clone)]
+pub struct ByStage<T>(BTreeMap<Stage, T>);
+
+impl<T> Default for ByStage<T> {
+    fn default() -> Self {
+        ByStage(BTreeMap::new())
+    }
+}
+
+impl<T> ByStage<T> {
+    /// The value of `stage`.
+    pub fn get(&self, stage: Stage) -> Option<&T> {
+        self.0.get(&stage)
+    }
+
+    /// Sets the value of `stage`.
+    pub fn insert(&mut self, stage: Stage, value: T) {
+        self.0.insert(stage, value);
+    }
+
+    /// The stages with their values, in pipeline order.
+    pub fn iter(&self) -> impl Iterator<Item = (Stage, &T)> {
+        self.0.iter().map(|(&s, v)| (s, v))
+    }
+
+    /// The values, in pipeline order.
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.0.values()
+    }
+}
+
+impl<T> std::ops::Index<Stage> for ByStage<T> {
+    type Output = T;
+
+    fn index(&self, stage: Stage) -> &T {
+        &self.0[&stage]
+    }
+}
+
+/// By the stage's name, as the JSON has it (`stages["fetch"]`); panics on a stage not there.
+impl<T> std::ops::Index<&str> for ByStage<T> {
+    type Output = T;
+
+    fn index(&self, name: &str) -> &T {
+        self.iter()
+            .find(|(s, _)| s.name() == name)
+            .map(|(_, v)| v)
+            .unwrap_or_else(|| panic!("no stage {name:?}"))
+    }
+}
+
+impl<T: Serialize> Serialize for ByStage<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut by_name: Vec<(&str, &T)> = self.iter().map(|(k, v)| (k.name(), v)).collect();
+        by_name.sort_unstable_by_key(|&(name, _)| name);
+        s.collect_map(by_name)
+    }
+}
+
 /// One cycle.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CycleRun {
     /// Cycle number.
     pub cycle: u32,
     /// Per stage.
-    pub stages: BTreeMap<String, StageRun>,
+    pub stages: ByStage<StageRun>,
     /// URLs in the next cycle's fetch lists (0 if the cycle did not finish).
     pub next_fetch_list: u64,
     /// Wall-clock seconds of the whole cycle.
@@ -302,6 +363,9 @@ fn one(ctx: &CycleCtx<'_>, cfg: &Config, stage: Stage, p: u32, acc: &Mutex<Stage
     }
 }
 
+/// Each stage's outcome over the partitions, as they run.
+type Acc = BTreeMap<Stage, Mutex<StageRun>>;
+
 /// Runs one cycle over every partition, showing it on `display`.
 fn run_cycle(
     crawl: &CrawlDir,
@@ -318,13 +382,10 @@ fn run_cycle(
         plural(urls, "URL", "URLs"),
         plural(m.into(), "partition", "partitions")
     ));
-    let acc: BTreeMap<Stage, Mutex<StageRun>> = Stage::CYCLE
+    let acc: Acc = Stage::CYCLE
         .iter()
         .map(|&s| (s, Mutex::new(StageRun::default())))
         .collect();
-
-    // 1. fetch -> parse -> split per partition, a few partitions at a time, sharing the per-IP
-    //    limits: hosts of one address in different partitions are one server.
     let ctx = CycleCtx {
         crawl,
         cycle,
@@ -337,28 +398,7 @@ fn run_cycle(
         ),
         window: Arc::new(CycleWindow::new(m)),
     };
-    let workers = (cfg.cycle.fetch_partitions as usize).clamp(1, m as usize);
-    let task_cfg = cfg.share(workers);
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                let p = next.fetch_add(1, Ordering::Relaxed);
-                if p >= m as usize || crate::interrupt::requested().is_some() {
-                    return;
-                }
-                let p = p as u32;
-                // Each stage only if the one before it succeeded for this partition.
-                let _ = [Stage::Fetch, Stage::Parse, Stage::Split]
-                    .into_iter()
-                    .all(|st| one(&ctx, &task_cfg, st, p, &acc[&st]));
-            });
-        }
-    });
-    let mut run = CycleRun {
-        cycle,
-        ..CycleRun::default()
-    };
+    fetch_parse_split(&ctx, cfg, &acc);
     let failed = |s: Stage| !acc[&s].lock().expect("not poisoned").failed.is_empty();
     let before_merge_failed = [Stage::Fetch, Stage::Parse, Stage::Split]
         .into_iter()
@@ -369,32 +409,20 @@ fn run_cycle(
 
     // A signal: the partitions stopped where they were, nothing more is started.
     crate::interrupt::check()?;
-
-    // 2 and 3. merge, then prioritize, every partition on the rayon pool.
     if !before_merge_failed {
-        let task_cfg = cfg.share(rayon::current_num_threads().min(m as usize));
-        for stage in [Stage::Merge, Stage::Prioritize] {
-            rayon_each(m, |p| {
-                if crate::interrupt::requested().is_none() {
-                    one(&ctx, &task_cfg, stage, p, &acc[&stage]);
-                }
-            });
-            crate::interrupt::check()?;
-            log_stage(display, cycle, stage, &acc);
-            if failed(stage) {
-                break;
-            }
-        }
+        merge_prioritize(&ctx, cfg, &acc)?;
     }
+    let mut run = CycleRun {
+        cycle,
+        ..CycleRun::default()
+    };
     run.complete = (0..m).all(|p| crawl.done_path(cycle, Stage::Prioritize, p).exists());
     if run.complete {
         run.next_fetch_list = fetch_list_size(crawl, cycle + 1, m)?;
     }
     for (stage, a) in acc {
-        run.stages.insert(
-            stage.name().to_owned(),
-            a.into_inner().expect("not poisoned"),
-        );
+        run.stages
+            .insert(stage, a.into_inner().expect("not poisoned"));
     }
     run.seconds = started.elapsed().as_secs_f64();
     display.log(&format!(
@@ -411,17 +439,57 @@ fn run_cycle(
     Ok(run)
 }
 
+/// Step 1 of a cycle: fetch -> parse -> split per partition, `[cycle] fetch_partitions`
+/// partitions at a time, sharing the per-IP limits (hosts of one address in different
+/// partitions are one server). A partition's stage runs only if the one before it succeeded.
+fn fetch_parse_split(ctx: &CycleCtx<'_>, cfg: &Config, acc: &Acc) {
+    let m = cfg.crawl.partitions;
+    let workers = (cfg.cycle.fetch_partitions as usize).clamp(1, m as usize);
+    let task_cfg = cfg.share(workers);
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let p = next.fetch_add(1, Ordering::Relaxed);
+                if p >= m as usize || crate::interrupt::requested().is_some() {
+                    return;
+                }
+                let p = p as u32;
+                // Each stage only if the one before it succeeded for this partition.
+                let _ = [Stage::Fetch, Stage::Parse, Stage::Split]
+                    .into_iter()
+                    .all(|st| one(ctx, &task_cfg, st, p, &acc[&st]));
+            });
+        }
+    });
+}
+
+/// Steps 2 and 3: merge, then prioritize, every partition on the rayon pool; prioritize only
+/// if every merge succeeded.
+fn merge_prioritize(ctx: &CycleCtx<'_>, cfg: &Config, acc: &Acc) -> Result<()> {
+    let m = cfg.crawl.partitions;
+    let task_cfg = cfg.share(rayon::current_num_threads().min(m as usize));
+    for stage in [Stage::Merge, Stage::Prioritize] {
+        rayon_each(m, |p| {
+            if crate::interrupt::requested().is_none() {
+                one(ctx, &task_cfg, stage, p, &acc[&stage]);
+            }
+        });
+        crate::interrupt::check()?;
+        log_stage(ctx.display, ctx.cycle, stage, acc);
+        if !acc[&stage].lock().expect("not poisoned").failed.is_empty() {
+            break;
+        }
+    }
+    Ok(())
+}
+
 fn rayon_each(m: u32, f: impl Fn(u32) + Sync + Send) {
     use rayon::prelude::*;
     (0..m).into_par_iter().for_each(f);
 }
 
-fn log_stage(
-    display: &CycleDisplay,
-    cycle: u32,
-    stage: Stage,
-    acc: &BTreeMap<Stage, Mutex<StageRun>>,
-) {
+fn log_stage(display: &CycleDisplay, cycle: u32, stage: Stage, acc: &Acc) {
     let a = acc[&stage].lock().expect("not poisoned");
     // Parses committed by their fetch (`[fetch] parse`) are found done, and say so.
     let by_fetch = match a.counts.get(crate::crawl::report::counter::INLINE) {

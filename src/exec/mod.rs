@@ -15,7 +15,7 @@ mod progress;
 pub mod slurm;
 
 pub use local::{
-    failure, run_cycles, CycleOptions, CycleReport, CycleRun, FailedPartition, StageRun,
+    failure, run_cycles, ByStage, CycleOptions, CycleReport, CycleRun, FailedPartition, StageRun,
 };
 pub use progress::CycleDisplay;
 

@@ -199,127 +199,186 @@ fn submit_unlocked(crawl: &CrawlDir, cfg: &Config, opts: &SubmitOptions) -> Resu
         return Ok(sub);
     }
     let root = absolute(crawl.root())?;
-    let s = &cfg.slurm;
     let log_dir = log_root(&root, cfg).join(format!("c{cycle:06}"));
     if !opts.dry_run {
         std::fs::create_dir_all(&log_dir).ctx("create", &log_dir)?;
     }
-    // The arrays of the last stage that had any, and the partitions they run: a stage of the
-    // same partitions may wait for them task by task (see `Dependency`).
-    let mut after: Vec<String> = Vec::new();
-    let mut after_list: Vec<u32> = Vec::new();
-    for stage in Stage::CYCLE {
-        // A fetch that parses as pages arrive (`[fetch] parse`) commits the partition's parse
-        // too: no parse task for a partition whose fetch is still to run (its task parses it
-        // even when a killed run left the fetch done and the parse not, see `task`).
-        let pending: Vec<u32> = (0..m)
-            .filter(|&p| !crawl.done_path(cycle, stage, p).exists())
-            .filter(|&p| {
-                stage != Stage::Parse
-                    || !cfg.fetch.parse
-                    || crawl.done_path(cycle, Stage::Fetch, p).exists()
-            })
-            .collect();
-        // Parse, split and prioritize of p read only p's output of the stage before, so task i
-        // may start when task i of that stage's array is done, if both arrays run the same
-        // partitions in the same order; merge of p reads every partition's split.
-        let per_partition = s.per_partition
-            && matches!(stage, Stage::Parse | Stage::Split | Stage::Prioritize)
-            && !pending.is_empty()
-            && pending == after_list;
-        let mut ids = Vec::new();
-        for (k, chunk) in pending.chunks(s.max_array as usize).enumerate() {
-            let list = ranges(chunk);
-            let array = format!(
-                "0-{}{}",
-                chunk.len() - 1,
-                if s.parallel > 0 {
-                    format!("%{}", s.parallel)
-                } else {
-                    String::new()
-                }
-            );
-            let extra = if stage == Stage::Fetch {
-                &s.fetch_args[..]
-            } else {
-                &[]
-            };
-            let cmd = [
-                opts.binary.display().to_string(),
-                "slurm".into(),
-                "task".into(),
-                "--stage".into(),
-                stage.name().into(),
-                "--cycle".into(),
-                cycle.to_string(),
-                "--partitions".into(),
-                list.clone(),
-                root.display().to_string(),
-            ];
-            let dep = if per_partition {
-                Dependency::Corresponding(&after[k])
-            } else {
-                Dependency::All(&after)
-            };
-            let argv = job_argv(
-                !opts.dry_run,
-                &format!("dragnet-{name}-c{cycle}-{stage}"),
-                Some(&array),
-                &log_dir.join(format!("{stage}-%A_%a.log")),
-                dep,
-                s.args.iter().chain(extra),
-                &cmd,
-            );
-            let id = sbatch(s, &argv, opts.dry_run, &format!("{stage}-{}", ids.len()))?;
-            ids.push(id.clone());
-            sub.jobs.push(Job {
-                what: stage.name().into(),
-                id,
-                partitions: list,
-                argv,
-            });
-        }
-        if !ids.is_empty() {
-            after = ids;
-            after_list = pending;
-        }
-    }
-    let mut cmd = vec![
-        opts.binary.display().to_string(),
-        "slurm".into(),
-        "finish".into(),
-        "--cycle".into(),
-        cycle.to_string(),
-        "--binary".into(),
-        opts.binary.display().to_string(),
-    ];
-    cmd.extend(opts.then.args());
-    cmd.push(root.display().to_string());
-    let argv = job_argv(
-        !opts.dry_run,
-        &format!("dragnet-{name}-c{cycle}-finish"),
-        None,
-        &log_dir.join("finish-%j.log"),
-        Dependency::All(&after),
-        s.args.iter(),
-        &cmd,
-    );
-    let id = sbatch(s, &argv, opts.dry_run, "finish")?;
-    sub.jobs.push(Job {
-        what: "finish".into(),
-        id,
-        partitions: String::new(),
-        argv,
-    });
+    let cycle_jobs = CycleJobs {
+        crawl,
+        cfg,
+        opts,
+        name,
+        cycle,
+        root,
+        log_dir,
+    };
+    let after = cycle_jobs.stages(&mut sub)?;
+    cycle_jobs.finish(&after, &mut sub)?;
     if !opts.dry_run {
         // Every job was submitted held: nothing runs until the whole cycle is in the queue and
         // recorded. A submission interrupted before this point (a `finish` job killed with its
         // node) leaves only held jobs that no record names, which the next submission cancels
         // (`cancel_interrupted`) before submitting again.
-        record_submission(&log_dir, &sub)?;
-        release(s, &sub.jobs)?;
+        record_submission(&cycle_jobs.log_dir, &sub)?;
+        release(&cfg.slurm, &sub.jobs)?;
     }
     Ok(sub)
+}
+
+/// The jobs of one cycle's submission, and what they all share.
+struct CycleJobs<'a> {
+    crawl: &'a CrawlDir,
+    cfg: &'a Config,
+    opts: &'a SubmitOptions,
+    /// The crawl's name as job names carry it.
+    name: String,
+    cycle: u32,
+    /// The crawl directory, absolute (as the nodes see it).
+    root: PathBuf,
+    /// Where the cycle's jobs write their logs.
+    log_dir: PathBuf,
+}
+
+impl CycleJobs<'_> {
+    /// Submits the job arrays of every stage, each waiting for the stage before it; returns
+    /// the arrays of the last stage that had any (what `finish` waits for).
+    fn stages(&self, sub: &mut Submission) -> Result<Vec<String>> {
+        let s = &self.cfg.slurm;
+        // The arrays of the last stage that had any, and the partitions they run: a stage of the
+        // same partitions may wait for them task by task (see `Dependency`).
+        let mut after: Vec<String> = Vec::new();
+        let mut after_list: Vec<u32> = Vec::new();
+        for stage in Stage::CYCLE {
+            let pending = self.pending(stage);
+            // Parse, split and prioritize of p read only p's output of the stage before, so
+            // task i may start when task i of that stage's array is done, if both arrays run the
+            // same partitions in the same order; merge of p reads every partition's split.
+            let per_partition = s.per_partition
+                && matches!(stage, Stage::Parse | Stage::Split | Stage::Prioritize)
+                && !pending.is_empty()
+                && pending == after_list;
+            let mut ids = Vec::new();
+            for (k, chunk) in pending.chunks(s.max_array as usize).enumerate() {
+                let dep = if per_partition {
+                    Dependency::Corresponding(&after[k])
+                } else {
+                    Dependency::All(&after)
+                };
+                let id = self.array(stage, chunk, dep, ids.len(), sub)?;
+                ids.push(id);
+            }
+            if !ids.is_empty() {
+                after = ids;
+                after_list = pending;
+            }
+        }
+        Ok(after)
+    }
+
+    /// The partitions `stage` still has to run in the cycle.
+    fn pending(&self, stage: Stage) -> Vec<u32> {
+        let (crawl, cycle) = (self.crawl, self.cycle);
+        // A fetch that parses as pages arrive (`[fetch] parse`) commits the partition's parse
+        // too: no parse task for a partition whose fetch is still to run (its task parses it
+        // even when a killed run left the fetch done and the parse not, see `task`).
+        (0..self.cfg.crawl.partitions)
+            .filter(|&p| !crawl.done_path(cycle, stage, p).exists())
+            .filter(|&p| {
+                stage != Stage::Parse
+                    || !self.cfg.fetch.parse
+                    || crawl.done_path(cycle, Stage::Fetch, p).exists()
+            })
+            .collect()
+    }
+
+    /// Submits array `n` of `stage`, one task for each partition of `chunk`; returns its id.
+    fn array(
+        &self,
+        stage: Stage,
+        chunk: &[u32],
+        dep: Dependency<'_>,
+        n: usize,
+        sub: &mut Submission,
+    ) -> Result<String> {
+        let (s, name, cycle) = (&self.cfg.slurm, &self.name, self.cycle);
+        let list = ranges(chunk);
+        let array = format!(
+            "0-{}{}",
+            chunk.len() - 1,
+            if s.parallel > 0 {
+                format!("%{}", s.parallel)
+            } else {
+                String::new()
+            }
+        );
+        let extra = if stage == Stage::Fetch {
+            &s.fetch_args[..]
+        } else {
+            &[]
+        };
+        let cmd = [
+            self.opts.binary.display().to_string(),
+            "slurm".into(),
+            "task".into(),
+            "--stage".into(),
+            stage.name().into(),
+            "--cycle".into(),
+            cycle.to_string(),
+            "--partitions".into(),
+            list.clone(),
+            self.root.display().to_string(),
+        ];
+        let argv = job_argv(
+            !self.opts.dry_run,
+            &format!("dragnet-{name}-c{cycle}-{stage}"),
+            Some(&array),
+            &self.log_dir.join(format!("{stage}-%A_%a.log")),
+            dep,
+            s.args.iter().chain(extra),
+            &cmd,
+        );
+        let id = sbatch(s, &argv, self.opts.dry_run, &format!("{stage}-{n}"))?;
+        sub.jobs.push(Job {
+            what: stage.name().into(),
+            id: id.clone(),
+            partitions: list,
+            argv,
+        });
+        Ok(id)
+    }
+
+    /// Submits the cycle's `finish` job, waiting for the arrays `after`.
+    fn finish(&self, after: &[String], sub: &mut Submission) -> Result<()> {
+        let (s, name, cycle, opts) = (&self.cfg.slurm, &self.name, self.cycle, self.opts);
+        let mut cmd = vec![
+            opts.binary.display().to_string(),
+            "slurm".into(),
+            "finish".into(),
+            "--cycle".into(),
+            cycle.to_string(),
+            "--binary".into(),
+            opts.binary.display().to_string(),
+        ];
+        cmd.extend(opts.then.args());
+        cmd.push(self.root.display().to_string());
+        let argv = job_argv(
+            !opts.dry_run,
+            &format!("dragnet-{name}-c{cycle}-finish"),
+            None,
+            &self.log_dir.join("finish-%j.log"),
+            Dependency::All(after),
+            s.args.iter(),
+            &cmd,
+        );
+        let id = sbatch(s, &argv, opts.dry_run, "finish")?;
+        sub.jobs.push(Job {
+            what: "finish".into(),
+            id,
+            partitions: String::new(),
+            argv,
+        });
+        Ok(())
+    }
 }
 
 /// `scontrol release` of every job of a submission (they were submitted held).

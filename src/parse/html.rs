@@ -30,6 +30,7 @@ pub use entities::decode_entities;
 use entities::decode_refs;
 pub(crate) use foreign::{foreign_root, foreign_step};
 use scan::scan_impl;
+pub(crate) use scan::select_admits;
 use url::Url;
 
 /// One outlink found in a document.

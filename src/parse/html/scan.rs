@@ -133,7 +133,7 @@ impl<'t> Scanner<'t> {
         } else {
             Cow::Borrowed(t.name)
         };
-        if self.in_select && !self.select_admits(&name) {
+        if self.in_select && !select_admits(&mut self.in_select, &name) {
             return ControlFlow::Continue(());
         }
         let live = self.templates == 0;
@@ -158,19 +158,6 @@ impl<'t> Scanner<'t> {
             }
         }
         ControlFlow::Continue(())
-    }
-
-    /// "In select": whether the start tag `name` (lower-case) goes on to be processed. These
-    /// close the select (and `<select>` does nothing more); script and template work as in the
-    /// head; every other start tag is ignored.
-    fn select_admits(&mut self, name: &str) -> bool {
-        match name {
-            "select" | "input" | "keygen" | "textarea" | "caption" | "table" | "tbody"
-            | "tfoot" | "thead" | "tr" | "td" | "th" => self.in_select = false,
-            "script" | "template" => {}
-            _ => return false,
-        }
-        name != "select"
     }
 
     /// A start tag `name` (lower-case) that changes where the tokenizer is (foreign content,
@@ -280,6 +267,25 @@ impl<'t> Scanner<'t> {
             _ => None,
         }
     }
+}
+
+/// "In select" (inside a `<select>`, `in_select`): whether the start tag `name` (any case) goes
+/// on to be processed, by the standard's rules for that insertion mode, simplified. These close
+/// the select, clearing `in_select` (and `<select>` does nothing more); script and template work
+/// as in the head; every other start tag is ignored. One rule for the link extractor and the
+/// visible-text extractor (`parse::text`).
+pub(crate) fn select_admits(in_select: &mut bool, name: &str) -> bool {
+    const CLOSE: [&str; 12] = [
+        "select", "input", "keygen", "textarea", "caption", "table", "tbody", "tfoot", "thead",
+        "tr", "td", "th",
+    ];
+    let is = |n: &&str| name.eq_ignore_ascii_case(n);
+    if CLOSE.iter().any(is) {
+        *in_select = false;
+    } else if !["script", "template"].iter().any(is) {
+        return false;
+    }
+    !name.eq_ignore_ascii_case("select")
 }
 
 /// The requisites of one start tag `name` (lower-case) but `script`, `style` and `link`, which

@@ -11,8 +11,8 @@ use super::kind::{
 use super::out::Out;
 use super::{Walker, MAX_OPEN, SEARCH};
 use crate::parse::html::entities::decode_text_refs;
-use crate::parse::html::foreign_root;
 use crate::parse::html::tokenizer::TagToken;
+use crate::parse::html::{foreign_root, select_admits};
 
 /// An open HTML element.
 pub(super) struct Open<'a> {
@@ -25,7 +25,7 @@ impl<'a> Walker<'a> {
     /// An HTML start tag; `false` ends the document (`<plaintext>`).
     pub(super) fn start_tag(&mut self, t: TagToken<'a>) -> bool {
         let k = kind(t.name);
-        if self.in_select && !self.select_admits(k, t.name) {
+        if self.in_select && !select_admits(&mut self.in_select, t.name) {
             return true;
         }
         let live = self.templates == 0;
@@ -37,32 +37,6 @@ impl<'a> Walker<'a> {
             self.open(k, t.name);
         }
         true
-    }
-
-    /// "In select": whether a start tag of kind `k` (named `name`) goes on to be processed.
-    /// These close the select (and `<select>` does nothing more); script and template work as
-    /// in the head; every other start tag is ignored.
-    fn select_admits(&mut self, k: Kind, name: &str) -> bool {
-        match k.t {
-            T::Select
-            | T::Textarea
-            | T::Caption
-            | T::Table
-            | T::Tbody
-            | T::Tfoot
-            | T::Thead
-            | T::Tr
-            | T::Td
-            | T::Th => self.in_select = false,
-            T::Void
-                if name.eq_ignore_ascii_case("input") || name.eq_ignore_ascii_case("keygen") =>
-            {
-                self.in_select = false
-            }
-            T::Script | T::Template => {}
-            _ => return false,
-        }
-        k.t != T::Select
     }
 
     /// A start tag that is not an ordinary element of the document (`live`: not in a
