@@ -17,34 +17,11 @@ pub fn decode_entities(s: &str) -> String {
 /// Decodes character references in an attribute value (`in_attr`) or in text; borrows `s` when
 /// there is nothing to decode.
 pub(crate) fn decode_refs(s: &str, in_attr: bool) -> Cow<'_, str> {
-    let b = s.as_bytes();
-    if !b.iter().any(|&c| matches!(c, b'&' | b'\r' | 0)) {
+    if memchr::memchr3(b'&', b'\r', 0, s.as_bytes()).is_none() {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
-    let (mut i, mut copied) = (0, 0);
-    while i < b.len() {
-        let (c, len) = match b[i] {
-            b'\r' => ('\n', if b.get(i + 1) == Some(&b'\n') { 2 } else { 1 }),
-            0 => ('\u{fffd}', 1),
-            b'&' => match char_ref(&s[i + 1..], in_attr) {
-                Some((c, len)) => (c, len + 1),
-                None => {
-                    i += 1;
-                    continue;
-                }
-            },
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        out.push_str(&s[copied..i]);
-        out.push(c);
-        i += len;
-        copied = i;
-    }
-    out.push_str(&s[copied..]);
+    decode_with(s, &mut out, |rest| char_ref(rest, in_attr));
     Cow::Owned(out)
 }
 
@@ -245,6 +222,13 @@ pub(crate) fn decode_text_refs(s: &str) -> Cow<'_, str> {
 
 /// [`decode_text_refs`], appending to `out` (a buffer reused from run to run).
 pub(crate) fn decode_text_refs_into(s: &str, out: &mut String) {
+    decode_with(s, out, text_char_ref);
+}
+
+/// Appends `s` to `out` with its character references decoded by `char_ref` (given what
+/// follows a `&`, the character and how many bytes it used), CR and CRLF made LF and NUL made
+/// U+FFFD, as the tokenizer does.
+fn decode_with(s: &str, out: &mut String, char_ref: impl Fn(&str) -> Option<(char, usize)>) {
     let b = s.as_bytes();
     let (mut i, mut copied) = (0, 0);
     while let Some(k) = memchr::memchr3(b'&', b'\r', 0, &b[i..]) {
@@ -252,7 +236,7 @@ pub(crate) fn decode_text_refs_into(s: &str, out: &mut String) {
         let (c, len) = match b[i] {
             b'\r' => ('\n', if b.get(i + 1) == Some(&b'\n') { 2 } else { 1 }),
             0 => ('\u{fffd}', 1),
-            _ => match text_char_ref(&s[i + 1..]) {
+            _ => match char_ref(&s[i + 1..]) {
                 Some((c, len)) => (c, len + 1),
                 None => {
                     i += 1;
@@ -285,115 +269,122 @@ fn text_char_ref(rest: &str) -> Option<(char, usize)> {
 }
 
 /// The HTML 4 named references (written with `;`) that [`named_ref`] does not hold, with the
-/// characters the HTML standard gives them (`lang` and `rang` are U+27E8 and U+27E9 there).
+/// characters the HTML standard gives them (`lang` and `rang` are U+27E8 and U+27E9 there):
+/// Greek letters, mathematical symbols, arrows, card suits. Sorted by name (byte order), for
+/// [`html4_ref`]'s binary search.
+pub(super) const HTML4_REFS: [(&str, char); 106] = [
+    ("Alpha", '\u{391}'),
+    ("Beta", '\u{392}'),
+    ("Chi", '\u{3a7}'),
+    ("Delta", '\u{394}'),
+    ("Epsilon", '\u{395}'),
+    ("Eta", '\u{397}'),
+    ("Gamma", '\u{393}'),
+    ("Iota", '\u{399}'),
+    ("Kappa", '\u{39a}'),
+    ("Lambda", '\u{39b}'),
+    ("Mu", '\u{39c}'),
+    ("Nu", '\u{39d}'),
+    ("Omega", '\u{3a9}'),
+    ("Omicron", '\u{39f}'),
+    ("Phi", '\u{3a6}'),
+    ("Pi", '\u{3a0}'),
+    ("Psi", '\u{3a8}'),
+    ("Rho", '\u{3a1}'),
+    ("Sigma", '\u{3a3}'),
+    ("Tau", '\u{3a4}'),
+    ("Theta", '\u{398}'),
+    ("Upsilon", '\u{3a5}'),
+    ("Xi", '\u{39e}'),
+    ("Zeta", '\u{396}'),
+    ("alefsym", '\u{2135}'),
+    ("alpha", '\u{3b1}'),
+    ("and", '\u{2227}'),
+    ("ang", '\u{2220}'),
+    ("asymp", '\u{2248}'),
+    ("beta", '\u{3b2}'),
+    ("cap", '\u{2229}'),
+    ("chi", '\u{3c7}'),
+    ("clubs", '\u{2663}'),
+    ("cong", '\u{2245}'),
+    ("crarr", '\u{21b5}'),
+    ("cup", '\u{222a}'),
+    ("dArr", '\u{21d3}'),
+    ("delta", '\u{3b4}'),
+    ("diams", '\u{2666}'),
+    ("empty", '\u{2205}'),
+    ("epsilon", '\u{3b5}'),
+    ("equiv", '\u{2261}'),
+    ("eta", '\u{3b7}'),
+    ("exist", '\u{2203}'),
+    ("forall", '\u{2200}'),
+    ("frasl", '\u{2044}'),
+    ("gamma", '\u{3b3}'),
+    ("hArr", '\u{21d4}'),
+    ("image", '\u{2111}'),
+    ("int", '\u{222b}'),
+    ("iota", '\u{3b9}'),
+    ("isin", '\u{2208}'),
+    ("kappa", '\u{3ba}'),
+    ("lArr", '\u{21d0}'),
+    ("lambda", '\u{3bb}'),
+    ("lang", '\u{27e8}'),
+    ("lceil", '\u{2308}'),
+    ("lfloor", '\u{230a}'),
+    ("lowast", '\u{2217}'),
+    ("loz", '\u{25ca}'),
+    ("mu", '\u{3bc}'),
+    ("nabla", '\u{2207}'),
+    ("ni", '\u{220b}'),
+    ("nsub", '\u{2284}'),
+    ("nu", '\u{3bd}'),
+    ("oline", '\u{203e}'),
+    ("omega", '\u{3c9}'),
+    ("omicron", '\u{3bf}'),
+    ("oplus", '\u{2295}'),
+    ("or", '\u{2228}'),
+    ("otimes", '\u{2297}'),
+    ("part", '\u{2202}'),
+    ("perp", '\u{22a5}'),
+    ("phi", '\u{3c6}'),
+    ("pi", '\u{3c0}'),
+    ("piv", '\u{3d6}'),
+    ("prod", '\u{220f}'),
+    ("prop", '\u{221d}'),
+    ("psi", '\u{3c8}'),
+    ("rArr", '\u{21d2}'),
+    ("radic", '\u{221a}'),
+    ("rang", '\u{27e9}'),
+    ("rceil", '\u{2309}'),
+    ("real", '\u{211c}'),
+    ("rfloor", '\u{230b}'),
+    ("rho", '\u{3c1}'),
+    ("sdot", '\u{22c5}'),
+    ("sigma", '\u{3c3}'),
+    ("sigmaf", '\u{3c2}'),
+    ("sim", '\u{223c}'),
+    ("spades", '\u{2660}'),
+    ("sub", '\u{2282}'),
+    ("sube", '\u{2286}'),
+    ("sum", '\u{2211}'),
+    ("sup", '\u{2283}'),
+    ("supe", '\u{2287}'),
+    ("tau", '\u{3c4}'),
+    ("there4", '\u{2234}'),
+    ("theta", '\u{3b8}'),
+    ("thetasym", '\u{3d1}'),
+    ("uArr", '\u{21d1}'),
+    ("upsih", '\u{3d2}'),
+    ("upsilon", '\u{3c5}'),
+    ("weierp", '\u{2118}'),
+    ("xi", '\u{3be}'),
+    ("zeta", '\u{3b6}'),
+];
+
+/// The character of an HTML 4 named reference of [`HTML4_REFS`].
 fn html4_ref(name: &str) -> Option<char> {
-    Some(match name {
-        "Alpha" => '\u{391}',
-        "Beta" => '\u{392}',
-        "Gamma" => '\u{393}',
-        "Delta" => '\u{394}',
-        "Epsilon" => '\u{395}',
-        "Zeta" => '\u{396}',
-        "Eta" => '\u{397}',
-        "Theta" => '\u{398}',
-        "Iota" => '\u{399}',
-        "Kappa" => '\u{39a}',
-        "Lambda" => '\u{39b}',
-        "Mu" => '\u{39c}',
-        "Nu" => '\u{39d}',
-        "Xi" => '\u{39e}',
-        "Omicron" => '\u{39f}',
-        "Pi" => '\u{3a0}',
-        "Rho" => '\u{3a1}',
-        "Sigma" => '\u{3a3}',
-        "Tau" => '\u{3a4}',
-        "Upsilon" => '\u{3a5}',
-        "Phi" => '\u{3a6}',
-        "Chi" => '\u{3a7}',
-        "Psi" => '\u{3a8}',
-        "Omega" => '\u{3a9}',
-        "alpha" => '\u{3b1}',
-        "beta" => '\u{3b2}',
-        "gamma" => '\u{3b3}',
-        "delta" => '\u{3b4}',
-        "epsilon" => '\u{3b5}',
-        "zeta" => '\u{3b6}',
-        "eta" => '\u{3b7}',
-        "theta" => '\u{3b8}',
-        "iota" => '\u{3b9}',
-        "kappa" => '\u{3ba}',
-        "lambda" => '\u{3bb}',
-        "mu" => '\u{3bc}',
-        "nu" => '\u{3bd}',
-        "xi" => '\u{3be}',
-        "omicron" => '\u{3bf}',
-        "pi" => '\u{3c0}',
-        "rho" => '\u{3c1}',
-        "sigmaf" => '\u{3c2}',
-        "sigma" => '\u{3c3}',
-        "tau" => '\u{3c4}',
-        "upsilon" => '\u{3c5}',
-        "phi" => '\u{3c6}',
-        "chi" => '\u{3c7}',
-        "psi" => '\u{3c8}',
-        "omega" => '\u{3c9}',
-        "thetasym" => '\u{3d1}',
-        "upsih" => '\u{3d2}',
-        "piv" => '\u{3d6}',
-        "oline" => '\u{203e}',
-        "frasl" => '\u{2044}',
-        "image" => '\u{2111}',
-        "weierp" => '\u{2118}',
-        "real" => '\u{211c}',
-        "alefsym" => '\u{2135}',
-        "crarr" => '\u{21b5}',
-        "lArr" => '\u{21d0}',
-        "uArr" => '\u{21d1}',
-        "rArr" => '\u{21d2}',
-        "dArr" => '\u{21d3}',
-        "hArr" => '\u{21d4}',
-        "forall" => '\u{2200}',
-        "part" => '\u{2202}',
-        "exist" => '\u{2203}',
-        "empty" => '\u{2205}',
-        "nabla" => '\u{2207}',
-        "isin" => '\u{2208}',
-        "ni" => '\u{220b}',
-        "prod" => '\u{220f}',
-        "sum" => '\u{2211}',
-        "lowast" => '\u{2217}',
-        "radic" => '\u{221a}',
-        "prop" => '\u{221d}',
-        "ang" => '\u{2220}',
-        "and" => '\u{2227}',
-        "or" => '\u{2228}',
-        "cap" => '\u{2229}',
-        "cup" => '\u{222a}',
-        "int" => '\u{222b}',
-        "there4" => '\u{2234}',
-        "sim" => '\u{223c}',
-        "cong" => '\u{2245}',
-        "asymp" => '\u{2248}',
-        "equiv" => '\u{2261}',
-        "sub" => '\u{2282}',
-        "sup" => '\u{2283}',
-        "nsub" => '\u{2284}',
-        "sube" => '\u{2286}',
-        "supe" => '\u{2287}',
-        "oplus" => '\u{2295}',
-        "otimes" => '\u{2297}',
-        "perp" => '\u{22a5}',
-        "sdot" => '\u{22c5}',
-        "lceil" => '\u{2308}',
-        "rceil" => '\u{2309}',
-        "lfloor" => '\u{230a}',
-        "rfloor" => '\u{230b}',
-        "lang" => '\u{27e8}',
-        "rang" => '\u{27e9}',
-        "loz" => '\u{25ca}',
-        "spades" => '\u{2660}',
-        "clubs" => '\u{2663}',
-        "diams" => '\u{2666}',
-        _ => return None,
-    })
+    HTML4_REFS
+        .binary_search_by(|&(n, _)| n.cmp(name))
+        .ok()
+        .map(|k| HTML4_REFS[k].1)
 }

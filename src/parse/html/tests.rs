@@ -336,3 +336,12 @@ fn user_information_is_dropped_from_links() {
         .collect();
     assert_eq!(anchored, urls);
 }
+
+#[test]
+fn html4_names_are_sorted_for_their_binary_search() {
+    assert!(entities::HTML4_REFS.windows(2).all(|w| w[0].0 < w[1].0));
+    assert_eq!(
+        entities::decode_text_refs("&alpha;&Omega;&zwj;&zeta;&rang;&nope;&thetasym;"),
+        "\u{3b1}\u{3a9}\u{200d}\u{3b6}\u{27e9}&nope;\u{3d1}"
+    );
+}
