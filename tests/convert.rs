@@ -324,6 +324,27 @@ fn a_conversion_killed_anywhere_and_run_again_ends_as_one_never_killed() {
 fn files_convert_both_ways_and_with_a_dictionary_record_for_record() {
     let c = crawl();
     let dir = tempfile::tempdir().unwrap();
+    let inputs = cycle_one_warcs(&c);
+    let want = records_of(&inputs);
+    let (gz, z) = check_gz_and_zst_convert_both_ways(dir.path(), &inputs, &want);
+    check_an_output_dir_is_refused(&c, &gz, &z);
+
+    // With a dictionary (zstd --train on the records themselves).
+    let has = Command::new("zstd")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        eprintln!("zstd (the program) is missing: the dictionary conversion is not tried");
+        return;
+    }
+    let (d1, d2) = train_dictionaries(dir.path(), &want);
+    let zdf = check_a_dictionary_conversion_keeps_every_record(dir.path(), &inputs, &want, &d1);
+    check_a_wrong_dictionary_is_named(dir.path(), &inputs, &zdf[0], &d2);
+}
+
+/// The WARC files (not WET) of cycle 1 of the crawl, sorted.
+fn cycle_one_warcs(c: &common::Crawl) -> Vec<PathBuf> {
     let mut inputs: Vec<PathBuf> = Vec::new();
     for cy in c.dir.cycles() {
         for e in std::fs::read_dir(c.dir.warc_dir(cy)).into_iter().flatten() {
@@ -336,36 +357,53 @@ fn files_convert_both_ways_and_with_a_dictionary_record_for_record() {
     }
     inputs.sort();
     assert!(!inputs.is_empty());
-    let want: Vec<Vec<Vec<u8>>> = inputs.iter().map(|p| records(p)).collect();
-    let args = |to: &str, out: &Path, files: &[PathBuf], extra: &[&str]| {
-        let mut a: Vec<String> = vec!["warc".into(), "convert".into(), "--to".into(), to.into()];
-        a.extend(extra.iter().map(|s| s.to_string()));
-        a.push("--out".into());
-        a.push(out.display().to_string());
-        a.extend(files.iter().map(|f| f.display().to_string()));
-        a
-    };
-    let outputs = |d: &Path, suffix: &str| -> Vec<PathBuf> {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        v.sort();
-        assert!(
-            v.iter().all(|p| p.to_string_lossy().ends_with(suffix)),
-            "{v:?}"
-        );
-        v
-    };
-    // gz <-> zst
-    let zst = dir.path().join("zst");
-    common::ok(common::dragnet(&args("zst", &zst, &inputs, &[])));
+    inputs
+}
+
+/// The records of each file.
+fn records_of(files: &[PathBuf]) -> Vec<Vec<Vec<u8>>> {
+    files.iter().map(|p| records(p)).collect()
+}
+
+/// The arguments of `dragnet warc convert --to TO [EXTRA] --out OUT FILES`.
+fn convert_args(to: &str, out: &Path, files: &[PathBuf], extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = vec!["warc".into(), "convert".into(), "--to".into(), to.into()];
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a.push("--out".into());
+    a.push(out.display().to_string());
+    a.extend(files.iter().map(|f| f.display().to_string()));
+    a
+}
+
+/// The files of the output directory `d`, sorted, each of which ends with `suffix`.
+fn outputs(d: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    assert!(
+        v.iter().all(|p| p.to_string_lossy().ends_with(suffix)),
+        "{v:?}"
+    );
+    v
+}
+
+/// gz -> zst -> gz keeps every record, and `dragnet check warc` verifies both. Returns the gzip
+/// output directory and the zstd files.
+fn check_gz_and_zst_convert_both_ways(
+    dir: &Path,
+    inputs: &[PathBuf],
+    want: &[Vec<Vec<u8>>],
+) -> (PathBuf, Vec<PathBuf>) {
+    let zst = dir.join("zst");
+    common::ok(common::dragnet(&convert_args("zst", &zst, inputs, &[])));
     let z = outputs(&zst, ".warc.zst");
-    assert_eq!(z.iter().map(|p| records(p)).collect::<Vec<_>>(), want);
-    let gz = dir.path().join("gz");
-    common::ok(common::dragnet(&args("gz", &gz, &z, &[])));
+    assert_eq!(records_of(&z), want);
+    let gz = dir.join("gz");
+    common::ok(common::dragnet(&convert_args("gz", &gz, &z, &[])));
     let g = outputs(&gz, ".warc.gz");
-    assert_eq!(g.iter().map(|p| records(p)).collect::<Vec<_>>(), want);
+    assert_eq!(records_of(&g), want);
     // Every record dragnet check warc verifies (digests) in both.
     common::ok(common::dragnet(
         &[
@@ -377,37 +415,35 @@ fn files_convert_both_ways_and_with_a_dictionary_record_for_record() {
         ]
         .concat(),
     ));
+    (gz, z)
+}
 
-    // An existing output directory is refused without --force (nothing written), replaced with.
-    let o = common::dragnet(&args("gz", &gz, &z, &[]));
+/// An existing output directory (`gz`) is refused without --force (nothing written), replaced
+/// with; one inside a crawl is refused.
+fn check_an_output_dir_is_refused(c: &common::Crawl, gz: &Path, z: &[PathBuf]) {
+    let o = common::dragnet(&convert_args("gz", gz, z, &[]));
     assert_eq!(o.status.code(), Some(2), "{}", common::out_text(&o));
-    common::ok(common::dragnet(&args("gz", &gz, &z, &["--force"])));
+    common::ok(common::dragnet(&convert_args("gz", gz, z, &["--force"])));
     // Inside a crawl: refused.
     let inside = c.dir.root().join("converted");
-    let o = common::dragnet(&args("gz", &inside, &z, &[]));
+    let o = common::dragnet(&convert_args("gz", &inside, z, &[]));
     assert_eq!(o.status.code(), Some(2), "{}", common::out_text(&o));
     assert!(!inside.exists());
+}
 
-    // With a dictionary (zstd --train on the records themselves).
-    let has = Command::new("zstd")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has {
-        eprintln!("zstd (the program) is missing: the dictionary conversion is not tried");
-        return;
-    }
-    let samples = dir.path().join("samples");
+/// Two zstd dictionaries (IDs 7001 and 7002) trained on the records of `want`.
+fn train_dictionaries(dir: &Path, want: &[Vec<Vec<u8>>]) -> (PathBuf, PathBuf) {
+    let samples = dir.join("samples");
     std::fs::create_dir_all(&samples).unwrap();
     let mut k = 0;
-    for f in &want {
+    for f in want {
         for r in f {
             std::fs::write(samples.join(format!("{k:05}")), r).unwrap();
             k += 1;
         }
     }
     let train = |id: &str| {
-        let out = dir.path().join(format!("dict-{id}"));
+        let out = dir.join(format!("dict-{id}"));
         let o = Command::new("zstd")
             .args(["-q", "--train", "--maxdict=16384", "--dictID", id, "-r"])
             .arg(&samples)
@@ -418,41 +454,48 @@ fn files_convert_both_ways_and_with_a_dictionary_record_for_record() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         out
     };
-    let (d1, d2) = (train("7001"), train("7002"));
-    let zd = dir.path().join("zd");
-    common::ok(common::dragnet(&args(
+    (train("7001"), train("7002"))
+}
+
+/// gz -> zst with the dictionary `d1` -> gz keeps every record. Returns the zstd files.
+fn check_a_dictionary_conversion_keeps_every_record(
+    dir: &Path,
+    inputs: &[PathBuf],
+    want: &[Vec<Vec<u8>>],
+    d1: &Path,
+) -> Vec<PathBuf> {
+    let zd = dir.join("zd");
+    common::ok(common::dragnet(&convert_args(
         "zst",
         &zd,
-        &inputs,
+        inputs,
         &["--dictionary", d1.to_str().unwrap()],
     )));
     let zdf = outputs(&zd, ".warc.zst");
-    assert_eq!(zdf.iter().map(|p| records(p)).collect::<Vec<_>>(), want);
+    assert_eq!(records_of(&zdf), want);
     assert!(dictionary_of(&zdf[0]).is_some());
     // And back to gzip, records the same.
-    let back = dir.path().join("back");
-    common::ok(common::dragnet(&args("gz", &back, &zdf, &[])));
-    assert_eq!(
-        outputs(&back, ".warc.gz")
-            .iter()
-            .map(|p| records(p))
-            .collect::<Vec<_>>(),
-        want
-    );
+    let back = dir.join("back");
+    common::ok(common::dragnet(&convert_args("gz", &back, &zdf, &[])));
+    assert_eq!(records_of(&outputs(&back, ".warc.gz")), want);
+    zdf
+}
 
-    // A file whose dictionary frame is another dictionary: named, with the frame's offset.
-    let data = std::fs::read(&zdf[0]).unwrap();
+/// A file (`with_dict` with its dictionary frame replaced by `d2`) whose dictionary frame is
+/// another dictionary: named, with the frame's offset. A dictionary that is not one: refused.
+fn check_a_wrong_dictionary_is_named(dir: &Path, inputs: &[PathBuf], with_dict: &Path, d2: &Path) {
+    let data = std::fs::read(with_dict).unwrap();
     let n = u32::from_le_bytes(data[4..8].try_into().unwrap()) as usize;
-    let other = std::fs::read(&d2).unwrap();
+    let other = std::fs::read(d2).unwrap();
     let mut wrong = Vec::new();
     wrong.extend_from_slice(&data[..4]);
     wrong.extend_from_slice(&(other.len() as u32).to_le_bytes());
     wrong.extend_from_slice(&other);
     wrong.extend_from_slice(&data[8 + n..]);
-    let bad = dir.path().join("wrong-dict.warc.zst");
+    let bad = dir.join("wrong-dict.warc.zst");
     std::fs::write(&bad, &wrong).unwrap();
-    let out = dir.path().join("never");
-    let o = common::dragnet(&args("gz", &out, std::slice::from_ref(&bad), &[]));
+    let out = dir.join("never");
+    let o = common::dragnet(&convert_args("gz", &out, std::slice::from_ref(&bad), &[]));
     assert_eq!(o.status.code(), Some(3), "{}", common::out_text(&o));
     let text = common::out_text(&o);
     assert!(text.contains("wrong-dict.warc.zst"), "{text}");
@@ -465,10 +508,10 @@ fn files_convert_both_ways_and_with_a_dictionary_record_for_record() {
         "a failed conversion leaves no output directory"
     );
     // Not a zstd dictionary at all.
-    let o = common::dragnet(&args(
+    let o = common::dragnet(&convert_args(
         "zst",
         &out,
-        &inputs,
+        inputs,
         &["--dictionary", inputs[0].to_str().unwrap()],
     ));
     assert_eq!(o.status.code(), Some(2), "{}", common::out_text(&o));
@@ -495,6 +538,13 @@ fn bad_input_is_named_by_file_and_offset_and_changes_nothing() {
     }
     assert!(ends.len() >= 3);
     let data = std::fs::read(src).unwrap();
+    check_bad_files_are_named(dir.path(), src, &data, &ends);
+    check_a_damaged_crawl_stops_the_conversion(&c, src, &data, &ends);
+}
+
+/// A file that is no WARC and one cut in the middle of its third record (`src`, of bytes `data`
+/// and records at `ends`): each named with the offset, no output, the input untouched.
+fn check_bad_files_are_named(dir: &Path, src: &Path, data: &[u8], ends: &[(u64, u64)]) {
     let name = src.file_name().unwrap().to_string_lossy().into_owned();
     let cases: Vec<(&str, Vec<u8>, u64)> = vec![
         (
@@ -510,9 +560,9 @@ fn bad_input_is_named_by_file_and_offset_and_changes_nothing() {
         ),
     ];
     for (tag, bytes, offset) in cases {
-        let input = dir.path().join(format!("{tag}-{name}"));
+        let input = dir.join(format!("{tag}-{name}"));
         std::fs::write(&input, &bytes).unwrap();
-        let out = dir.path().join(format!("out-{tag}"));
+        let out = dir.join(format!("out-{tag}"));
         let o = common::dragnet(&[
             "warc",
             "convert",
@@ -533,10 +583,19 @@ fn bad_input_is_named_by_file_and_offset_and_changes_nothing() {
             "{tag}: the input is untouched"
         );
     }
+}
 
-    // In a crawl: a damaged WARC file stops the conversion, and the crawl is as it was.
+/// In a crawl: a damaged WARC file (`src` cut in its second record) stops the conversion, and
+/// the crawl is as it was.
+fn check_a_damaged_crawl_stops_the_conversion(
+    c: &common::Crawl,
+    src: &Path,
+    data: &[u8],
+    ends: &[(u64, u64)],
+) {
+    let name = src.file_name().unwrap().to_string_lossy().into_owned();
     let root = c.dir.root().to_str().unwrap().to_string();
-    let mut bad = data.clone();
+    let mut bad = data.to_vec();
     let at = (ends[1].0 + ends[1].1 / 2) as usize;
     bad.truncate(at);
     std::fs::write(src, &bad).unwrap();

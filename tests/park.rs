@@ -77,28 +77,62 @@ fn host_record(dir: &dragnet::crawl::CrawlDir, partitions: u32, host: &str) -> O
     })
 }
 
+/// The dead host's name.
+const DEAD: &str = "dead.websim.test";
+
 #[test]
 fn a_host_that_keeps_failing_is_parked_for_doubling_cycles_and_ends_an_until_empty_crawl() {
     let (web, server) = common::small_web(31, 2, 4);
     let dead = Dead::start();
-    let name = "dead.websim.test";
-    let dead_urls: Vec<String> = (0..3)
-        .map(|i| format!("http://{name}:{}/page{i}", dead.port))
+    let (c, dead_urls) = crawl_with_a_dead_host(&web, &dead);
+    check_parks_double(&c, &dead);
+    check_an_until_empty_crawl_ends_on_the_parked_host(&c);
+    // The live web is crawled to its truth all the same, politely.
+    let audit = server.stop();
+    assert_eq!(audit.counts.total(), 0, "{:?}", audit.violations);
+    let got: std::collections::BTreeSet<String> = common::outcome(&c.dir, 2)
+        .fetched
+        .into_iter()
+        .filter(|u| !u.contains(DEAD))
         .collect();
-    let mut seeds = common::websim_homes(&web);
+    assert_eq!(got, common::truth_fetched(&web));
+    check_status_and_report_name_the_parked_host(&c);
+    check_a_listed_parked_host_is_not_contacted(&c, &dead, &dead_urls);
+}
+
+/// A crawl of `web`'s homes and three URLs of the dead host (resolving to loopback beside
+/// websim's hosts), with the default parking. Returns it and the dead host's URLs.
+fn crawl_with_a_dead_host(web: &websim::model::Web, dead: &Dead) -> (common::Crawl, Vec<String>) {
+    let dead_urls: Vec<String> = (0..3)
+        .map(|i| format!("http://{DEAD}:{}/page{i}", dead.port))
+        .collect();
+    let mut seeds = common::websim_homes(web);
     seeds.extend(dead_urls.iter().cloned());
     let mut cfg = common::websim_config(2, 4);
     // The defaults: parked after 2 failed runs, at most 16 cycles. The URLs must outlive the
     // cycles the test watches (3 attempts would give them up at the third failed run).
     assert_eq!(cfg.fetch.park_after_failed_runs, 2);
     cfg.prioritize.max_attempts = 20;
-    let c = common::websim_crawl(&web, &seeds, cfg);
+    let c = common::websim_crawl(web, &seeds, cfg);
     // The dead host resolves to loopback beside websim's hosts.
     let hosts = c.tmp.path().join("websim.hosts");
     let mut text = std::fs::read_to_string(&hosts).unwrap();
-    text.push_str(&format!("127.0.0.1 {name}\n"));
+    text.push_str(&format!("127.0.0.1 {DEAD}\n"));
     std::fs::write(&hosts, text).unwrap();
+    (c, dead_urls)
+}
 
+/// The dead host's fetch results among the crawl's results up to cycle `cycle`.
+fn dead_results_before(c: &common::Crawl, cycle: u32) -> usize {
+    common::fetch_results(&c.dir, 2, cycle)
+        .iter()
+        .filter(|f| f.url.contains(DEAD))
+        .count()
+}
+
+/// Cycles 0 to 5 one at a time: the dead host is contacted in cycles 0, 1 and 3 only (parked for
+/// 1, then 2 cycles), and no fetch list of a parked cycle names its URLs.
+fn check_parks_double(c: &common::Crawl, dead: &Dead) {
     let one = common::cycles(1);
     // Cycles 0 to 5 one at a time: connections to the dead host in each.
     let mut contacted = Vec::new();
@@ -107,11 +141,8 @@ fn a_host_that_keeps_failing_is_parked_for_doubling_cycles_and_ends_an_until_emp
         let r = dragnet::exec::run_cycles(&c.dir, &c.cfg, &one).unwrap();
         assert!(r.complete(), "cycle {cycle}: {r:?}");
         contacted.push(dead.count() > before);
-        let listed_dead = common::fetch_results(&c.dir, 2, cycle + 1)
-            .into_iter()
-            .filter(|f| f.url.contains(name))
-            .count();
-        let rec = host_record(&c.dir, 2, name).expect("the dead host has a record");
+        let listed_dead = dead_results_before(c, cycle + 1);
+        let rec = host_record(&c.dir, 2, DEAD).expect("the dead host has a record");
         eprintln!(
             "cycle {cycle}: contacted {}, failed_runs {}, parked_until {}, dead results so far {listed_dead}",
             contacted[cycle as usize], rec.failed_runs, rec.parked_until
@@ -123,7 +154,7 @@ fn a_host_that_keeps_failing_is_parked_for_doubling_cycles_and_ends_an_until_emp
         [true, true, false, true, false, false],
         "which cycles contacted the dead host"
     );
-    let rec = host_record(&c.dir, 2, name).unwrap();
+    let rec = host_record(&c.dir, 2, DEAD).unwrap();
     assert_eq!((rec.failed_runs, rec.parked_until), (3, 6), "{rec:?}");
     // No fetch list of a parked cycle named its URLs (they waited in the frontier, no result).
     let per_cycle = |cycle: u32| {
@@ -132,18 +163,15 @@ fn a_host_that_keeps_failing_is_parked_for_doubling_cycles_and_ends_an_until_emp
             .saturating_sub(common::fetch_results(&c.dir, 2, cycle).len())
     };
     for cycle in [2u32, 4, 5] {
-        let dead_results = {
-            let all = common::fetch_results(&c.dir, 2, cycle + 1);
-            let before = common::fetch_results(&c.dir, 2, cycle);
-            all.iter().filter(|f| f.url.contains(name)).count()
-                - before.iter().filter(|f| f.url.contains(name)).count()
-        };
+        let dead_results = dead_results_before(c, cycle + 1) - dead_results_before(c, cycle);
         assert_eq!(dead_results, 0, "cycle {cycle} listed the parked host");
     }
     assert!(per_cycle(0) > 0);
+}
 
-    // To the end: cycle 6 tries the host again (failed: parked until 6 + 1 + 4 = 11), and then
-    // only the parked host is left. The crawl ends, saying so, instead of running empty cycles.
+/// To the end: cycle 6 tries the host again (failed: parked until 6 + 1 + 4 = 11), and then
+/// only the parked host is left. The crawl ends, saying so, instead of running empty cycles.
+fn check_an_until_empty_crawl_ends_on_the_parked_host(c: &common::Crawl) {
     let r = dragnet::exec::run_cycles(&c.dir, &c.cfg, &common::until_empty(20)).unwrap();
     assert!(r.complete(), "{r:?}");
     assert!(
@@ -153,37 +181,36 @@ fn a_host_that_keeps_failing_is_parked_for_doubling_cycles_and_ends_an_until_emp
         "{}",
         r.stopped
     );
-    let rec = host_record(&c.dir, 2, name).unwrap();
+    let rec = host_record(&c.dir, 2, DEAD).unwrap();
     assert_eq!((rec.failed_runs, rec.parked_until), (4, 11), "{rec:?}");
-    // The live web is crawled to its truth all the same, politely.
-    let audit = server.stop();
-    assert_eq!(audit.counts.total(), 0, "{:?}", audit.violations);
-    let got: std::collections::BTreeSet<String> = common::outcome(&c.dir, 2)
-        .fetched
-        .into_iter()
-        .filter(|u| !u.contains(name))
-        .collect();
-    assert_eq!(got, common::truth_fetched(&web));
+}
 
-    // `status` names the parked host and when it comes back.
+/// `status` names the parked host and when it comes back; so does the report, among the hosts
+/// given up.
+fn check_status_and_report_name_the_parked_host(c: &common::Crawl) {
     let o = common::dragnet_on(&["status"], c.dir.root());
     let text = common::out_text(&o);
     assert!(
         text.contains("parked") && text.contains("cycle 11"),
         "status does not name the parked host:\n{text}"
     );
-    // And so does the report, among the hosts given up.
     common::ok(common::dragnet_on(&["report"], c.dir.root()));
     let html = std::fs::read_to_string(c.dir.root().join("report/index.html")).unwrap();
     assert!(
-        html.contains(name) && html.contains("parked until cycle 11"),
+        html.contains(DEAD) && html.contains("parked until cycle 11"),
         "the report does not name the parked host"
     );
+}
 
-    // A fetch list made by hand (or before the park) that names the parked host: its URLs get
-    // `parked` results without a request, and the fetch does not wait for them.
+/// A fetch list made by hand (or before the park) that names the parked host: its URLs get
+/// `parked` results without a request, and the fetch does not wait for them.
+fn check_a_listed_parked_host_is_not_contacted(
+    c: &common::Crawl,
+    dead: &Dead,
+    dead_urls: &[String],
+) {
     let cycle = dragnet::crawl::next_cycle(&c.dir, 2);
-    let hk = dragnet::keys::host_key(name);
+    let hk = dragnet::keys::host_key(DEAD);
     let p = dragnet::keys::partition_of(hk, 2);
     let list = c.dir.fetchlist(cycle, p);
     let _ = std::fs::remove_file(&list);
@@ -216,7 +243,7 @@ fn a_host_that_keeps_failing_is_parked_for_doubling_cycles_and_ends_an_until_emp
     assert_eq!(dead.count(), before, "a parked host was contacted");
     let parked: Vec<String> = common::fetch_results(&c.dir, 2, cycle + 1)
         .into_iter()
-        .filter(|f| f.url.contains(name) && f.error == "parked")
+        .filter(|f| f.url.contains(DEAD) && f.error == "parked")
         .map(|f| f.url)
         .collect();
     assert_eq!(parked.len(), dead_urls.len(), "{parked:?}");

@@ -59,7 +59,32 @@ fn pages_of(path: &std::path::Path) -> BTreeMap<String, PageRecord> {
 
 #[test]
 fn parse_finds_the_model_links_and_conserves_cash() {
-    let (web, server) = Server::start_web(
+    let (web, server) = start_web();
+    let t = truth(&web, &Policy::new(&web));
+    let seeds: Vec<String> = t
+        .fetched
+        .iter()
+        .filter(|f| !f.url.ends_with("/robots.txt") && !f.url.contains(".outside.test"))
+        .map(|f| f.url.clone())
+        .collect();
+    let crawl = crawl_of(&web, &seeds);
+    let (links, pages) = fetch_and_parse_both_ways(&crawl);
+    server.stop();
+
+    let canon = Canonicalizer::new(&crawl.cfg.canon);
+    let mut by_source: BTreeMap<&str, Vec<&LinkRecord>> = BTreeMap::new();
+    for l in &links {
+        by_source.entry(l.source.as_str()).or_default().push(l);
+    }
+    check_links_follow_the_model(&t, &canon, &by_source, &pages);
+    check_cash_is_conserved(&by_source);
+    check_redirects_and_sitemaps_are_links(&web, &t, &canon, &by_source, &links);
+    check_reparse_finds_the_same_pairs(&crawl, &links);
+}
+
+/// A websim web of 10 hosts with 12 pages each, served on loopback.
+fn start_web() -> (std::sync::Arc<websim::model::Web>, Server) {
+    Server::start_web(
         WebConfig {
             seed: 9,
             port: 0,
@@ -72,22 +97,25 @@ fn parse_finds_the_model_links_and_conserves_cash() {
         },
         ServerOptions::default(),
     )
-    .unwrap();
-    let t = truth(&web, &Policy::new(&web));
-    let seeds: Vec<String> = t
-        .fetched
-        .iter()
-        .filter(|f| !f.url.ends_with("/robots.txt") && !f.url.contains(".outside.test"))
-        .map(|f| f.url.clone())
-        .collect();
+    .unwrap()
+}
 
+/// A crawl of two partitions over `web` from `seeds`.
+fn crawl_of(web: &websim::model::Web, seeds: &[String]) -> common::Crawl {
     let mut cfg = Config::default();
     cfg.crawl.partitions = 2;
     common::patient_loopback_fetch(&mut cfg.fetch);
     cfg.fetch.threads = 4;
     cfg.fetch.max_body = ByteSize(1 << 20);
-    let crawl = common::websim_crawl(&web, &seeds, cfg);
-    let (dir, cfg, tmp) = (&crawl.dir, &crawl.cfg, &crawl.tmp);
+    common::websim_crawl(web, seeds, cfg)
+}
+
+/// Fetches both partitions of cycle 0 (which parses inline), checks that `dragnet parse` from
+/// the WARC writes the same, and returns every link and page parsed.
+fn fetch_and_parse_both_ways(
+    crawl: &common::Crawl,
+) -> (Vec<LinkRecord>, BTreeMap<String, PageRecord>) {
+    let (dir, cfg) = (&crawl.dir, &crawl.cfg);
     let quiet = FetchOptions {
         progress: ProgressMode::Quiet,
         ..FetchOptions::default()
@@ -127,16 +155,23 @@ fn parse_finds_the_model_links_and_conserves_cash() {
         links.extend(links_of(&dir.links(0, p)));
         pages.extend(pages_of(&dir.pages(0, p)));
     }
-    server.stop();
+    (links, pages)
+}
 
-    // Every HTML page the model says was fetched has its links, followed exactly as the model
-    // follows them.
-    let canon = Canonicalizer::new(&cfg.canon);
-    let c = |u: &str| canon.canonicalize(u, None).unwrap().url;
-    let mut by_source: BTreeMap<&str, Vec<&LinkRecord>> = BTreeMap::new();
-    for l in &links {
-        by_source.entry(l.source.as_str()).or_default().push(l);
-    }
+/// `u` canonicalized as the crawl does.
+fn canonical(canon: &Canonicalizer, u: &str) -> String {
+    canon.canonicalize(u, None).unwrap().url
+}
+
+/// Every HTML page the model says was fetched has its links, followed exactly as the model
+/// follows them, and (nearly always) a title.
+fn check_links_follow_the_model(
+    t: &websim::truth::Truth,
+    canon: &Canonicalizer,
+    by_source: &BTreeMap<&str, Vec<&LinkRecord>>,
+    pages: &BTreeMap<String, PageRecord>,
+) {
+    let c = |u: &str| canonical(canon, u);
     let html: BTreeSet<&str> = t
         .fetched
         .iter()
@@ -174,9 +209,11 @@ fn parse_finds_the_model_links_and_conserves_cash() {
         titled * 10 >= checked * 9,
         "{titled} of {checked} pages have a title"
     );
+}
 
-    // OPIC: a page's followed links carry its whole cash (1.0 for seeds), nofollow ones none.
-    for (src, v) in &by_source {
+/// OPIC: a page's followed links carry its whole cash (1.0 for seeds), nofollow ones none.
+fn check_cash_is_conserved(by_source: &BTreeMap<&str, Vec<&LinkRecord>>) {
+    for (src, v) in by_source {
         let followed: f64 = v
             .iter()
             .filter(|l| l.kind != LinkKind::Redirect && l.kind != LinkKind::RobotsSitemap)
@@ -191,7 +228,17 @@ fn parse_finds_the_model_links_and_conserves_cash() {
         }
         assert!(v.iter().filter(|l| l.nofollow).all(|l| l.cash == 0.0));
     }
+}
 
+/// Redirects, sitemap documents and robots.txt sitemaps become links.
+fn check_redirects_and_sitemaps_are_links(
+    web: &websim::model::Web,
+    t: &websim::truth::Truth,
+    canon: &Canonicalizer,
+    by_source: &BTreeMap<&str, Vec<&LinkRecord>>,
+    links: &[LinkRecord],
+) {
+    let c = |u: &str| canonical(canon, u);
     // Redirects are links with the whole cash.
     for f in t.fetched.iter().filter(|f| f.outcome == Outcome::Redirect) {
         let target = c(f.location.as_ref().unwrap());
@@ -227,14 +274,16 @@ fn parse_finds_the_model_links_and_conserves_cash() {
         sitemap_hosts == 0 || robots_sitemaps > 0,
         "{sitemap_hosts} hosts list sitemaps"
     );
+}
 
-    // reparse over the crawl's own WARCs finds the same (source, target) pairs.
-    let warcs: Vec<_> = std::fs::read_dir(dir.warc_dir(0))
+/// reparse over the crawl's own WARCs finds the same (source, target) pairs.
+fn check_reparse_finds_the_same_pairs(crawl: &common::Crawl, links: &[LinkRecord]) {
+    let warcs: Vec<_> = std::fs::read_dir(crawl.dir.warc_dir(0))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    let out = tmp.path().join("reparse");
-    let r = reparse(&warcs, &out, cfg).unwrap();
+    let out = crawl.tmp.path().join("reparse");
+    let r = reparse(&warcs, &out, &crawl.cfg).unwrap();
     assert!(r.failed_files.is_empty(), "{:?}", r.failed_files);
     let pairs = |v: &[LinkRecord]| -> BTreeSet<(String, String)> {
         v.iter()
@@ -242,7 +291,7 @@ fn parse_finds_the_model_links_and_conserves_cash() {
             .map(|l| (l.source.clone(), l.url.clone()))
             .collect()
     };
-    assert_eq!(pairs(&links_of(&out.join("links.run"))), pairs(&links));
+    assert_eq!(pairs(&links_of(&out.join("links.run"))), pairs(links));
 }
 
 #[test]

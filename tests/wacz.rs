@@ -46,8 +46,11 @@ pub(crate) fn export(c: &common::Crawl, out: &Path, env: &[(&str, &str)]) {
     common::ok(cmd.output().unwrap());
 }
 
+/// A package's entries by name: (method, crc, data).
+type Entries = BTreeMap<String, (u16, u32, Vec<u8>)>;
+
 /// A ZIP's entries by name: (method, crc, data), from its central directory (ZIP64 too).
-fn unzip(data: &[u8]) -> BTreeMap<String, (u16, u32, Vec<u8>)> {
+fn unzip(data: &[u8]) -> Entries {
     let u16at = |i: usize| u16::from_le_bytes(data[i..i + 2].try_into().unwrap());
     let u32at = |i: usize| u32::from_le_bytes(data[i..i + 4].try_into().unwrap());
     let u64at = |i: usize| u64::from_le_bytes(data[i..i + 8].try_into().unwrap());
@@ -125,6 +128,7 @@ fn plain(path: &Path) -> Vec<u8> {
     out
 }
 
+/// Reads back the package `wacz` of the crawl `c`, entry by entry.
 fn check_package(c: &common::Crawl, wacz: &Path) {
     let data = std::fs::read(wacz).unwrap();
     let entries = unzip(&data);
@@ -132,7 +136,14 @@ fn check_package(c: &common::Crawl, wacz: &Path) {
         assert_eq!(*method, 0, "{name} is STORED");
         assert_eq!(*crc, crc32fast::hash(body), "{name}: CRC-32");
     }
-    // datapackage.json: every other file, with its size and hash; its own digest.
+    check_datapackage(&entries);
+    check_archive(c, &entries);
+    let index = check_index(&entries);
+    check_pages(c, &entries, &index);
+}
+
+/// datapackage.json: every other file, with its size and hash; its own digest.
+fn check_datapackage(entries: &Entries) {
     let dp = &entries["datapackage.json"].2;
     let pkg: serde_json::Value = serde_json::from_slice(dp).unwrap();
     assert_eq!(pkg["profile"], "data-package");
@@ -151,7 +162,7 @@ fn check_package(c: &common::Crawl, wacz: &Path) {
             )
         })
         .collect();
-    for (name, (_, _, body)) in &entries {
+    for (name, (_, _, body)) in entries {
         if name.starts_with("datapackage") {
             continue;
         }
@@ -162,8 +173,10 @@ fn check_package(c: &common::Crawl, wacz: &Path) {
         serde_json::from_slice(&entries["datapackage-digest.json"].2).unwrap();
     assert_eq!(digest["path"], "datapackage.json");
     assert_eq!(digest["hash"], sha256(dp));
+}
 
-    // archive/: every WARC file of the crawl, as .warc.gz, records the same.
+/// archive/: every WARC file of the crawl, as .warc.gz, records the same.
+fn check_archive(c: &common::Crawl, entries: &Entries) {
     let mut crawl_files: Vec<(String, PathBuf)> = Vec::new();
     for cy in c.dir.cycles() {
         for e in std::fs::read_dir(c.dir.warc_dir(cy)).into_iter().flatten() {
@@ -194,8 +207,10 @@ fn check_package(c: &common::Crawl, wacz: &Path) {
             "{name}: records differ from {path:?}"
         );
     }
+}
 
-    // indexes/index.cdx: sorted, each line at a member holding a record of its URL.
+/// indexes/index.cdx: sorted, each line at a member holding a record of its URL. Returns it.
+fn check_index(entries: &Entries) -> String {
     let index = String::from_utf8(entries["indexes/index.cdx"].2.clone()).unwrap();
     let lines: Vec<&str> = index.lines().collect();
     assert!(lines.len() >= 20, "{} lines", lines.len());
@@ -214,8 +229,12 @@ fn check_package(c: &common::Crawl, wacz: &Path) {
         let rec = rd.next_record().unwrap().expect("a record");
         assert_eq!(rec.header().target_uri(), j["url"].as_str(), "{l}");
     }
+    index
+}
 
-    // pages/pages.jsonl: the header, then one line per HTML 2xx page of the pages runs.
+/// pages/pages.jsonl: the header, then one line per HTML 2xx page of the pages runs (each also
+/// in `index`).
+fn check_pages(c: &common::Crawl, entries: &Entries, index: &str) {
     let pages = String::from_utf8(entries["pages/pages.jsonl"].2.clone()).unwrap();
     let mut it = pages.lines();
     let head: serde_json::Value = serde_json::from_str(it.next().unwrap()).unwrap();
@@ -235,6 +254,7 @@ fn check_package(c: &common::Crawl, wacz: &Path) {
             )
         })
         .collect();
+    let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("pages.jsonl");
     common::ok(common::dragnet(&[
         "export",
