@@ -37,7 +37,11 @@ use crate::error::{Error, Result};
 use crate::records::FrontierUpdate;
 use crate::records::SplitRecord;
 use crate::records::{DecodeError, FetchResult, UrlRecord, UrlState};
-use crate::run::{self, Merger, RunReader, RunWriter, Schema, U64Blocks};
+use crate::run::{self, Merger, RunReader, RunWriter, Schema};
+
+mod drum;
+
+pub use drum::{check_update, CheckUpdate};
 
 /// The split runs routed to partition `p` in `cycle` that exist: a split writes no run for an
 /// owner it routed nothing to, and says so by not listing it in its `.done` marker; a run the
@@ -91,118 +95,11 @@ pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     if let Some(done) = crate::crawl::gate(crawl, cfg, Stage::Merge, cycle, p)? {
         return Ok(done);
     }
-    let done_path = crawl.done_path(cycle, Stage::Merge, p);
-    let m = cfg.crawl.partitions;
     let started = SystemTime::now();
-    // Exactly the version this cycle reads (written by `init` for cycle 0, by the merge of the
-    // cycle before otherwise): an older one would queue again what has been fetched since.
-    let need = |kind: &str| {
-        let path = crawl.state_file(p, kind, cycle);
-        if path.exists() {
-            return Ok(path);
-        }
-        Err(if cycle == 0 {
-            Error::Usage(format!(
-                "{}: no {kind} state of partition {p} for cycle 0; was the crawl made by `dragnet init`?",
-                path.display()
-            ))
-        } else {
-            Error::corrupt(
-                &path,
-                0,
-                format!(
-                    "missing: the merge of cycle {} wrote it (its .done marker names it), and the \
-                     merge of cycle {cycle} reads exactly it, never an older version",
-                    cycle - 1
-                ),
-            )
-        })
-    };
-    let seen_path = need("seen")?;
-    let urldb_path = need("urldb")?;
-    let fetched_path = crawl.fetched(cycle, p);
-    let splits = split_runs(crawl, cycle, p, m)?;
-    // The seen set and the URL db are the inputs that grow with the crawl, each read once:
-    // around the page cache (`crate::direct`), as their successors are written.
-    let mut inputs = vec![
-        RunReader::open_direct(&seen_path)?.expecting(Schema::SEEN)?,
-        RunReader::open_direct(&urldb_path)?.expecting(Schema::URLDB)?,
-        RunReader::open_expect(&fetched_path, Schema::FETCHED)?,
-    ];
-    for s in &splits {
-        inputs.push(RunReader::open_expect(s, Schema::SPLIT)?);
-    }
-    let paths: Vec<PathBuf> = [seen_path.clone(), urldb_path.clone(), fetched_path.clone()]
-        .into_iter()
-        .chain(splits.iter().cloned())
-        .collect();
-    let new_seen = crawl.state_file(p, "seen", cycle + 1);
-    let new_urldb = crawl.state_file(p, "urldb", cycle + 1);
-    let updates_path = crawl.new_urls(cycle, p);
-    crate::storage::create_dir_all(updates_path.parent().expect("has a parent"))?;
-    crate::storage::create_dir_all(&crawl.stage_dir(cycle, Stage::Merge))?;
-    // What a killed merge left: its half-written seen set and URL db (the biggest temporaries
-    // of a crawl) and frontier updates. Live writers' temporaries are spared.
-    for d in [
-        crawl.state_dir(p),
-        updates_path.parent().expect("has a parent").to_path_buf(),
-    ] {
-        crate::storage::remove_temps(&d)?;
-    }
-    // The recrawl clock: when this partition's fetch of the cycle started, from its committed
-    // marker, so a re-run of the merge decides exactly as the first run did.
-    let now = DoneMarker::read(&crawl.done_path(cycle, Stage::Fetch, p))?
-        .and_then(|m| crate::util::parse_rfc3339(&m.started))
-        .unwrap_or(0);
-    let mut out = Out {
-        cycle,
-        now,
-        recrawl: &cfg.prioritize,
-        urldb_path: urldb_path.clone(),
-        // The two outputs that grow with the crawl compress and write on threads of their own
-        // while this one merges, around the page cache (same bytes either way).
-        seen: RunWriter::with_options(&new_seen, Schema::SEEN, big_output(Schema::SEEN))?,
-        urldb: RunWriter::with_options(&new_urldb, Schema::URLDB, big_output(Schema::URLDB))?,
-        updates: RunWriter::create(&updates_path, Schema::NEW)?,
-        counts: BTreeMap::new(),
-    };
-
-    let mut merger = Merger::new(inputs);
-    let mut group: Option<Group> = None;
-    while merger.advance()? {
-        let fp = run::key_u64(merger.key());
-        if group.as_ref().is_some_and(|g| g.fp != fp) {
-            out.finish_group(group.take().expect("checked"))?;
-        }
-        let g = group.get_or_insert_with(|| Group {
-            fp,
-            depth: u32::MAX,
-            ..Group::default()
-        });
-        let src = merger.source();
-        let bad = |e: DecodeError| Error::corrupt(&paths[src], 0, format!("{fp:016x}: {e}"));
-        match src {
-            0 => g.in_seen = true,
-            1 => g.record = Some(UrlRecord::decode(merger.payload()).map_err(bad)?),
-            2 => g.fetched = Some(FetchResult::decode(merger.payload()).map_err(bad)?),
-            _ => {
-                let s = SplitRecord::decode(merger.payload()).map_err(bad)?;
-                g.cash += s.cash;
-                g.depth = g.depth.min(s.depth);
-                if s.url.is_empty() {
-                    g.credits += 1;
-                } else {
-                    g.routed += 1;
-                    if g.url.is_empty() {
-                        g.url = s.url;
-                    }
-                }
-            }
-        }
-    }
-    if let Some(g) = group.take() {
-        out.finish_group(g)?;
-    }
+    let paths = input_paths(crawl, cycle, p, cfg.crawl.partitions)?;
+    let inputs = open_inputs(&paths)?;
+    let mut out = Out::create(crawl, cfg, cycle, p, paths[1].clone())?;
+    merge_groups(inputs, &paths, &mut out)?;
     let Out {
         seen,
         urldb,
@@ -218,11 +115,125 @@ pub fn merge_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     for path in &paths {
         marker.inputs.push(FileDigest::of_run(crawl, path)?);
     }
-    for path in [&new_seen, &new_urldb, &updates_path] {
-        marker.outputs.push(FileDigest::of_run(crawl, path)?);
+    for path in output_paths(crawl, cycle, p) {
+        marker.outputs.push(FileDigest::of_run(crawl, &path)?);
     }
     marker.counts = counts;
+    let done_path = crawl.done_path(cycle, Stage::Merge, p);
     Ok(StageReport::ran(marker.commit(&done_path, started)?))
+}
+
+/// The merge's inputs in the order of their sources: the seen set, the URL db, the fetch
+/// results, then the split runs ([`split_runs`]).
+fn input_paths(crawl: &CrawlDir, cycle: u32, p: u32, m: u32) -> Result<Vec<PathBuf>> {
+    let seen_path = state_input(crawl, cycle, p, "seen")?;
+    let urldb_path = state_input(crawl, cycle, p, "urldb")?;
+    let fetched_path = crawl.fetched(cycle, p);
+    let splits = split_runs(crawl, cycle, p, m)?;
+    Ok([seen_path, urldb_path, fetched_path]
+        .into_iter()
+        .chain(splits)
+        .collect())
+}
+
+/// The `kind` state file of partition `p` that `cycle` reads: exactly that version (written by
+/// `init` for cycle 0, by the merge of the cycle before otherwise), since an older one would
+/// queue again what has been fetched since.
+fn state_input(crawl: &CrawlDir, cycle: u32, p: u32, kind: &str) -> Result<PathBuf> {
+    let path = crawl.state_file(p, kind, cycle);
+    if path.exists() {
+        return Ok(path);
+    }
+    Err(if cycle == 0 {
+        Error::Usage(format!(
+            "{}: no {kind} state of partition {p} for cycle 0; was the crawl made by `dragnet init`?",
+            path.display()
+        ))
+    } else {
+        Error::corrupt(
+            &path,
+            0,
+            format!(
+                "missing: the merge of cycle {} wrote it (its .done marker names it), and the \
+                 merge of cycle {cycle} reads exactly it, never an older version",
+                cycle - 1
+            ),
+        )
+    })
+}
+
+/// Readers of the [`input_paths`], each checked against its schema.
+fn open_inputs(paths: &[PathBuf]) -> Result<Vec<RunReader>> {
+    // The seen set and the URL db are the inputs that grow with the crawl, each read once:
+    // around the page cache (`crate::direct`), as their successors are written.
+    let mut inputs = vec![
+        RunReader::open_direct(&paths[0])?.expecting(Schema::SEEN)?,
+        RunReader::open_direct(&paths[1])?.expecting(Schema::URLDB)?,
+        RunReader::open_expect(&paths[2], Schema::FETCHED)?,
+    ];
+    for s in &paths[3..] {
+        inputs.push(RunReader::open_expect(s, Schema::SPLIT)?);
+    }
+    Ok(inputs)
+}
+
+/// What the merge of partition `p` writes: the next seen set and URL db, the frontier updates.
+fn output_paths(crawl: &CrawlDir, cycle: u32, p: u32) -> [PathBuf; 3] {
+    [
+        crawl.state_file(p, "seen", cycle + 1),
+        crawl.state_file(p, "urldb", cycle + 1),
+        crawl.new_urls(cycle, p),
+    ]
+}
+
+/// The k-way merge of `inputs` (read from `paths`), one group of records per fingerprint
+/// handed to `out`.
+fn merge_groups(inputs: Vec<RunReader>, paths: &[PathBuf], out: &mut Out<'_>) -> Result<()> {
+    let mut merger = Merger::new(inputs);
+    let mut group: Option<Group> = None;
+    while merger.advance()? {
+        let fp = run::key_u64(merger.key());
+        if group.as_ref().is_some_and(|g| g.fp != fp) {
+            out.finish_group(group.take().expect("checked"))?;
+        }
+        let g = group.get_or_insert_with(|| Group {
+            fp,
+            depth: u32::MAX,
+            ..Group::default()
+        });
+        let src = merger.source();
+        let bad = |e: DecodeError| Error::corrupt(&paths[src], 0, format!("{fp:016x}: {e}"));
+        g.add(src, merger.payload()).map_err(bad)?;
+    }
+    if let Some(g) = group.take() {
+        out.finish_group(g)?;
+    }
+    Ok(())
+}
+
+impl Group {
+    /// Adds a record of input `src` (in the order of [`input_paths`]).
+    fn add(&mut self, src: usize, payload: &[u8]) -> std::result::Result<(), DecodeError> {
+        match src {
+            0 => self.in_seen = true,
+            1 => self.record = Some(UrlRecord::decode(payload)?),
+            2 => self.fetched = Some(FetchResult::decode(payload)?),
+            _ => {
+                let s = SplitRecord::decode(payload)?;
+                self.cash += s.cash;
+                self.depth = self.depth.min(s.depth);
+                if s.url.is_empty() {
+                    self.credits += 1;
+                } else {
+                    self.routed += 1;
+                    if self.url.is_empty() {
+                        self.url = s.url;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 fn big_output(schema: Schema) -> run::WriterOptions {
@@ -231,136 +242,6 @@ fn big_output(schema: Schema) -> run::WriterOptions {
         direct: true,
         ..run::WriterOptions::for_schema(schema)
     }
-}
-
-/// What [`check_update`] found.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct CheckUpdate {
-    /// Fingerprints in the old seen set.
-    pub seen: u64,
-    /// Incoming fingerprints (duplicates counted).
-    pub incoming: u64,
-    /// Incoming fingerprints not in the old seen set (each counted once).
-    pub new: u64,
-}
-
-/// DRUM's check+update on fingerprints alone: merges the sorted `seen` set with a sorted batch
-/// of `incoming` fingerprints (duplicates allowed) in one sequential pass, writing the new seen
-/// set to `out_seen` and the fingerprints that were not seen, once each, to `out_new`. This is
-/// the heart of [`merge_partition`] without the URL records, for the scale benchmark
-/// (`tools/bench/drum.sh`) and for tools that only need the set.
-pub fn check_update(
-    seen: RunReader,
-    incoming: RunReader,
-    out_seen: &mut RunWriter,
-    out_new: &mut RunWriter,
-) -> Result<CheckUpdate> {
-    // A two-way merge over whole decoded blocks of integers, in place in the blocks: the seen
-    // set is copied through in slices between incoming keys (a batch is usually much smaller
-    // than the set), and output goes out in slices too. Each input is read, decompressed and
-    // decoded a block ahead on a thread of its own (`U64Blocks`), so on two cores reading,
-    // merging and (with a background writer) compressing overlap. Neither input is held beyond
-    // a few blocks.
-    const FLUSH: usize = 1 << 13;
-    let mut stats = CheckUpdate::default();
-    let mut seen = U64Blocks::spawn(seen)?;
-    let mut incoming = U64Blocks::spawn(incoming)?;
-    let mut s_out: Vec<u64> = Vec::with_capacity(FLUSH + 1);
-    let mut n_out: Vec<u64> = Vec::with_capacity(FLUSH + 1);
-    // Positions in the current blocks; `None` once an input is exhausted.
-    let mut s_pos = Some(0);
-    let mut b_pos = Some(0);
-    // The last incoming key handled, so its duplicates are skipped.
-    let mut last_in: Option<u64> = None;
-    // Moves to the next block when the current one is used up.
-    let refill = |r: &mut U64Blocks, pos: &mut Option<usize>, count: &mut u64| -> Result<()> {
-        if let Some(p) = *pos {
-            if p == r.current().len() {
-                *pos = r.next_block()?.map(|keys| {
-                    *count += keys.len() as u64;
-                    0
-                });
-            }
-        }
-        Ok(())
-    };
-    loop {
-        refill(&mut seen, &mut s_pos, &mut stats.seen)?;
-        refill(&mut incoming, &mut b_pos, &mut stats.incoming)?;
-        if s_out.len() >= FLUSH {
-            out_seen.push_u64s(&s_out)?;
-            s_out.clear();
-        }
-        if n_out.len() >= FLUSH {
-            out_new.push_u64s(&n_out)?;
-            n_out.clear();
-        }
-        match (s_pos, b_pos) {
-            (None, None) => break,
-            (Some(sp), None) => {
-                // The batch is over: the rest of the set goes through unchanged.
-                let s = &seen.current()[sp..];
-                s_out.extend_from_slice(s);
-                s_pos = Some(sp + s.len());
-            }
-            (None, Some(bp)) => {
-                // The set is over: every remaining distinct incoming key is new.
-                let b = &incoming.current()[bp..];
-                for &x in b {
-                    if last_in != Some(x) {
-                        last_in = Some(x);
-                        s_out.push(x);
-                        n_out.push(x);
-                    }
-                }
-                b_pos = Some(bp + b.len());
-            }
-            (Some(sp), Some(bp)) => {
-                let s = &seen.current()[sp..];
-                let b = &incoming.current()[bp..];
-                let mut i = 0;
-                let mut j = 0;
-                // Until either block runs out: every seen key below the next incoming one goes
-                // through; the incoming key is new if the seen set does not hold it.
-                while i < s.len() && j < b.len() {
-                    let x = b[j];
-                    if last_in == Some(x) {
-                        j += 1;
-                        continue;
-                    }
-                    // How many seen keys are below x: counted eight at a time without a
-                    // branch per key (a gap is a few keys; a branch per key mispredicts once
-                    // per incoming key).
-                    let mut below = 0;
-                    loop {
-                        let w = &s[i + below..(i + below + 8).min(s.len())];
-                        let c: usize = w.iter().map(|&v| usize::from(v < x)).sum();
-                        below += c;
-                        if c < w.len() || w.is_empty() {
-                            break;
-                        }
-                    }
-                    s_out.extend_from_slice(&s[i..i + below]);
-                    i += below;
-                    if i == s.len() {
-                        break; // refill the seen block, keep x
-                    }
-                    last_in = Some(x);
-                    j += 1;
-                    if s[i] != x {
-                        s_out.push(x);
-                        n_out.push(x);
-                    }
-                }
-                s_pos = Some(sp + i);
-                b_pos = Some(bp + j);
-            }
-        }
-    }
-    stats.new = n_out.len() as u64 + out_new.records();
-    out_seen.push_u64s(&s_out)?;
-    out_new.push_u64s(&n_out)?;
-    Ok(stats)
 }
 
 struct Out<'a> {
@@ -373,6 +254,45 @@ struct Out<'a> {
     urldb: RunWriter,
     updates: RunWriter,
     counts: BTreeMap<String, u64>,
+}
+
+impl<'a> Out<'a> {
+    /// The merge's writers for partition `p` of `cycle` (see [`output_paths`]), after what a
+    /// killed merge left is removed; `urldb_path` is the URL db read, named by its errors.
+    fn create(
+        crawl: &CrawlDir,
+        cfg: &'a Config,
+        cycle: u32,
+        p: u32,
+        urldb_path: PathBuf,
+    ) -> Result<Out<'a>> {
+        let [new_seen, new_urldb, updates_path] = output_paths(crawl, cycle, p);
+        let updates_dir = updates_path.parent().expect("has a parent");
+        crate::storage::create_dir_all(updates_dir)?;
+        crate::storage::create_dir_all(&crawl.stage_dir(cycle, Stage::Merge))?;
+        // What a killed merge left: its half-written seen set and URL db (the biggest
+        // temporaries of a crawl) and frontier updates. Live writers' temporaries are spared.
+        for d in [crawl.state_dir(p), updates_dir.to_path_buf()] {
+            crate::storage::remove_temps(&d)?;
+        }
+        // The recrawl clock: when this partition's fetch of the cycle started, from its
+        // committed marker, so a re-run of the merge decides exactly as the first run did.
+        let now = DoneMarker::read(&crawl.done_path(cycle, Stage::Fetch, p))?
+            .and_then(|m| crate::util::parse_rfc3339(&m.started))
+            .unwrap_or(0);
+        Ok(Out {
+            cycle,
+            now,
+            recrawl: &cfg.prioritize,
+            urldb_path,
+            // The two outputs that grow with the crawl compress and write on threads of their
+            // own while this one merges, around the page cache (same bytes either way).
+            seen: RunWriter::with_options(&new_seen, Schema::SEEN, big_output(Schema::SEEN))?,
+            urldb: RunWriter::with_options(&new_urldb, Schema::URLDB, big_output(Schema::URLDB))?,
+            updates: RunWriter::create(&updates_path, Schema::NEW)?,
+            counts: BTreeMap::new(),
+        })
+    }
 }
 
 impl Out<'_> {

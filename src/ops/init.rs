@@ -403,7 +403,8 @@ impl PartitionRouter<'_> {
         for path in [&seen_path, &urldb_path, &crawl.fetchlist(0, p)] {
             m.outputs.push(FileDigest::of_run(crawl, path)?);
         }
-        m.counts.insert("seeds".into(), open.count);
+        m.counts
+            .insert(crate::crawl::report::counter::SEEDS.into(), open.count);
         m.commit(&crawl.done_path(0, Stage::Init, p), started)?;
         Ok(())
     }

@@ -54,9 +54,25 @@ pub fn write_status_metrics(crawl: &CrawlDir, status: &Status) -> Result<PathBuf
 /// The metrics of `status` in the Prometheus text format.
 pub fn render(s: &Status) -> String {
     let mut p = Prom::new(&s.name);
-    let u = |v: u64| v as f64;
-    let b = |v: bool| f64::from(u8::from(v));
+    crawl_families(&mut p, s);
+    stage_families(&mut p, s);
+    fetch_families(&mut p, s);
+    cache_families(&mut p, s);
+    p.out
+}
 
+/// A count as a sample value.
+fn u(v: u64) -> f64 {
+    v as f64
+}
+
+/// 1 or 0.
+fn b(v: bool) -> f64 {
+    f64::from(u8::from(v))
+}
+
+/// The crawl as a whole: partitions, URLs, frontier, cycles, the lock.
+fn crawl_families(p: &mut Prom, s: &Status) {
     p.gauge("dragnet_partitions", "Logical partitions M of the crawl.")
         .one(u(s.partitions.into()));
     p.gauge(
@@ -107,7 +123,10 @@ pub fn render(s: &Status) -> String {
         "1 if the crawl lock's holder is gone (clear it with dragnet unlock DIR).",
     )
     .one(b(holder == Some(Holder::Gone)));
+}
 
+/// Per stage: failed partitions, and the newest complete cycle's times.
+fn stage_families(p: &mut Prom, s: &Status) {
     p.gauge(
         "dragnet_failed_partitions",
         "Partitions whose last attempt of a stage failed (a .failed marker, no .done), all cycles.",
@@ -140,7 +159,10 @@ pub fn render(s: &Status) -> String {
             p.sample(&[("stage", st.stage.name())], st.seconds);
         }
     }
+}
 
+/// The fetch: the newest cycle that fetched anything (gauges) and all cycles (counters).
+fn fetch_families(p: &mut Prom, s: &Status) {
     if let Some(c) = s.fetch_cycle {
         let f = &s.fetch;
         p.gauge(
@@ -213,7 +235,10 @@ pub fn render(s: &Status) -> String {
         "2xx answers written as revisits of an identical payload, all cycles in the directory.",
     )
     .one(u(t.revisits));
+}
 
+/// The split's CLOCK cache: the newest cycle that split anything (gauges) and all cycles.
+fn cache_families(p: &mut Prom, s: &Status) {
     if s.cache_cycle.is_some() {
         p.gauge(
             "dragnet_cycle_cache_hits",
@@ -236,7 +261,6 @@ pub fn render(s: &Status) -> String {
         "CLOCK cache lookups, all cycles in the directory.",
     )
     .one(u(s.cache_total.lookups));
-    p.out
 }
 
 /// Writes families and samples; every sample gets the `crawl` label.

@@ -58,7 +58,7 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::crawl::{CrawlDir, Stage};
 use crate::error::{Error, IoContext, Result};
-use crate::ops::check::{check_crawl, kind_of, FileKind};
+use crate::ops::check::{check_crawl, kind_of, CrawlCheck, FileKind};
 use crate::queue::Entry;
 use crate::records::{UrlRecord, UrlState};
 use crate::run::{self, Cursor, RunReader, Schema};
@@ -361,39 +361,71 @@ pub fn repair(crawl: &CrawlDir, cfg: &Config, dry_run: bool) -> Result<RepairRep
         dry_run,
         ..RepairReport::default()
     };
-    let mut plan = Plan::default();
-    for (rel, why) in &check.damaged {
-        plan.add(fix_for(crawl, rel, kind_of(rel), current), rel, why, &mut r);
+    let ctx = Repair {
+        crawl,
+        cfg,
+        current,
+        quarantine: q,
+        dry_run,
+    };
+    let plan = ctx.plan(&check, &mut r)?;
+    if let Some(k) = plan.rollback {
+        ctx.check_rollback(k, &check, &r)?;
     }
-    // Earlier cycles and stages first: a remade file may be the input of the next.
-    for ((c, stage, p), files) in std::mem::take(&mut plan.regens) {
-        match regen::regenerate(crawl, cfg, stage, c, p, &files, &q, dry_run)? {
-            Ok(files) => r.regenerated.extend(files),
-            Err(e) => {
-                eprintln!("cannot make {} again: {e}", files[0].display());
-                for rel in files {
-                    let why = check
-                        .damaged
-                        .iter()
-                        .find(|(d, _)| *d == rel)
-                        .map_or("", |(_, w)| w.as_str());
-                    let fix = fallback_for(crawl, &rel, kind_of(&rel), current);
-                    plan.add(fix, &rel, why, &mut r);
+    ctx.carry_out(plan, &mut r)?;
+    if !r.quarantined.is_empty() || !r.regenerated.is_empty() {
+        r.quarantine = Some(PathBuf::from(crawl.relative(&ctx.quarantine)));
+    }
+    Ok(r)
+}
+
+/// One repair's crawl and settings.
+struct Repair<'a> {
+    crawl: &'a CrawlDir,
+    cfg: &'a Config,
+    /// The cycle the crawl is in (its next to run).
+    current: u32,
+    /// `quarantine/<unix time>/`.
+    quarantine: PathBuf,
+    dry_run: bool,
+}
+
+impl Repair<'_> {
+    /// The repairs the damaged files of `check` call for, with the regenerations done (in a dry
+    /// run, proven in a sandbox); a file its stage cannot make again gets the fix that remains.
+    fn plan(&self, check: &CrawlCheck, r: &mut RepairReport) -> Result<Plan> {
+        let (crawl, current) = (self.crawl, self.current);
+        let mut plan = Plan::default();
+        for (rel, why) in &check.damaged {
+            plan.add(fix_for(crawl, rel, kind_of(rel), current), rel, why, r);
+        }
+        // Earlier cycles and stages first: a remade file may be the input of the next.
+        for ((c, stage, p), files) in std::mem::take(&mut plan.regens) {
+            let q = &self.quarantine;
+            match regen::regenerate(crawl, self.cfg, stage, c, p, &files, q, self.dry_run)? {
+                Ok(files) => r.regenerated.extend(files),
+                Err(e) => {
+                    eprintln!("cannot make {} again: {e}", files[0].display());
+                    for rel in files {
+                        let why = check
+                            .damaged
+                            .iter()
+                            .find(|(d, _)| *d == rel)
+                            .map_or("", |(_, w)| w.as_str());
+                        let fix = fallback_for(crawl, &rel, kind_of(&rel), current);
+                        plan.add(fix, &rel, why, r);
+                    }
                 }
             }
         }
+        Ok(plan)
     }
-    let Plan {
-        rollback,
-        frontiers,
-        remove,
-        indexes,
-        set_aside,
-        ..
-    } = plan;
-    if let Some(k) = rollback {
-        // Every partition needs the versions K of its seen set and URL db.
-        for p in 0..m {
+
+    /// Refuses a rollback to cycle `k` unless every partition has whole versions K of its seen
+    /// set and URL db.
+    fn check_rollback(&self, k: u32, check: &CrawlCheck, r: &RepairReport) -> Result<()> {
+        let crawl = self.crawl;
+        for p in 0..self.cfg.crawl.partitions {
             for kind in ["seen", "urldb"] {
                 let path = crawl.state_file(p, kind, k);
                 let damaged = check
@@ -415,50 +447,78 @@ pub fn repair(crawl: &CrawlDir, cfg: &Config, dry_run: bool) -> Result<RepairRep
                 }
             }
         }
+        Ok(())
     }
-    for rel in remove {
-        let path = crawl.root().join(&rel);
-        if !dry_run {
-            std::fs::remove_file(&path).ctx("remove", &path)?;
+
+    /// Does what `plan` says (in a dry run, only records it): removes, quarantines, removes
+    /// indexes, rolls back, rebuilds frontiers and the indexes.
+    fn carry_out(&self, plan: Plan, r: &mut RepairReport) -> Result<()> {
+        let (crawl, dry_run, q) = (self.crawl, self.dry_run, &self.quarantine);
+        let Plan {
+            rollback,
+            frontiers,
+            remove,
+            indexes,
+            set_aside,
+            ..
+        } = plan;
+        for rel in remove {
+            let path = crawl.root().join(&rel);
+            if !dry_run {
+                std::fs::remove_file(&path).ctx("remove", &path)?;
+            }
+            r.removed.push(rel);
         }
-        r.removed.push(rel);
-    }
-    for rel in set_aside {
-        r.quarantined
-            .push((rel.clone(), quarantine::size_of(&crawl.root().join(&rel))));
-        if !dry_run {
-            quarantine::move_in(crawl, &q, &rel)?;
+        for rel in set_aside {
+            r.quarantined
+                .push((rel.clone(), quarantine::size_of(&crawl.root().join(&rel))));
+            if !dry_run {
+                quarantine::move_in(crawl, q, &rel)?;
+            }
         }
-    }
-    if !indexes.is_empty() {
-        r.removed.extend(remove_indexes(crawl, &indexes, dry_run)?);
-    }
-    if let Some(k) = rollback {
-        r.rolled_back_to = Some(k);
-        r.quarantined.extend(roll_back(crawl, m, k, &q, dry_run)?);
-        for p in 0..m {
-            let n = rebuild_frontier(crawl, cfg, p, k, frontiers.contains(&p), dry_run)?;
-            r.frontiers_rebuilt.push((p, n));
+        if !indexes.is_empty() {
+            r.removed.extend(remove_indexes(crawl, &indexes, dry_run)?);
         }
-    } else {
-        for p in frontiers {
-            // The tag the frontier had: one past the last cycle its prioritize ran in.
-            let tag = (0..=current)
-                .rev()
-                .find(|&c| crawl.done_path(c, Stage::Prioritize, p).exists())
-                .map_or(0, |c| c + 1);
-            let n = rebuild_frontier(crawl, cfg, p, tag, true, dry_run)?;
-            r.frontiers_rebuilt.push((p, n));
+        self.rebuild_frontiers(rollback, &frontiers, r)?;
+        if (rollback.is_some() || !indexes.is_empty()) && !dry_run {
+            // The indexes of the cycles left (a rolled-back cycle gets its own when it ends
+            // again).
+            crate::ops::index::rebuild(crawl, self.cfg.crawl.partitions)?;
         }
+        Ok(())
     }
-    if (rollback.is_some() || !indexes.is_empty()) && !dry_run {
-        // The indexes of the cycles left (a rolled-back cycle gets its own when it ends again).
-        crate::ops::index::rebuild(crawl, m)?;
+
+    /// Rolls back to cycle `rollback` (every frontier rebuilt at its tag) or, without one,
+    /// rebuilds the damaged `frontiers` at the tags they had.
+    fn rebuild_frontiers(
+        &self,
+        rollback: Option<u32>,
+        frontiers: &BTreeSet<u32>,
+        r: &mut RepairReport,
+    ) -> Result<()> {
+        let (crawl, cfg, dry_run) = (self.crawl, self.cfg, self.dry_run);
+        let m = cfg.crawl.partitions;
+        if let Some(k) = rollback {
+            r.rolled_back_to = Some(k);
+            r.quarantined
+                .extend(roll_back(crawl, m, k, &self.quarantine, dry_run)?);
+            for p in 0..m {
+                let n = rebuild_frontier(crawl, cfg, p, k, frontiers.contains(&p), dry_run)?;
+                r.frontiers_rebuilt.push((p, n));
+            }
+        } else {
+            for &p in frontiers {
+                // The tag the frontier had: one past the last cycle its prioritize ran in.
+                let tag = (0..=self.current)
+                    .rev()
+                    .find(|&c| crawl.done_path(c, Stage::Prioritize, p).exists())
+                    .map_or(0, |c| c + 1);
+                let n = rebuild_frontier(crawl, cfg, p, tag, true, dry_run)?;
+                r.frontiers_rebuilt.push((p, n));
+            }
+        }
+        Ok(())
     }
-    if !r.quarantined.is_empty() || !r.regenerated.is_empty() {
-        r.quarantine = Some(PathBuf::from(crawl.relative(&q)));
-    }
-    Ok(r)
 }
 
 /// Removes damaged indexes and what was merged from them: a partition's index is made again at

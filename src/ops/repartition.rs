@@ -412,8 +412,38 @@ fn write_all(
         storage::create_dir_all(&out.state_dir(q))?;
     }
     storage::create_dir_all(&out.cycle_dir(cycle).join("fetchlist"))?;
+    report.urls = url_state(crawl, &out, m, m2, cycle, budget, tmp)?;
+    // Seeds injected for cycle C's merge.
+    report.injected = route_injected(crawl, &out, m, m2, cycle, budget, tmp)?;
+    host_keyed(crawl, &out, m, m2, cycle, &mut report)?;
+    // The frontier queues.
+    let lens = if cycle > 0 {
+        let lens = frontiers(crawl, cfg, &out, &new_cfg, cycle, budget, tmp)?;
+        report.frontier = lens.iter().sum();
+        Some(lens)
+    } else {
+        None
+    };
+    // History and the markers that carry the cycle counter.
+    let (linked, copied) = history(crawl, &out, m, cycle)?;
+    report.linked = linked;
+    report.copied = copied;
+    report.markers = markers(crawl, &out, m, m2, cycle, lens.as_deref())?;
+    write_config(crawl, &out, &new_cfg)?;
+    Ok(report)
+}
 
-    // Seen sets and URL dbs: one sort by (new partition, fingerprint).
+/// The seen sets and URL dbs that `cycle` reads, routed to the `m2` new partitions of `out`
+/// through one sort by (new partition, fingerprint); returns the URLs written.
+fn url_state(
+    crawl: &CrawlDir,
+    out: &CrawlDir,
+    m: u32,
+    m2: u32,
+    cycle: u32,
+    budget: usize,
+    tmp: &Path,
+) -> Result<u64> {
     let mut router = Router::new(m2, budget, tmp)?;
     for p in 0..m {
         let urldb = crawl.state_file(p, "urldb", cycle);
@@ -441,15 +471,22 @@ fn write_all(
             router.push(host_key(host_of(&rec.url)), fp, payload)?;
         }
     }
-    let mut state = StateSink::new(&out, cycle, m2);
+    let mut state = StateSink::new(out, cycle, m2);
     router.finish(&mut KeepFirst, &mut state)?;
     state.close_through(m2)?;
-    report.urls = state.records.iter().sum();
+    Ok(state.records.iter().sum())
+}
 
-    // Seeds injected for cycle C's merge.
-    report.injected = route_injected(crawl, &out, m, m2, cycle, budget, tmp)?;
-
-    // Host-keyed files: streamed in order.
+/// The host-keyed files, streamed in order: host tables, host budgets, cycle C's fetch lists
+/// (their sizes into `report`), and the domain budgets.
+fn host_keyed(
+    crawl: &CrawlDir,
+    out: &CrawlDir,
+    m: u32,
+    m2: u32,
+    cycle: u32,
+    report: &mut RepartitionReport,
+) -> Result<()> {
     let latest = |kind: &str| -> Vec<Option<PathBuf>> {
         (0..m)
             .map(|p| crawl.latest_state(p, kind, cycle).map(|(_, path)| path))
@@ -463,24 +500,13 @@ fn write_all(
     })?;
     let lists: Vec<Option<PathBuf>> = (0..m).map(|p| Some(crawl.fetchlist(cycle, p))).collect();
     report.fetchlist = restream(&lists, Schema::FETCHLIST, m2, &|q| out.fetchlist(cycle, q))?;
-    domain_budgets(&latest("domain_budget"), &out, m, m2, cycle)?;
+    domain_budgets(&latest("domain_budget"), out, m, m2, cycle)
+}
 
-    // The frontier queues.
-    let lens = if cycle > 0 {
-        let lens = frontiers(crawl, cfg, &out, &new_cfg, cycle, budget, tmp)?;
-        report.frontier = lens.iter().sum();
-        Some(lens)
-    } else {
-        None
-    };
-
-    // History and the markers that carry the cycle counter.
-    let (linked, copied) = history(crawl, &out, m, cycle)?;
-    report.linked = linked;
-    report.copied = copied;
-    report.markers = markers(crawl, &out, m, m2, cycle, lens.as_deref())?;
-
-    // The configuration last (a directory with crawl.toml is a crawl), manifest first.
+/// The configuration, written last (a directory with crawl.toml is a crawl): DIR's text with
+/// the one `partitions` line changed, after the manifest; then `metrics.prom`.
+fn write_config(crawl: &CrawlDir, out: &CrawlDir, new_cfg: &Config) -> Result<()> {
+    let m2 = new_cfg.crawl.partitions;
     let text = std::fs::read_to_string(crawl.config_path()).ctx("read", &crawl.config_path())?;
     let new_text = with_partitions(&text, m2);
     let check = Config::parse(&new_text, &out.config_path())?;
@@ -493,12 +519,12 @@ fn write_all(
             ),
         ));
     }
-    crate::crawl::manifest::write(&out, &new_cfg)?;
+    crate::crawl::manifest::write(out, new_cfg)?;
     storage::write_atomic(&out.config_path(), new_text.as_bytes())?;
-    if let Err(e) = super::metrics::write_metrics(&out, &new_cfg) {
+    if let Err(e) = super::metrics::write_metrics(out, new_cfg) {
         eprintln!("dragnet: cannot write metrics.prom: {e}");
     }
-    Ok(report)
+    Ok(())
 }
 
 /// Records keyed by (new partition, fingerprint) through one external sort with a fixed

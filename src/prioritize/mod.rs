@@ -50,9 +50,13 @@ use crate::crawl::report::counter;
 use crate::crawl::{CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, Result};
 use crate::queue::{DiskQueue, Entry};
-use crate::records::{next_budget, FrontierUpdate};
+use crate::records::FrontierUpdate;
 use crate::records::{FetchItem, UrlRecord, UrlState};
 use crate::run::{self, Cursor, RunReader, RunWriter, Schema};
+
+mod budget;
+
+use budget::{domain_budget, host_budget};
 
 /// The frontier directory of partition `p`.
 pub fn frontier_dir(crawl: &CrawlDir, p: u32) -> PathBuf {
@@ -134,7 +138,7 @@ pub fn prioritize_partition(
     let mut read: Vec<PathBuf> = Vec::new();
     if queue.tag() == applied && out_path.exists() {
         // Killed between the queue's commit and the marker: the work is done and committed.
-        counts.insert("resumed".into(), 1);
+        counts.insert(counter::RESUMED.into(), 1);
         counts.insert(
             counter::SELECTED.into(),
             crate::run::verify(&out_path)?.records,
@@ -308,7 +312,7 @@ impl Prioritize<'_> {
                     continue;
                 }
                 if parked.contains_key(&e.host) {
-                    self.bump("parked_urls", 1);
+                    self.bump(counter::PARKED_URLS, 1);
                     held.push(*e);
                     continue;
                 }
@@ -390,8 +394,8 @@ fn parked_hosts(
     }
     read.push(path);
     if let Some(first) = parked.values().min() {
-        counts.insert("parked_hosts".into(), parked.len() as u64);
-        counts.insert("parked_first_cycle".into(), u64::from(*first));
+        counts.insert(counter::PARKED_HOSTS.into(), parked.len() as u64);
+        counts.insert(counter::PARKED_FIRST_CYCLE.into(), u64::from(*first));
     }
     Ok(parked)
 }
@@ -455,186 +459,6 @@ fn current(e: &Entry, rec: &UrlRecord) -> bool {
         UrlState::Fetched | UrlState::NotModified | UrlState::Redirected => rec.recrawl_queued != 0,
         UrlState::Gone => false,
     }
-}
-
-/// The lifetime per-host budget (`max_urls_per_host_total`): a merge-join of this cycle's
-/// selection, by host, with the counts so far (`state/pNNNN/host_budget.C.run`), which it writes
-/// anew for the next cycle. A host's URLs beyond its budget are dropped, highest priority kept.
-/// Returns the selection sorted by host key, then fingerprint.
-fn host_budget(
-    crawl: &CrawlDir,
-    cfg: &Config,
-    cycle: u32,
-    p: u32,
-    mut items: Vec<(u64, u64, FetchItem)>,
-    counts: &mut BTreeMap<String, u64>,
-    read: &mut Vec<PathBuf>,
-) -> Result<Vec<(u64, u64, FetchItem)>> {
-    let total = cfg.prioritize.max_urls_per_host_total;
-    // By host, highest priority first within a host (the ones kept if the budget cuts).
-    items.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then(b.2.priority.total_cmp(&a.2.priority))
-            .then(a.1.cmp(&b.1))
-    });
-    if total > 0 {
-        let old = crawl.latest_state(p, "host_budget", cycle);
-        let new_path = crawl.state_file(p, "host_budget", cycle + 1);
-        let mut old_reader = match &old {
-            Some((_, path)) => Some(RunReader::open_expect(path, Schema::HOST_BUDGET)?),
-            None => None,
-        };
-        let mut old_next = next_budget(old_reader.as_mut())?;
-        // URLs the fetch followed within its runs count against the budget too: the host table
-        // this cycle's fetch wrote carries them per host (sorted by host key as well).
-        let hosts_path = crawl.state_file(p, "hosts", cycle + 1);
-        read.extend(old.iter().map(|(_, path)| path.clone()));
-        let mut hosts = if cfg.fetch.follow_per_host > 0 && hosts_path.exists() {
-            if !read.contains(&hosts_path) {
-                read.push(hosts_path.clone());
-            }
-            let mut r = RunReader::open_expect(&hosts_path, Schema::HOSTS)?;
-            let valid = r.advance()?;
-            Some((r, valid))
-        } else {
-            None
-        };
-        let mut followed_of = |host: u64| -> Result<u64> {
-            let Some((r, valid)) = hosts.as_mut() else {
-                return Ok(0);
-            };
-            while *valid {
-                let k = run::key_u64(r.key());
-                if k > host {
-                    break;
-                }
-                let n = if k == host {
-                    crate::records::HostRecord::decode(r.payload())
-                        .map_err(|e| {
-                            Error::corrupt(r.path(), 0, format!("host record {k:016x}: {e}"))
-                        })?
-                        .followed
-                } else {
-                    0
-                };
-                *valid = r.advance()?;
-                if k == host {
-                    return Ok(n);
-                }
-            }
-            Ok(0)
-        };
-        let mut w = RunWriter::create(&new_path, Schema::HOST_BUDGET)?;
-        let mut kept = Vec::with_capacity(items.len());
-        let mut dropped = 0u64;
-        let mut it = std::mem::take(&mut items).into_iter().peekable();
-        while let Some(first) = it.next() {
-            let host = first.0;
-            // Hosts before this one keep their counts.
-            while let Some((h, n)) = old_next.filter(|&(h, _)| h < host) {
-                w.push(&run::fp_key(h), &n.to_le_bytes())?;
-                old_next = next_budget(old_reader.as_mut())?;
-            }
-            let spent = match old_next {
-                Some((h, n)) if h == host => {
-                    old_next = next_budget(old_reader.as_mut())?;
-                    n
-                }
-                _ => 0,
-            };
-            let mut left = total.saturating_sub(spent.saturating_add(followed_of(host)?));
-            let mut taken = 0u64;
-            for item in
-                std::iter::once(first).chain(std::iter::from_fn(|| it.next_if(|x| x.0 == host)))
-            {
-                if left > 0 {
-                    left -= 1;
-                    taken += 1;
-                    kept.push(item);
-                } else {
-                    dropped += 1;
-                }
-            }
-            w.push(&run::fp_key(host), &(spent + taken).to_le_bytes())?;
-        }
-        while let Some((h, n)) = old_next {
-            w.push(&run::fp_key(h), &n.to_le_bytes())?;
-            old_next = next_budget(old_reader.as_mut())?;
-        }
-        w.finish()?;
-        items = kept;
-        if dropped > 0 {
-            crate::util::count(counts, "host_budget_spent", dropped);
-        }
-        counts.insert(counter::SELECTED.into(), items.len() as u64);
-    }
-    items.sort_unstable_by_key(|&(h, fp, _)| (h, fp));
-    Ok(items)
-}
-
-/// The lifetime per-domain budget (`max_urls_per_domain_total`), per partition: the counts so
-/// far (`state/pNNNN/domain_budget.C.run`, one entry per registered domain this partition has
-/// listed URLs of, read whole: 16 bytes a domain) less this cycle's selection, highest priority
-/// kept; written anew for the next cycle. `items` come and go sorted by host key, then
-/// fingerprint.
-fn domain_budget(
-    crawl: &CrawlDir,
-    cfg: &Config,
-    cycle: u32,
-    p: u32,
-    items: Vec<(u64, u64, FetchItem)>,
-    counts: &mut BTreeMap<String, u64>,
-    read: &mut Vec<PathBuf>,
-) -> Result<Vec<(u64, u64, FetchItem)>> {
-    let total = cfg.prioritize.max_urls_per_domain_total;
-    if total == 0 {
-        return Ok(items);
-    }
-    let mut spent: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-    if let Some((_, path)) = crawl.latest_state(p, "domain_budget", cycle) {
-        let mut r = Some(RunReader::open_expect(&path, Schema::DOMAIN_BUDGET)?);
-        while let Some((d, n)) = next_budget(r.as_mut())? {
-            spent.insert(d, n);
-        }
-        read.push(path);
-    }
-    let mut by_domain: Vec<(u64, (u64, u64, FetchItem))> = items
-        .into_iter()
-        .map(|it| (crate::keys::domain_key(crate::keys::host_of(&it.2.url)), it))
-        .collect();
-    // By domain, highest priority first within one.
-    by_domain.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then(b.1 .2.priority.total_cmp(&a.1 .2.priority))
-            .then((a.1 .0, a.1 .1).cmp(&(b.1 .0, b.1 .1)))
-    });
-    let mut kept = Vec::with_capacity(by_domain.len());
-    let mut dropped = 0u64;
-    for (d, item) in by_domain {
-        let n = spent.entry(d).or_insert(0);
-        if *n < total {
-            *n += 1;
-            kept.push(item);
-        } else {
-            dropped += 1;
-        }
-    }
-    let mut w = RunWriter::create(
-        &crawl.state_file(p, "domain_budget", cycle + 1),
-        Schema::DOMAIN_BUDGET,
-    )?;
-    let mut all: Vec<(u64, u64)> = spent.into_iter().collect();
-    all.sort_unstable();
-    for (d, n) in all {
-        w.push(&run::fp_key(d), &n.to_le_bytes())?;
-    }
-    w.finish()?;
-    if dropped > 0 {
-        crate::util::count(counts, "domain_budget_spent", dropped);
-    }
-    counts.insert(counter::SELECTED.into(), kept.len() as u64);
-    kept.sort_unstable_by_key(|&(h, fp, _)| (h, fp));
-    Ok(kept)
 }
 
 /// Step 3: the fetch list, sorted by host key then fingerprint as the fetch stage reads it.

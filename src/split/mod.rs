@@ -77,6 +77,37 @@ struct Target {
     followed: bool,
 }
 
+impl Target {
+    /// The first occurrence of a target: `l`, with key `key`, followed or not.
+    fn new(key: [u8; 16], l: LinkRecord, follow: bool) -> Target {
+        Target {
+            key,
+            url: l.url,
+            cash: Cash::of(if follow { l.cash } else { 0.0 }),
+            depth: l.depth,
+            inlinks: 1,
+            followed: follow,
+        }
+    }
+
+    /// Another occurrence `l` of the target, followed or not.
+    fn absorb(&mut self, l: &LinkRecord, follow: bool) {
+        self.inlinks = self.inlinks.saturating_add(1);
+        // Only a followed occurrence discovers the target: a nofollow link from a shallower
+        // page gives it no depth (the first followed one replaces the depth of nofollow
+        // occurrences before it).
+        if follow {
+            self.depth = if self.followed {
+                self.depth.min(l.depth)
+            } else {
+                l.depth
+            };
+            self.cash.add(l.cash);
+            self.followed = true;
+        }
+    }
+}
+
 /// Runs the split stage of partition `p` in `cycle` (see the module docs).
 pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Result<StageReport> {
     if let Some(done) = crate::crawl::gate(crawl, cfg, Stage::Split, cycle, p)? {
@@ -84,7 +115,6 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     }
     let done_path = crawl.done_path(cycle, Stage::Split, p);
     let started = SystemTime::now();
-    let m = cfg.crawl.partitions;
     let links_path = crawl.links(cycle, p);
     let stage_dir = crawl.stage_dir(cycle, Stage::Split);
     crate::storage::create_dir_all(&stage_dir)?;
@@ -95,10 +125,6 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
         Some((_, path)) => Clock::load(path, capacity)?,
         None => Clock::new(capacity),
     };
-    let budget = usize::try_from(cfg.sort.memory_budget.0 / 2)
-        .unwrap_or(usize::MAX)
-        .max(1 << 20);
-
     let mut st = Split {
         cfg,
         counts: BTreeMap::new(),
@@ -106,83 +132,14 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
         host: (u64::MAX, 0),
         domains: std::collections::HashMap::new(),
     };
-    let mut outputs: Vec<PathBuf> = Vec::with_capacity(m as usize);
-    let mut out_q = 0u32;
-    let mut sorter = Sorter::new(Schema::SPLIT, budget, &stage_dir)?;
-    let mut reader = RunReader::open_expect(&links_path, Schema::LINKS)?;
-    let mut cur: Option<Target> = None;
-    loop {
-        let more = reader.advance()?;
-        let next = if more {
-            let key: [u8; 16] = reader.key().try_into().expect("16-byte links key");
-            let l = LinkRecord::decode(reader.payload())
-                .map_err(|e| Error::corrupt(&links_path, 0, format!("link record: {e}")))?;
-            st.bump(counter::LINKS, 1);
-            Some((key, l))
-        } else {
-            None
-        };
-        // The current target ends when the key changes (or the input does).
-        let same = matches!((&cur, &next), (Some(t), Some((k, _))) if t.key == *k);
-        if !same {
-            if let Some(t) = cur.take() {
-                let q = partition_of(run::key_u64(&t.key[..8]), m);
-                while out_q < q {
-                    outputs.extend(finish(crawl, cycle, out_q, p, sorter)?);
-                    sorter = Sorter::new(Schema::SPLIT, budget, &stage_dir)?;
-                    out_q += 1;
-                }
-                st.route(t, &mut sorter)?;
-            }
-        }
-        let Some((key, l)) = next else { break };
-        let follow = !l.nofollow || cfg.scope.follow_nofollow;
-        match &mut cur {
-            Some(t) if same => {
-                t.inlinks = t.inlinks.saturating_add(1);
-                // Only a followed occurrence discovers the target: a nofollow link from a
-                // shallower page gives it no depth (the first followed one replaces the depth
-                // of nofollow occurrences before it).
-                if follow {
-                    t.depth = if t.followed {
-                        t.depth.min(l.depth)
-                    } else {
-                        l.depth
-                    };
-                    t.cash.add(l.cash);
-                    t.followed = true;
-                }
-            }
-            _ => {
-                cur = Some(Target {
-                    key,
-                    url: l.url,
-                    cash: Cash::of(if follow { l.cash } else { 0.0 }),
-                    depth: l.depth,
-                    inlinks: 1,
-                    followed: follow,
-                })
-            }
-        }
-    }
-    while out_q < m {
-        outputs.extend(finish(crawl, cycle, out_q, p, sorter)?);
-        sorter = Sorter::new(Schema::SPLIT, budget, &stage_dir)?;
-        out_q += 1;
-    }
-    drop(sorter);
+    let mut owners = Owners::new(crawl, cfg, cycle, p, stage_dir)?;
+    let reader = RunReader::open_expect(&links_path, Schema::LINKS)?;
+    st.route_links(reader, &links_path, &mut owners)?;
+    let outputs = owners.finish()?;
     let mut counts = st.counts;
     let new_cache = crawl.state_file_ext(p, "cache", "clock", cycle + 1);
     cache.save(&new_cache)?;
-    let (hits, misses) = (
-        counts.get(counter::CACHE_HITS).copied().unwrap_or(0),
-        counts.get(counter::CACHE_MISSES).copied().unwrap_or(0),
-    );
-    counts.insert(
-        counter::CACHE_HIT_PERMILLE.into(),
-        (hits * 1000).checked_div(hits + misses).unwrap_or(0),
-    );
-    counts.insert("cache_entries".into(), cache.len() as u64);
+    cache_counts(&mut counts, &cache);
 
     let mut marker = DoneMarker::new(Stage::Split, cycle, p, started);
     marker.inputs.push(FileDigest::of_run(crawl, &links_path)?);
@@ -195,6 +152,88 @@ pub fn split_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
     marker.outputs.push(FileDigest::of_file(crawl, &new_cache)?);
     marker.counts = counts;
     Ok(StageReport::ran(marker.commit(&done_path, started)?))
+}
+
+/// The cache's counters: its hit rate (per thousand lookups) and its entries.
+fn cache_counts(counts: &mut BTreeMap<String, u64>, cache: &Clock) {
+    let (hits, misses) = (
+        counts.get(counter::CACHE_HITS).copied().unwrap_or(0),
+        counts.get(counter::CACHE_MISSES).copied().unwrap_or(0),
+    );
+    counts.insert(
+        counter::CACHE_HIT_PERMILLE.into(),
+        (hits * 1000).checked_div(hits + misses).unwrap_or(0),
+    );
+    counts.insert("cache_entries".into(), cache.len() as u64);
+}
+
+/// The owners' runs of one split: the links come owner partition after owner partition, so
+/// one external sort at a time, each written when the next owner's records begin.
+struct Owners<'a> {
+    crawl: &'a CrawlDir,
+    cycle: u32,
+    p: u32,
+    m: u32,
+    /// Memory of one sort.
+    budget: usize,
+    stage_dir: PathBuf,
+    /// The owner whose records `sorter` takes.
+    q: u32,
+    sorter: Option<Sorter>,
+    /// The runs written so far.
+    outputs: Vec<PathBuf>,
+}
+
+impl<'a> Owners<'a> {
+    fn new(
+        crawl: &'a CrawlDir,
+        cfg: &Config,
+        cycle: u32,
+        p: u32,
+        stage_dir: PathBuf,
+    ) -> Result<Owners<'a>> {
+        let budget = usize::try_from(cfg.sort.memory_budget.0 / 2)
+            .unwrap_or(usize::MAX)
+            .max(1 << 20);
+        let m = cfg.crawl.partitions;
+        Ok(Owners {
+            crawl,
+            cycle,
+            p,
+            m,
+            budget,
+            sorter: Some(Sorter::new(Schema::SPLIT, budget, &stage_dir)?),
+            stage_dir,
+            q: 0,
+            outputs: Vec::with_capacity(m as usize),
+        })
+    }
+
+    /// The sort of owner `q`'s records, once the owners before it are written.
+    fn of(&mut self, q: u32) -> Result<&mut Sorter> {
+        while self.q < q {
+            self.next()?;
+        }
+        Ok(self.sorter.as_mut().expect("a sorter until finish"))
+    }
+
+    /// Writes the current owner's run and starts the next owner's sort.
+    fn next(&mut self) -> Result<()> {
+        let sorter = self.sorter.take().expect("a sorter until finish");
+        let (crawl, cycle, q, p) = (self.crawl, self.cycle, self.q, self.p);
+        self.outputs.extend(finish(crawl, cycle, q, p, sorter)?);
+        self.sorter = Some(Sorter::new(Schema::SPLIT, self.budget, &self.stage_dir)?);
+        self.q += 1;
+        Ok(())
+    }
+
+    /// Writes the rest of the owners' runs; returns every run written.
+    fn finish(mut self) -> Result<Vec<PathBuf>> {
+        while self.q < self.m {
+            self.next()?;
+        }
+        Ok(self.outputs)
+    }
 }
 
 /// Sorts one owner's records by fingerprint into `split/to-q/from-p.run`; nothing (and `None`)
@@ -224,6 +263,44 @@ struct Split<'a> {
 }
 
 impl Split<'_> {
+    /// Collapses the links of `reader` (read from `path`) target by target and routes each
+    /// target to its owner's sort in `owners`.
+    fn route_links(
+        &mut self,
+        mut reader: RunReader,
+        path: &std::path::Path,
+        owners: &mut Owners<'_>,
+    ) -> Result<()> {
+        let m = self.cfg.crawl.partitions;
+        let mut cur: Option<Target> = None;
+        loop {
+            let next = if reader.advance()? {
+                let key: [u8; 16] = reader.key().try_into().expect("16-byte links key");
+                let l = LinkRecord::decode(reader.payload())
+                    .map_err(|e| Error::corrupt(path, 0, format!("link record: {e}")))?;
+                self.bump(counter::LINKS, 1);
+                Some((key, l))
+            } else {
+                None
+            };
+            // The current target ends when the key changes (or the input does).
+            let same = matches!((&cur, &next), (Some(t), Some((k, _))) if t.key == *k);
+            if !same {
+                if let Some(t) = cur.take() {
+                    let q = partition_of(run::key_u64(&t.key[..8]), m);
+                    self.route(t, owners.of(q)?)?;
+                }
+            }
+            let Some((key, l)) = next else { break };
+            let follow = !l.nofollow || self.cfg.scope.follow_nofollow;
+            match &mut cur {
+                Some(t) if same => t.absorb(&l, follow),
+                _ => cur = Some(Target::new(key, l, follow)),
+            }
+        }
+        Ok(())
+    }
+
     fn bump(&mut self, name: &str, n: u64) {
         crate::util::count(&mut self.counts, name, n);
     }

@@ -64,7 +64,11 @@ pub struct ExportReport {
 /// parse markers say so, and its runs between stages are not here).
 fn repartitioned_from(crawl: &CrawlDir, c: u32) -> Result<Option<u64>> {
     let marker = crate::crawl::DoneMarker::read(&crawl.done_path(c, Stage::Parse, 0))?;
-    Ok(marker.and_then(|m| m.counts.get("repartitioned_from").copied()))
+    Ok(marker.and_then(|m| {
+        m.counts
+            .get(crate::crawl::report::counter::REPARTITIONED_FROM)
+            .copied()
+    }))
 }
 
 /// The `pages` table.
@@ -178,55 +182,81 @@ fn export_with(
     open: &dyn Fn() -> Result<AtomicFile>,
     cycle: Option<u32>,
 ) -> Result<ExportReport> {
-    let partitions = cfg.crawl.partitions;
     let mut report = ExportReport {
         out: out.to_path_buf(),
         ..ExportReport::default()
     };
     if what != What::Urls {
-        let parsed = |c: u32| (0..partitions).all(|p| crawl.done_path(c, Stage::Parse, p).exists());
-        report.cycles = match cycle {
-            Some(c) => {
-                if !parsed(c) {
-                    return Err(Error::Usage(format!(
-                        "cycle {c} of {} is not parsed in every partition yet: nothing to \
-                         export from it (see `dragnet status`)",
-                        crawl.root().display()
-                    )));
-                }
-                if let Some(m) = repartitioned_from(crawl, c)? {
-                    return Err(Error::Usage(format!(
-                        "cycle {c} of {} was crawled before `dragnet repartition` (from {m} \
-                         partitions): its pages, links and text runs stay in the crawl \
-                         directory it was repartitioned from; export cycle {c} from there",
-                        crawl.root().display()
-                    )));
-                }
-                vec![c]
-            }
-            None => {
-                let mut cycles = Vec::new();
-                for c in crawl.cycles().into_iter().filter(|&c| parsed(c)) {
-                    if repartitioned_from(crawl, c)?.is_some() {
-                        report.carried.push(c);
-                    } else {
-                        cycles.push(c);
-                    }
-                }
-                cycles
-            }
-        };
+        choose_cycles(crawl, cfg.crawl.partitions, cycle, &mut report)?;
     }
     if what == What::Wacz {
         let (cycles, carried) = (report.cycles.clone(), report.carried.clone());
         wacz::write(crawl, cfg, &cycles, &carried, out, open()?, &mut report)?;
         return Ok(report);
     }
+    write_table(crawl, cfg, what, format, open()?, &mut report)?;
+    Ok(report)
+}
+
+/// The cycles to export into `report`: `cycle` if given (refused unless parsed everywhere and
+/// crawled here), else every parsed cycle, those carried by `dragnet repartition` aside.
+fn choose_cycles(
+    crawl: &CrawlDir,
+    partitions: u32,
+    cycle: Option<u32>,
+    report: &mut ExportReport,
+) -> Result<()> {
+    let parsed = |c: u32| (0..partitions).all(|p| crawl.done_path(c, Stage::Parse, p).exists());
+    report.cycles = match cycle {
+        Some(c) => {
+            if !parsed(c) {
+                return Err(Error::Usage(format!(
+                    "cycle {c} of {} is not parsed in every partition yet: nothing to \
+                     export from it (see `dragnet status`)",
+                    crawl.root().display()
+                )));
+            }
+            if let Some(m) = repartitioned_from(crawl, c)? {
+                return Err(Error::Usage(format!(
+                    "cycle {c} of {} was crawled before `dragnet repartition` (from {m} \
+                     partitions): its pages, links and text runs stay in the crawl \
+                     directory it was repartitioned from; export cycle {c} from there",
+                    crawl.root().display()
+                )));
+            }
+            vec![c]
+        }
+        None => {
+            let mut cycles = Vec::new();
+            for c in crawl.cycles().into_iter().filter(|&c| parsed(c)) {
+                if repartitioned_from(crawl, c)?.is_some() {
+                    report.carried.push(c);
+                } else {
+                    cycles.push(c);
+                }
+            }
+            cycles
+        }
+    };
+    Ok(())
+}
+
+/// The table `what` (not WACZ) of `report.cycles` (the URL dbs for `urls`) into `file`.
+fn write_table(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    what: What,
+    format: Format,
+    file: AtomicFile,
+    report: &mut ExportReport,
+) -> Result<()> {
+    let partitions = cfg.crawl.partitions;
+    let cycles = report.cycles.clone();
     match what {
-        What::Wacz => unreachable!("written above"),
+        What::Wacz => unreachable!("not a table"),
         What::Pages => {
-            let mut t = TableWriter::create_in(open()?, "pages", PAGES, format)?;
-            for &c in &report.cycles.clone() {
+            let mut t = TableWriter::create_in(file, "pages", PAGES, format)?;
+            for &c in &cycles {
                 for p in 0..partitions {
                     report.bytes_read += pages(crawl, c, p, &mut t)?;
                 }
@@ -234,7 +264,7 @@ fn export_with(
             report.rows = t.finish()?;
         }
         What::Urls => {
-            let mut t = TableWriter::create_in(open()?, "urls", URLS, format)?;
+            let mut t = TableWriter::create_in(file, "urls", URLS, format)?;
             let next = crate::crawl::next_cycle(crawl, partitions);
             for p in 0..partitions {
                 if let Some((_, path)) = crawl.latest_state(p, "urldb", next + 1) {
@@ -244,8 +274,8 @@ fn export_with(
             report.rows = t.finish()?;
         }
         What::Links => {
-            let mut t = TableWriter::create_in(open()?, "links", LINKS, format)?;
-            for &c in &report.cycles.clone() {
+            let mut t = TableWriter::create_in(file, "links", LINKS, format)?;
+            for &c in &cycles {
                 for p in 0..partitions {
                     report.bytes_read += crate::parse::stage::for_each_html_page(
                         crawl,
@@ -259,34 +289,39 @@ fn export_with(
             report.rows = t.finish()?;
         }
         What::Text => {
-            let mut t = TableWriter::create_in(open()?, "text", TEXT, format)?;
-            for &c in &report.cycles.clone() {
+            let mut t = TableWriter::create_in(file, "text", TEXT, format)?;
+            for &c in &cycles {
                 for p in 0..partitions {
                     report.bytes_read += crate::parse::stage::for_each_html_page(
                         crawl,
                         cfg,
                         c,
                         p,
-                        &mut |fr, h, body| {
-                            let text = crate::parse::text::visible_text(
-                                body,
-                                h.get("content-type"),
-                                MAX_TEXT_CHARS,
-                            );
-                            t.row(&[
-                                Val::Str(&fr.url),
-                                Val::Int(i64::from(c)),
-                                Val::Time(fr.fetched_at_ms as i64),
-                                Val::Str(&text),
-                            ])
-                        },
+                        &mut |fr, h, body| text(fr, h, body, c, &mut t),
                     )?;
                 }
             }
             report.rows = t.finish()?;
         }
     }
-    Ok(report)
+    Ok(())
+}
+
+/// The visible text of one HTML page (as its WET record holds it).
+fn text(
+    fr: &FetchResult,
+    head: &crate::warc::http::HttpHead,
+    body: &[u8],
+    cycle: u32,
+    t: &mut TableWriter,
+) -> Result<()> {
+    let text = crate::parse::text::visible_text(body, head.get("content-type"), MAX_TEXT_CHARS);
+    t.row(&[
+        Val::Str(&fr.url),
+        Val::Int(i64::from(cycle)),
+        Val::Time(fr.fetched_at_ms as i64),
+        Val::Str(&text),
+    ])
 }
 
 /// The most characters of a page's text exported (as in its WET record).

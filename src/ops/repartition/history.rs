@@ -2,6 +2,7 @@
 //! partitions.
 
 use super::*;
+use crate::crawl::report::counter;
 
 /// Hard-links (or copies) the archive of every cycle before `cycle`: WARC and WET files, CDXJ
 /// indexes, the crawl's index, and makes `archive -> cycles`. Returns (linked, copied).
@@ -70,22 +71,21 @@ pub(super) fn history(crawl: &CrawlDir, out: &CrawlDir, m: u32, cycle: u32) -> R
 pub(super) fn add_counts(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
     for (k, &v) in from {
         let e = into.entry(k.clone()).or_insert(0);
-        if k == "inline" || k == "resumed" {
+        if k == counter::INLINE || k == counter::RESUMED {
             *e = (*e).max(v);
         } else {
             *e = e.saturating_add(v);
         }
     }
     let (hits, misses) = (
-        into.get(crate::crawl::report::counter::CACHE_HITS).copied(),
-        into.get(crate::crawl::report::counter::CACHE_MISSES)
-            .copied(),
+        into.get(counter::CACHE_HITS).copied(),
+        into.get(counter::CACHE_MISSES).copied(),
     );
     if let (Some(h), Some(mi)) = (hits, misses) {
-        if into.contains_key(crate::crawl::report::counter::CACHE_HIT_PERMILLE) {
+        if into.contains_key(counter::CACHE_HIT_PERMILLE) {
             let n = h + mi;
             into.insert(
-                crate::crawl::report::counter::CACHE_HIT_PERMILLE.into(),
+                counter::CACHE_HIT_PERMILLE.into(),
                 (h * 1000).checked_div(n).unwrap_or(0),
             );
         }
@@ -102,8 +102,15 @@ pub(super) fn markers(
     cycle: u32,
     frontier: Option<&[u64]>,
 ) -> Result<u64> {
+    let carry = Carry {
+        crawl,
+        out,
+        m,
+        m2,
+        cycle,
+        frontier,
+    };
     let mut written = 0u64;
-    let last = cycle.checked_sub(1);
     let cycles: Vec<u32> = (0..=cycle).filter(|&c| c < cycle || c == 0).collect();
     for c in cycles {
         for stage in std::iter::once(Stage::Init).chain(Stage::CYCLE) {
@@ -113,90 +120,131 @@ pub(super) fn markers(
             if stage != Stage::Init && c >= cycle {
                 continue;
             }
-            let dir = crawl.stage_dir(c, stage);
-            if !dir.is_dir() {
+            if !crawl.stage_dir(c, stage).is_dir() {
                 continue;
             }
-            storage::create_dir_all(&out.stage_dir(c, stage))?;
-            // Old partitions in order; each goes to new partition p * m2 / m.
-            let home = |p: u32| (u64::from(p) * u64::from(m2) / u64::from(m)) as u32;
-            let mut p = 0u32;
-            for q in 0..m2 {
-                let mut group: Vec<DoneMarker> = Vec::new();
-                while p < m && home(p) == q {
-                    if let Some(mk) = DoneMarker::read(&crawl.done_path(c, stage, p))? {
-                        group.push(mk);
-                    }
-                    p += 1;
-                }
-                // Times from the old partition holding the new one's first hosts if none is its.
-                let rep = match group.first() {
-                    Some(mk) => mk.clone(),
-                    None => {
-                        let at = partition_of(first_key(q, m2) as u64, m);
-                        match DoneMarker::read(&crawl.done_path(c, stage, at))? {
-                            Some(mk) => mk,
-                            None => continue,
-                        }
-                    }
-                };
-                let mut mk = DoneMarker {
-                    partition: q,
-                    inputs: Vec::new(),
-                    outputs: Vec::new(),
-                    counts: BTreeMap::new(),
-                    checksum: String::new(),
-                    ..rep
-                };
-                for g in &group {
-                    add_counts(&mut mk.counts, &g.counts);
-                    mk.started = mk.started.clone().min(g.started.clone());
-                    mk.finished = mk.finished.clone().max(g.finished.clone());
-                    mk.seconds = mk.seconds.max(g.seconds);
-                    for o in &g.outputs {
-                        let path = out.root().join(&o.path);
-                        if path.is_file() && o.records.is_none() {
-                            mk.outputs.push(o.clone());
-                        }
-                    }
-                }
-                mk.counts.insert("repartitioned_from".into(), u64::from(m));
-                // The files written here that this stage of this cycle made.
-                let produced: Vec<PathBuf> = match stage {
-                    Stage::Init if cycle == 0 => vec![
-                        out.state_file(q, "seen", 0),
-                        out.state_file(q, "urldb", 0),
-                        out.fetchlist(0, q),
-                    ],
-                    Stage::Merge if Some(c) == last => vec![
-                        out.state_file(q, "seen", cycle),
-                        out.state_file(q, "urldb", cycle),
-                    ],
-                    Stage::Prioritize if Some(c) == last => vec![out.fetchlist(cycle, q)],
-                    _ => Vec::new(),
-                };
-                for path in &produced {
-                    mk.outputs.push(FileDigest::of_run(out, path)?);
-                }
-                if Stage::Prioritize == stage && Some(c) == last {
-                    let listed = RunReader::open(&out.fetchlist(cycle, q))?.len();
-                    mk.counts
-                        .insert(crate::crawl::report::counter::SELECTED.into(), listed);
-                    if let Some(f) = frontier {
-                        mk.counts.insert(
-                            crate::crawl::report::counter::FRONTIER.into(),
-                            f[q as usize],
-                        );
-                    }
-                }
-                if stage == Stage::Init && cycle == 0 {
-                    let n = RunReader::open(&out.fetchlist(0, q))?.len();
-                    mk.counts.insert("seeds".into(), n);
-                }
-                mk.publish(&out.done_path(c, stage, q))?;
-                written += 1;
-            }
+            written += carry.stage(c, stage)?;
         }
     }
     Ok(written)
+}
+
+/// The markers of DIR (`m` partitions) carried into NEWDIR (`m2`), which the crawl continues
+/// from at `cycle`; `frontier`: the new queues' lengths.
+struct Carry<'a> {
+    crawl: &'a CrawlDir,
+    out: &'a CrawlDir,
+    m: u32,
+    m2: u32,
+    cycle: u32,
+    frontier: Option<&'a [u64]>,
+}
+
+impl Carry<'_> {
+    /// The markers of `stage` in cycle `c` for every new partition; returns how many.
+    fn stage(&self, c: u32, stage: Stage) -> Result<u64> {
+        let (crawl, m, m2) = (self.crawl, self.m, self.m2);
+        storage::create_dir_all(&self.out.stage_dir(c, stage))?;
+        // Old partitions in order; each goes to new partition p * m2 / m.
+        let home = |p: u32| (u64::from(p) * u64::from(m2) / u64::from(m)) as u32;
+        let mut written = 0;
+        let mut p = 0u32;
+        for q in 0..m2 {
+            let mut group: Vec<DoneMarker> = Vec::new();
+            while p < m && home(p) == q {
+                if let Some(mk) = DoneMarker::read(&crawl.done_path(c, stage, p))? {
+                    group.push(mk);
+                }
+                p += 1;
+            }
+            let Some(mut mk) = self.merged(c, stage, q, &group)? else {
+                continue;
+            };
+            self.produced(c, stage, q, &mut mk)?;
+            mk.publish(&self.out.done_path(c, stage, q))?;
+            written += 1;
+        }
+        Ok(written)
+    }
+
+    /// New partition `q`'s marker of `stage` in cycle `c` from the markers of the old
+    /// partitions told to it (`group`): their counts added up, their history outputs that
+    /// NEWDIR holds. Times from the old partition holding the new one's first hosts if none is
+    /// its; `None` if that has no marker either.
+    fn merged(
+        &self,
+        c: u32,
+        stage: Stage,
+        q: u32,
+        group: &[DoneMarker],
+    ) -> Result<Option<DoneMarker>> {
+        let rep = match group.first() {
+            Some(mk) => mk.clone(),
+            None => {
+                let at = partition_of(first_key(q, self.m2) as u64, self.m);
+                match DoneMarker::read(&self.crawl.done_path(c, stage, at))? {
+                    Some(mk) => mk,
+                    None => return Ok(None),
+                }
+            }
+        };
+        let mut mk = DoneMarker {
+            partition: q,
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            counts: BTreeMap::new(),
+            checksum: String::new(),
+            ..rep
+        };
+        for g in group {
+            add_counts(&mut mk.counts, &g.counts);
+            mk.started = mk.started.clone().min(g.started.clone());
+            mk.finished = mk.finished.clone().max(g.finished.clone());
+            mk.seconds = mk.seconds.max(g.seconds);
+            for o in &g.outputs {
+                let path = self.out.root().join(&o.path);
+                if path.is_file() && o.records.is_none() {
+                    mk.outputs.push(o.clone());
+                }
+            }
+        }
+        mk.counts
+            .insert(counter::REPARTITIONED_FROM.into(), u64::from(self.m));
+        Ok(Some(mk))
+    }
+
+    /// Adds to `mk` (new partition `q`'s marker of `stage` in cycle `c`) the files written here
+    /// that this stage of this cycle made, and the counts that describe them.
+    fn produced(&self, c: u32, stage: Stage, q: u32, mk: &mut DoneMarker) -> Result<()> {
+        let (out, cycle) = (self.out, self.cycle);
+        let last = cycle.checked_sub(1);
+        let produced: Vec<PathBuf> = match stage {
+            Stage::Init if cycle == 0 => vec![
+                out.state_file(q, "seen", 0),
+                out.state_file(q, "urldb", 0),
+                out.fetchlist(0, q),
+            ],
+            Stage::Merge if Some(c) == last => vec![
+                out.state_file(q, "seen", cycle),
+                out.state_file(q, "urldb", cycle),
+            ],
+            Stage::Prioritize if Some(c) == last => vec![out.fetchlist(cycle, q)],
+            _ => Vec::new(),
+        };
+        for path in &produced {
+            mk.outputs.push(FileDigest::of_run(out, path)?);
+        }
+        if Stage::Prioritize == stage && Some(c) == last {
+            let listed = RunReader::open(&out.fetchlist(cycle, q))?.len();
+            mk.counts.insert(counter::SELECTED.into(), listed);
+            if let Some(f) = self.frontier {
+                mk.counts.insert(counter::FRONTIER.into(), f[q as usize]);
+            }
+        }
+        if stage == Stage::Init && cycle == 0 {
+            let n = RunReader::open(&out.fetchlist(0, q))?.len();
+            mk.counts.insert(counter::SEEDS.into(), n);
+        }
+        Ok(())
+    }
 }

@@ -206,10 +206,10 @@ impl Parked {
     /// What one prioritize marker's `counts` say, if it parked any host.
     pub fn of_counts(counts: &BTreeMap<String, u64>) -> Option<Parked> {
         let get = |k: &str| counts.get(k).copied().unwrap_or(0);
-        (get("parked_hosts") > 0).then(|| Parked {
-            hosts: get("parked_hosts"),
-            urls: get("parked_urls"),
-            first_cycle: get("parked_first_cycle"),
+        (get(counter::PARKED_HOSTS) > 0).then(|| Parked {
+            hosts: get(counter::PARKED_HOSTS),
+            urls: get(counter::PARKED_URLS),
+            first_cycle: get(counter::PARKED_FIRST_CYCLE),
         })
     }
 
@@ -370,15 +370,7 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
     let m = config.crawl.partitions;
     let lock = crate::crawl::probe_lock(dir)?;
     let live = matches!(lock, Some((_, Holder::Alive)));
-    let mut seen = 0;
-    let mut urldb = 0;
-    for p in 0..m {
-        for (kind, total) in [("seen", &mut seen), ("urldb", &mut urldb)] {
-            if let Some((_, path)) = crawl.latest_state(p, kind, u32::MAX) {
-                *total += RunReader::open(&path)?.len();
-            }
-        }
-    }
+    let (seen, urldb) = state_sizes(crawl, m)?;
     let mut s = Status {
         dir: dir.to_path_buf(),
         name: config.crawl.name.clone(),
@@ -404,122 +396,189 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
         slurm: crate::crawl::submissions::last_submission(crawl, config),
         cycles: Vec::new(),
     };
-    let mut frontier: Vec<Option<u64>> = vec![None; m as usize];
-    let mut parked: Vec<Option<Parked>> = vec![None; m as usize];
-    let mut fetched_parts: Vec<u32> = Vec::new();
-    let (mut fetch_did_work, mut cache_did_work) = (false, false);
+    let mut walk = Walk {
+        frontier: vec![None; m as usize],
+        parked: vec![None; m as usize],
+        ..Walk::default()
+    };
     for c in crawl.cycles() {
-        let (mut fetchlist_urls, mut fetchlists) = (0, 0);
-        for p in 0..m {
-            let path = crawl.fetchlist(c, p);
-            if path.exists() {
-                fetchlist_urls += RunReader::open(&path)?.len();
-                fetchlists += 1;
-            }
-        }
         let is_current = s.current.is_none();
-        let begun = Stage::CYCLE
-            .iter()
-            .any(|&st| crawl.stage_dir(c, st).is_dir());
-        let mut stages = Vec::new();
-        let mut running_stage = None;
-        for stage in std::iter::once(Stage::Init).chain(Stage::CYCLE) {
-            let exists = crawl.stage_dir(c, stage).is_dir();
-            if !exists && (stage == Stage::Init || !(begun || is_current)) {
-                continue;
-            }
-            // Only the first unfinished stage of the current cycle can be running.
-            let may_run = live && is_current && stage != Stage::Init && running_stage.is_none();
-            let st = stage_status(crawl, c, stage, m, exists, may_run, &mut |p, mk| {
-                if let (Stage::Prioritize, Some(&n)) = (stage, mk.counts.get(counter::FRONTIER)) {
-                    frontier[p as usize] = Some(n);
-                }
-                if stage == Stage::Prioritize {
-                    parked[p as usize] = Parked::of_counts(&mk.counts);
-                }
-            })?;
-            if stage != Stage::Init && st.done < m && running_stage.is_none() {
-                running_stage = Some(stage);
-            }
-            stages.push(st);
-        }
-        let cycle_stages = || stages.iter().filter(|st| st.stage != Stage::Init);
-        let complete =
-            cycle_stages().count() == Stage::CYCLE.len() && cycle_stages().all(|st| st.done == m);
-        let state = if complete {
-            CycleState::Complete
-        } else if cycle_stages()
-            .any(|st| st.done + st.failed + st.running > 0 || !st.damaged.is_empty())
-        {
-            CycleState::InProgress
-        } else {
-            CycleState::NotStarted
-        };
-        let completed_at = complete
-            .then(|| cycle_stages().filter_map(|st| st.finished_at).max())
-            .flatten();
-        if complete {
+        let (cycle, fetchlists) = cycle_status(crawl, c, m, is_current, live, &mut walk)?;
+        if cycle.state == CycleState::Complete {
             s.cycles_complete += 1;
             s.last_complete = Some(c);
         } else if is_current {
             s.current = Some(c);
         }
-        for st in &stages {
+        for st in &cycle.stages {
             s.failed += st.failed;
-            if st.done == 0 {
-                continue;
-            }
-            // The headline is the newest cycle that did work: an empty last cycle (the few
-            // retries at the end of a crawl aside) does not hide the one before it.
-            let did_work = |k: &str| st.counts.get(k).is_some_and(|&n| n > 0);
-            match st.stage {
-                Stage::Fetch => {
-                    s.fetch_total.add(&st.counts, st.done);
-                    if did_work(counter::URLS) || s.fetch_cycle.is_none() || !fetch_did_work {
-                        s.fetch_cycle = Some(c);
-                        fetch_did_work = did_work(counter::URLS);
-                        s.fetch = FetchSummary::default();
-                        s.fetch.add(&st.counts, st.done);
-                        fetched_parts = (0..m)
-                            .filter(|&p| st.state(p) == PartitionState::Done)
-                            .collect();
-                    }
-                }
-                Stage::Split => {
-                    s.cache_total.add(&st.counts);
-                    if did_work(counter::LINKS) || s.cache_cycle.is_none() || !cache_did_work {
-                        s.cache_cycle = Some(c);
-                        cache_did_work = did_work(counter::LINKS);
-                        s.cache = CacheSummary::default();
-                        s.cache.add(&st.counts);
-                    }
-                }
-                _ => {}
-            }
+            s.headline(c, st, m, &mut walk);
         }
         if is_current
-            && state == CycleState::NotStarted
+            && cycle.state == CycleState::NotStarted
             && fetchlists == m
-            && fetchlist_urls == 0
+            && cycle.fetchlist_urls == 0
             && s.last_complete == c.checked_sub(1)
         {
             s.finished = true;
         }
-        s.cycles.push(CycleStatus {
-            cycle: c,
-            state,
-            completed_at,
-            fetchlist_urls,
-            stages,
-        });
+        s.cycles.push(cycle);
     }
-    s.frontier_partitions = frontier.iter().flatten().count() as u32;
+    s.frontier_partitions = walk.frontier.iter().flatten().count() as u32;
     if s.frontier_partitions > 0 {
-        s.frontier = Some(frontier.iter().flatten().sum());
+        s.frontier = Some(walk.frontier.iter().flatten().sum());
     }
-    s.parked = Parked::sum(parked.into_iter().flatten());
+    s.parked = Parked::sum(walk.parked.into_iter().flatten());
     if let (true, Some(c)) = (opts.top_hosts, s.fetch_cycle) {
-        s.top_hosts = Some(top_hosts(crawl, c, &fetched_parts)?);
+        s.top_hosts = Some(top_hosts(crawl, c, &walk.fetched_parts)?);
     }
     Ok(s)
+}
+
+/// Records in the newest seen sets and in the newest URL dbs of the `m` partitions.
+fn state_sizes(crawl: &CrawlDir, m: u32) -> Result<(u64, u64)> {
+    let mut seen = 0;
+    let mut urldb = 0;
+    for p in 0..m {
+        for (kind, total) in [("seen", &mut seen), ("urldb", &mut urldb)] {
+            if let Some((_, path)) = crawl.latest_state(p, kind, u32::MAX) {
+                *total += RunReader::open(&path)?.len();
+            }
+        }
+    }
+    Ok((seen, urldb))
+}
+
+/// What the walk over the cycles carries from one cycle to the next, besides the [`Status`].
+#[derive(Default)]
+struct Walk {
+    /// Each partition's newest prioritize marker's `frontier` count.
+    frontier: Vec<Option<u64>>,
+    /// Each partition's newest prioritize marker's parked hosts.
+    parked: Vec<Option<Parked>>,
+    /// The partitions whose fetch is done in [`Status::fetch_cycle`].
+    fetched_parts: Vec<u32>,
+    /// The fetch of [`Status::fetch_cycle`] had URLs.
+    fetch_did_work: bool,
+    /// The split of [`Status::cache_cycle`] had links.
+    cache_did_work: bool,
+}
+
+/// Cycle `c` of `m` partitions and how many fetch lists it has; `is_current`: `c` is the
+/// oldest cycle not complete, `live`: the lock's holder runs on this host.
+fn cycle_status(
+    crawl: &CrawlDir,
+    c: u32,
+    m: u32,
+    is_current: bool,
+    live: bool,
+    walk: &mut Walk,
+) -> Result<(CycleStatus, u32)> {
+    let (mut fetchlist_urls, mut fetchlists) = (0, 0);
+    for p in 0..m {
+        let path = crawl.fetchlist(c, p);
+        if path.exists() {
+            fetchlist_urls += RunReader::open(&path)?.len();
+            fetchlists += 1;
+        }
+    }
+    let stages = stages_of(crawl, c, m, is_current, live, walk)?;
+    let cycle_stages = || stages.iter().filter(|st| st.stage != Stage::Init);
+    let complete =
+        cycle_stages().count() == Stage::CYCLE.len() && cycle_stages().all(|st| st.done == m);
+    let state = if complete {
+        CycleState::Complete
+    } else if cycle_stages()
+        .any(|st| st.done + st.failed + st.running > 0 || !st.damaged.is_empty())
+    {
+        CycleState::InProgress
+    } else {
+        CycleState::NotStarted
+    };
+    let completed_at = complete
+        .then(|| cycle_stages().filter_map(|st| st.finished_at).max())
+        .flatten();
+    let cycle = CycleStatus {
+        cycle: c,
+        state,
+        completed_at,
+        fetchlist_urls,
+        stages,
+    };
+    Ok((cycle, fetchlists))
+}
+
+/// The stages of cycle `c` worth listing: `init` if it ran in `c`, every stage of a cycle that
+/// has begun or is the current one. The prioritize markers' frontier and parks go into `walk`.
+fn stages_of(
+    crawl: &CrawlDir,
+    c: u32,
+    m: u32,
+    is_current: bool,
+    live: bool,
+    walk: &mut Walk,
+) -> Result<Vec<StageStatus>> {
+    let begun = Stage::CYCLE
+        .iter()
+        .any(|&st| crawl.stage_dir(c, st).is_dir());
+    let mut stages = Vec::new();
+    let mut running_stage = None;
+    for stage in std::iter::once(Stage::Init).chain(Stage::CYCLE) {
+        let exists = crawl.stage_dir(c, stage).is_dir();
+        if !exists && (stage == Stage::Init || !(begun || is_current)) {
+            continue;
+        }
+        // Only the first unfinished stage of the current cycle can be running.
+        let may_run = live && is_current && stage != Stage::Init && running_stage.is_none();
+        let st = stage_status(crawl, c, stage, m, exists, may_run, &mut |p, mk| {
+            if let (Stage::Prioritize, Some(&n)) = (stage, mk.counts.get(counter::FRONTIER)) {
+                walk.frontier[p as usize] = Some(n);
+            }
+            if stage == Stage::Prioritize {
+                walk.parked[p as usize] = Parked::of_counts(&mk.counts);
+            }
+        })?;
+        if stage != Stage::Init && st.done < m && running_stage.is_none() {
+            running_stage = Some(stage);
+        }
+        stages.push(st);
+    }
+    Ok(stages)
+}
+
+impl Status {
+    /// Adds stage `st` of cycle `c` to the totals, and makes it the headline if it is the
+    /// newest that did work ([`Status::fetch_cycle`], [`Status::cache_cycle`]).
+    fn headline(&mut self, c: u32, st: &StageStatus, m: u32, walk: &mut Walk) {
+        if st.done == 0 {
+            return;
+        }
+        // The headline is the newest cycle that did work: an empty last cycle (the few
+        // retries at the end of a crawl aside) does not hide the one before it.
+        let did_work = |k: &str| st.counts.get(k).is_some_and(|&n| n > 0);
+        match st.stage {
+            Stage::Fetch => {
+                self.fetch_total.add(&st.counts, st.done);
+                if did_work(counter::URLS) || self.fetch_cycle.is_none() || !walk.fetch_did_work {
+                    self.fetch_cycle = Some(c);
+                    walk.fetch_did_work = did_work(counter::URLS);
+                    self.fetch = FetchSummary::default();
+                    self.fetch.add(&st.counts, st.done);
+                    walk.fetched_parts = (0..m)
+                        .filter(|&p| st.state(p) == PartitionState::Done)
+                        .collect();
+                }
+            }
+            Stage::Split => {
+                self.cache_total.add(&st.counts);
+                if did_work(counter::LINKS) || self.cache_cycle.is_none() || !walk.cache_did_work {
+                    self.cache_cycle = Some(c);
+                    walk.cache_did_work = did_work(counter::LINKS);
+                    self.cache = CacheSummary::default();
+                    self.cache.add(&st.counts);
+                }
+            }
+            _ => {}
+        }
+    }
 }
