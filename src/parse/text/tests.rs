@@ -359,3 +359,26 @@ fn speed() {
         best[1],
     );
 }
+
+#[test]
+fn every_known_element_is_found_by_its_name_in_any_case() {
+    use super::kind::{kind, KINDS, T};
+    for e in &KINDS {
+        let upper = e.name.to_ascii_uppercase();
+        for name in [e.name, upper.as_str()] {
+            let k = kind(name);
+            assert!(k.t != T::Other && k.id == e.name, "{name}");
+        }
+    }
+    for other in [
+        "",
+        "span",
+        "a\0",
+        "divx",
+        "custom-element",
+        "blockquotes",
+        "x".repeat(40).as_str(),
+    ] {
+        assert!(kind(other).t == T::Other, "{other:?}");
+    }
+}
