@@ -31,6 +31,11 @@
 //! Not followed, as in the link extractor: the adoption agency's reparenting of misnested
 //! formatting elements, and foster parenting (text directly in a `<table>` keeps its place).
 //! Agreement with resiliparse and speed against `extract_links`: `docs/parse.md`.
+//!
+//! Here: the walker over the tokens (text runs, foreign content's visibility). The parts:
+//! `kind.rs` (what an element is, by its tag name), `tree.rs` (start and end tags against the
+//! open elements), `hide.rs` (attributes that hide an element), `out.rs` (lines, whitespace,
+//! the bound).
 
 use super::html::entities::decode_text_refs_into;
 use super::html::tokenizer::{Foreign, TagToken, Token, Tokenizer};
