@@ -84,55 +84,105 @@ fn end_of(root: &Path) -> End {
 /// Runs the campaign with `points` kill points; returns (kills that landed, points tried).
 fn campaign(points: u64) -> (u64, u64) {
     let (web, server) = common::small_web(83, 6, 14);
-    let scratch = tempfile::tempdir().unwrap();
-    let hosts = scratch.path().join("websim.hosts");
-    std::fs::write(&hosts, websim::cli::hosts_file(&web)).unwrap();
-    let mut cfg = common::websim_config(M, 2);
-    cfg.resolve.hosts_files = vec![hosts];
-    cfg.resolve.only = true;
-    cfg.fetch.follow_per_host = 0;
-    cfg.prioritize.block = 16;
-    let config = scratch.path().join("crawl.toml");
-    std::fs::write(&config, cfg.to_toml()).unwrap();
-    let seeds = scratch.path().join("seeds.txt");
-    std::fs::write(&seeds, common::websim_homes(&web).join("\n")).unwrap();
-    let init_args = |dir: &Path| -> Vec<String> {
-        vec![
-            "init".into(),
-            "--config".into(),
-            config.display().to_string(),
-            "--seeds".into(),
-            seeds.display().to_string(),
-            dir.display().to_string(),
-        ]
-    };
-    let cycle_args = |dir: &Path| -> Vec<String> {
-        vec![
-            "cycle".into(),
-            "--until-empty".into(),
-            "--progress".into(),
-            "quiet".into(),
-            dir.display().to_string(),
-        ]
-    };
-    let run = |args: Vec<String>, env: &[(&str, String)]| {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        dragnet(&a, env)
-    };
+    let setup = Setup::new(&web);
+    let r = reference(&setup);
+    let total = r.init_ops + r.crawl_ops;
+    let mut landed = 0;
+    for i in 0..points {
+        // Spread evenly over init's and the crawl's operations, never the same point twice.
+        let at = 1 + i * total / points;
+        landed += u64::from(kill_and_rerun(&setup, &r, at));
+    }
+    server.stop();
+    eprintln!(
+        "kill points: {points} points over {total} storage operations ({} of init, \
+         {} of a {}-cycle crawl); {landed} killed the run, each re-run ended \
+         where the uninterrupted crawl ends",
+        r.init_ops, r.crawl_ops, r.cycles
+    );
+    (landed, points)
+}
 
-    // The uninterrupted crawl, its storage operations counted: init's, then the crawl's.
-    let reference = scratch.path().join("reference");
-    let log = |name: &str| scratch.path().join(name);
+/// What every run of a campaign shares: the configuration and seeds of `init`, and a scratch
+/// directory for the crawls and the logs of their storage operations.
+struct Setup {
+    scratch: tempfile::TempDir,
+    config: PathBuf,
+    seeds: PathBuf,
+}
+
+impl Setup {
+    /// A crawl of `web`'s homes in `M` partitions, without in-run following (module docs).
+    fn new(web: &websim::model::Web) -> Setup {
+        let scratch = tempfile::tempdir().unwrap();
+        let hosts = scratch.path().join("websim.hosts");
+        std::fs::write(&hosts, websim::cli::hosts_file(web)).unwrap();
+        let mut cfg = common::websim_config(M, 2);
+        cfg.resolve.hosts_files = vec![hosts];
+        cfg.resolve.only = true;
+        cfg.fetch.follow_per_host = 0;
+        cfg.prioritize.block = 16;
+        let config = scratch.path().join("crawl.toml");
+        std::fs::write(&config, cfg.to_toml()).unwrap();
+        let seeds = scratch.path().join("seeds.txt");
+        std::fs::write(&seeds, common::websim_homes(web).join("\n")).unwrap();
+        Setup {
+            scratch,
+            config,
+            seeds,
+        }
+    }
+
+    /// `name` in the scratch directory.
+    fn path(&self, name: &str) -> PathBuf {
+        self.scratch.path().join(name)
+    }
+
+    /// `dragnet init` of the crawl in `dir`, with `env`.
+    fn init(&self, dir: &Path, env: &[(&str, String)]) -> Output {
+        let config = self.config.display().to_string();
+        let seeds = self.seeds.display().to_string();
+        let dir = dir.display().to_string();
+        dragnet(&["init", "--config", &config, "--seeds", &seeds, &dir], env)
+    }
+
+    /// `dragnet cycle --until-empty` of the crawl in `dir`, with `env`.
+    fn cycle(&self, dir: &Path, env: &[(&str, String)]) -> Output {
+        let dir = dir.display().to_string();
+        dragnet(
+            &["cycle", "--until-empty", "--progress", "quiet", &dir],
+            env,
+        )
+    }
+}
+
+/// The uninterrupted crawl.
+struct Reference {
+    /// A copy of the crawl as `init` left it.
+    inited: PathBuf,
+    /// Where it ends.
+    want: End,
+    /// Its cycles.
+    cycles: u32,
+    /// The storage operations of its init and of its crawl.
+    init_ops: u64,
+    crawl_ops: u64,
+}
+
+/// The uninterrupted crawl, its storage operations counted: init's, then the crawl's.
+fn reference(setup: &Setup) -> Reference {
+    let reference = setup.path("reference");
+    let log = |name: &str| setup.path(name);
     let count = |path: &PathBuf| std::fs::read_to_string(path).unwrap().lines().count() as u64;
-    let out = run(
-        init_args(&reference),
+    let out = setup.init(
+        &reference,
         &[("DRAGNET_FAULT_LOG", log("init.ops").display().to_string())],
     );
     assert!(out.status.success(), "{}", text(&out));
-    let inited = scratch.path().join("inited");
+    let inited = setup.path("inited");
     common::copy_dir(&reference, &inited);
-    let out = run(
-        cycle_args(&reference),
+    let out = setup.cycle(
+        &reference,
         &[("DRAGNET_FAULT_LOG", log("crawl.ops").display().to_string())],
     );
     assert!(out.status.success(), "{}", text(&out));
@@ -140,79 +190,83 @@ fn campaign(points: u64) -> (u64, u64) {
     let cycles = dragnet::crawl::next_cycle(&dragnet::crawl::CrawlDir::new(&reference), M);
     assert!(cycles >= 3, "a crawl of several cycles: {cycles}");
     let (init_ops, crawl_ops) = (count(&log("init.ops")), count(&log("crawl.ops")));
-    let total = init_ops + crawl_ops;
+    Reference {
+        inited,
+        want,
+        cycles,
+        init_ops,
+        crawl_ops,
+    }
+}
 
-    let mut landed = 0;
-    for i in 0..points {
-        // Spread evenly over init's and the crawl's operations, never the same point twice.
-        let at = 1 + i * total / points;
-        let dir = scratch.path().join(format!("kill-{at}"));
-        let kill = |n: u64| {
-            vec![
-                ("DRAGNET_FAULT", format!("{n}:kill")),
-                ("DRAGNET_FAULT_LOG", log("kill.ops").display().to_string()),
-            ]
-        };
-        let _ = std::fs::remove_file(log("kill.ops"));
-        let killed = if at <= init_ops {
-            let out = run(init_args(&dir), &kill(at));
-            let killed = out.status.signal() == Some(9);
-            // Init again, as an operator (or the cron job) would.
-            let again = run(init_args(&dir), &[]);
-            assert!(
-                again.status.success(),
-                "init after kill at {at}: {}",
-                text(&again)
-            );
-            killed
-        } else {
-            common::copy_dir(&inited, &dir);
-            let out = run(cycle_args(&dir), &kill(at - init_ops));
-            assert!(
-                out.status.signal() == Some(9) || out.status.success(),
-                "kill at crawl op {}: {}",
-                at - init_ops,
-                text(&out)
-            );
-            out.status.signal() == Some(9)
-        };
-        let what = std::fs::read_to_string(log("kill.ops"))
-            .unwrap_or_default()
-            .lines()
-            .last()
-            .map(str::to_owned)
-            .unwrap_or_default();
-        landed += u64::from(killed);
-        let again = run(cycle_args(&dir), &[]);
+/// One kill point: init and the crawl (the operation `at` of both) killed at it, then a plain
+/// re-run, which must end where the reference ends. Returns whether the kill landed.
+fn kill_and_rerun(setup: &Setup, r: &Reference, at: u64) -> bool {
+    let dir = setup.path(&format!("kill-{at}"));
+    let log = setup.path("kill.ops");
+    let kill = |n: u64| {
+        vec![
+            ("DRAGNET_FAULT", format!("{n}:kill")),
+            ("DRAGNET_FAULT_LOG", log.display().to_string()),
+        ]
+    };
+    let _ = std::fs::remove_file(&log);
+    let killed = if at <= r.init_ops {
+        let out = setup.init(&dir, &kill(at));
+        let killed = out.status.signal() == Some(9);
+        // Init again, as an operator (or the cron job) would.
+        let again = setup.init(&dir, &[]);
         assert!(
             again.status.success(),
-            "re-run after kill at {what:?}: {}",
+            "init after kill at {at}: {}",
             text(&again)
         );
-        let check = dragnet(&["check", "crawl", &dir.display().to_string()], &[]);
+        killed
+    } else {
+        common::copy_dir(&r.inited, &dir);
+        let out = setup.cycle(&dir, &kill(at - r.init_ops));
         assert!(
-            check.status.success(),
-            "check after kill at {what:?}: {}",
-            text(&check)
+            out.status.signal() == Some(9) || out.status.success(),
+            "kill at crawl op {}: {}",
+            at - r.init_ops,
+            text(&out)
         );
-        let got = end_of(&dir);
-        assert!(
-            got.lists == want.lists,
-            "kill at {what:?}: other fetch lists"
-        );
-        assert!(
-            got.outcome == want.outcome,
-            "kill at {what:?}: other decisions"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-    server.stop();
-    eprintln!(
-        "kill points: {points} points over {total} storage operations ({init_ops} of init, \
-         {crawl_ops} of a {cycles}-cycle crawl); {landed} killed the run, each re-run ended \
-         where the uninterrupted crawl ends"
+        out.status.signal() == Some(9)
+    };
+    let what = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .last()
+        .map(str::to_owned)
+        .unwrap_or_default();
+    check_the_rerun(setup, &dir, &r.want, &what);
+    std::fs::remove_dir_all(&dir).unwrap();
+    killed
+}
+
+/// A plain re-run of the crawl in `dir`, killed at `what`, ends as `want` and checks clean.
+fn check_the_rerun(setup: &Setup, dir: &Path, want: &End, what: &str) {
+    let again = setup.cycle(dir, &[]);
+    assert!(
+        again.status.success(),
+        "re-run after kill at {what:?}: {}",
+        text(&again)
     );
-    (landed, points)
+    let check = dragnet(&["check", "crawl", &dir.display().to_string()], &[]);
+    assert!(
+        check.status.success(),
+        "check after kill at {what:?}: {}",
+        text(&check)
+    );
+    let got = end_of(dir);
+    assert!(
+        got.lists == want.lists,
+        "kill at {what:?}: other fetch lists"
+    );
+    assert!(
+        got.outcome == want.outcome,
+        "kill at {what:?}: other decisions"
+    );
 }
 
 #[test]

@@ -88,11 +88,29 @@ fn sweep(full: bool) -> Sweep {
         cfg
     });
     let root = template.dir.root().to_path_buf();
-    // The reference: the cycle without a fault, its operations counted and logged.
     let scratch = tempfile::tempdir().unwrap();
-    let reference = scratch.path().join("reference");
-    common::copy_dir(&root, &reference);
-    let log = scratch.path().join("ops.log");
+    let (want, ops) = reference(&root, scratch.path());
+    let total = ops.len() as u64;
+    let mut s = Sweep::default();
+    for (i, &n) in fault_points(full, &ops).iter().enumerate() {
+        let kind = if i % 2 == 0 { "eio" } else { "enospc" };
+        fail_once_and_recover(&root, scratch.path(), n, kind, &want, &mut s);
+    }
+    server.stop();
+    eprintln!(
+        "storage faults: {} operations in the cycle, {} faults injected, {} runs failed (exit 3 \
+         or 4) and recovered, {} came after the cycle's last commit, by operation: {:?}",
+        total, s.cases, s.failed_runs, s.after_commit, s.by_op
+    );
+    s
+}
+
+/// The reference: the cycle of a copy of the crawl at `root` without a fault, its operations
+/// counted and logged. Returns its outcome and its storage operations (the lines of the log).
+fn reference(root: &Path, scratch: &Path) -> (common::Outcome, Vec<String>) {
+    let reference = scratch.join("reference");
+    common::copy_dir(root, &reference);
+    let log = scratch.join("ops.log");
     let out = dragnet(
         CYCLE,
         &reference,
@@ -110,7 +128,13 @@ fn sweep(full: bool) -> Sweep {
         total > 100,
         "a cycle does more than {total} storage operations"
     );
-    let points: Vec<u64> = if full {
+    (want, ops)
+}
+
+/// The operations to fail: every one (`full`), or a sample spread over the cycle `ops`.
+fn fault_points(full: bool, ops: &[String]) -> Vec<u64> {
+    let total = ops.len() as u64;
+    if full {
         // DRAGNET_FAULT_FROM=N resumes a sweep at N (to look at one failure again).
         let from = std::env::var("DRAGNET_FAULT_FROM")
             .ok()
@@ -133,94 +157,105 @@ fn sweep(full: bool) -> Sweep {
         p.sort_unstable();
         p.dedup();
         p
-    };
-    let mut s = Sweep::default();
-    for (i, &n) in points.iter().enumerate() {
-        let kind = if i % 2 == 0 { "eio" } else { "enospc" };
-        let dir = scratch.path().join(format!("fault-{n}"));
-        common::copy_dir(&root, &dir);
-        let flog = scratch.path().join(format!("fault-{n}.log"));
-        let out = dragnet(
-            CYCLE,
-            &dir,
-            &[
-                ("DRAGNET_FAULT", format!("{n}:{kind}")),
-                ("DRAGNET_FAULT_LOG", flog.display().to_string()),
-            ],
-        );
-        // The operation that failed (operations of threads interleave differently in every run,
-        // so the Nth is not always the reference's Nth).
-        let failed = std::fs::read_to_string(&flog)
-            .unwrap_or_default()
-            .lines()
-            .find(|l| l.split(' ').next() == Some(&n.to_string()))
-            .map(str::to_owned);
-        let what = format!("fault {n} ({kind}) at {failed:?}");
-        s.cases += 1;
-        if let Some(f) = &failed {
-            // `N op path`: the op may have a space ("fsync directory"), the path starts with /.
-            let op = f
-                .split_once(' ')
-                .and_then(|(_, rest)| rest.split_once(" /"))
-                .map_or("?", |(op, _)| op)
-                .to_owned();
-            *s.by_op.entry(op).or_default() += 1;
-        }
-        match out.status.code() {
-            // 3: an I/O error outside the partitions' stages (the lock, the cycle's own files);
-            // 4: a partition's stage failed with it, the cycle is incomplete (the stage alone,
-            // `dragnet fetch ...`, exits 3).
-            Some(3 | 4) => {
-                s.failed_runs += 1;
-                let err = String::from_utf8_lossy(&out.stderr);
-                let cause = if kind == "eio" {
-                    "Input/output error"
-                } else {
-                    "No space left on device"
-                };
-                assert!(err.contains(cause), "{what}: {}", text(&out));
-                // The error names the file (its path in the crawl directory).
-                assert!(
-                    err.contains(&dir.display().to_string()),
-                    "{what}: the error names no file: {}",
-                    text(&out)
-                );
-            }
-            // The fault hit after the cycle's work was committed, where a failure is only
-            // reported (or the run did fewer operations than N this time).
-            Some(0) => {}
-            _ => panic!("{what}: {}", text(&out)),
-        }
-        // Nothing committed is damaged.
-        let check = dragnet(&["check", "crawl"], &dir, &[]);
-        assert_eq!(check.status.code(), Some(0), "{what}: {}", text(&check));
-        // The next run ends the cycle (unless the fault came after its last commit: then there
-        // is nothing left to do), with the same decisions.
-        let crawl = dragnet::crawl::CrawlDir::new(&dir);
-        let mut again = out;
-        if dragnet::crawl::next_cycle(&crawl, M) == 0 {
-            again = dragnet(CYCLE, &dir, &[]);
-            assert_eq!(again.status.code(), Some(0), "{what}: {}", text(&again));
-        } else {
-            s.after_commit += 1;
-        }
-        assert_eq!(dragnet::crawl::next_cycle(&crawl, M), 1, "{what}");
-        let got = common::outcome(&crawl, M);
-        assert!(
-            got == want,
-            "{what}: the cycle ended differently: {}\n{}",
-            diff(&got, &want),
-            text(&again)
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
-    server.stop();
-    eprintln!(
-        "storage faults: {} operations in the cycle, {} faults injected, {} runs failed (exit 3 \
-         or 4) and recovered, {} came after the cycle's last commit, by operation: {:?}",
-        total, s.cases, s.failed_runs, s.after_commit, s.by_op
+}
+
+/// One case of the sweep: the cycle of a copy of the crawl at `root` with operation `n` failing
+/// with `kind` fails cleanly (or completes, the fault coming after its last commit), the crawl
+/// checks clean, and the next run ends the cycle as `want`. Counts it in `s`.
+fn fail_once_and_recover(
+    root: &Path,
+    scratch: &Path,
+    n: u64,
+    kind: &str,
+    want: &common::Outcome,
+    s: &mut Sweep,
+) {
+    let dir = scratch.join(format!("fault-{n}"));
+    common::copy_dir(root, &dir);
+    let flog = scratch.join(format!("fault-{n}.log"));
+    let out = dragnet(
+        CYCLE,
+        &dir,
+        &[
+            ("DRAGNET_FAULT", format!("{n}:{kind}")),
+            ("DRAGNET_FAULT_LOG", flog.display().to_string()),
+        ],
     );
-    s
+    // The operation that failed (operations of threads interleave differently in every run,
+    // so the Nth is not always the reference's Nth).
+    let failed = std::fs::read_to_string(&flog)
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.split(' ').next() == Some(&n.to_string()))
+        .map(str::to_owned);
+    let what = format!("fault {n} ({kind}) at {failed:?}");
+    s.cases += 1;
+    if let Some(f) = &failed {
+        // `N op path`: the op may have a space ("fsync directory"), the path starts with /.
+        let op = f
+            .split_once(' ')
+            .and_then(|(_, rest)| rest.split_once(" /"))
+            .map_or("?", |(op, _)| op)
+            .to_owned();
+        *s.by_op.entry(op).or_default() += 1;
+    }
+    check_the_failure(&out, kind, &dir, &what, s);
+    check_the_recovery(out, &dir, want, &what, s);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The faulted run `out` (in `dir`) failed naming the cause and the file, or completed.
+fn check_the_failure(out: &Output, kind: &str, dir: &Path, what: &str, s: &mut Sweep) {
+    match out.status.code() {
+        // 3: an I/O error outside the partitions' stages (the lock, the cycle's own files);
+        // 4: a partition's stage failed with it, the cycle is incomplete (the stage alone,
+        // `dragnet fetch ...`, exits 3).
+        Some(3 | 4) => {
+            s.failed_runs += 1;
+            let err = String::from_utf8_lossy(&out.stderr);
+            let cause = if kind == "eio" {
+                "Input/output error"
+            } else {
+                "No space left on device"
+            };
+            assert!(err.contains(cause), "{what}: {}", text(out));
+            // The error names the file (its path in the crawl directory).
+            assert!(
+                err.contains(&dir.display().to_string()),
+                "{what}: the error names no file: {}",
+                text(out)
+            );
+        }
+        // The fault hit after the cycle's work was committed, where a failure is only
+        // reported (or the run did fewer operations than N this time).
+        Some(0) => {}
+        _ => panic!("{what}: {}", text(out)),
+    }
+}
+
+/// After the faulted run `out`: nothing committed in `dir` is damaged, and the next run ends
+/// the cycle (unless the fault came after its last commit: then there is nothing left to do),
+/// with the same decisions as `want`.
+fn check_the_recovery(out: Output, dir: &Path, want: &common::Outcome, what: &str, s: &mut Sweep) {
+    let check = dragnet(&["check", "crawl"], dir, &[]);
+    assert_eq!(check.status.code(), Some(0), "{what}: {}", text(&check));
+    let crawl = dragnet::crawl::CrawlDir::new(dir);
+    let mut again = out;
+    if dragnet::crawl::next_cycle(&crawl, M) == 0 {
+        again = dragnet(CYCLE, dir, &[]);
+        assert_eq!(again.status.code(), Some(0), "{what}: {}", text(&again));
+    } else {
+        s.after_commit += 1;
+    }
+    assert_eq!(dragnet::crawl::next_cycle(&crawl, M), 1, "{what}");
+    let got = common::outcome(&crawl, M);
+    assert!(
+        got == *want,
+        "{what}: the cycle ended differently: {}\n{}",
+        diff(&got, want),
+        text(&again)
+    );
 }
 
 #[test]

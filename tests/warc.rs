@@ -222,9 +222,12 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 
 pub(crate) struct Written {
     pub(crate) files: Vec<PathBuf>,
-    /// (location, type, target, block) for every record the writer reported, in order.
-    pub(crate) records: Vec<(warc::RecordLocation, RecordType, String, Vec<u8>)>,
+    /// Every record the writer reported, in order.
+    pub(crate) records: Vec<WrittenRecord>,
 }
+
+/// (location, type, target, block) of a record the writer reported.
+pub(crate) type WrittenRecord = (warc::RecordLocation, RecordType, String, Vec<u8>);
 
 /// Writes a crawl-like sequence: plain 200s, a chunked+gzip 200, a truncated response, a 304
 /// revisit, a response without request and metadata, rotating every `rotate` bytes.
@@ -240,93 +243,8 @@ pub(crate) fn write_sample(
     cfg.warcinfo = vec![("operator".into(), "tests".into())];
     let mut w = WarcWriter::new(cfg).unwrap();
     let mut records = Vec::new();
-    let ip: IpAddr = "127.0.0.1".parse().unwrap();
     for i in 0..count {
-        let uri = format!("http://example.test/page/{i}");
-        let req = request(&format!("/page/{i}"));
-        let doc = format!(
-            "<html><body>page {i} {}</body></html>",
-            "lorem ipsum ".repeat(i * 7)
-        );
-        let (resp, kind) = match i % 4 {
-            0 => (
-                format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{doc}",
-                    doc.len()
-                )
-                .into_bytes(),
-                ResponseKind::Response { truncated: None },
-            ),
-            1 => {
-                let z = gzip(doc.as_bytes());
-                let mut r = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
-                for c in z.chunks(64) {
-                    r.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
-                    r.extend_from_slice(c);
-                    r.extend_from_slice(b"\r\n");
-                }
-                r.extend_from_slice(b"0\r\n\r\n");
-                (r, ResponseKind::Response { truncated: None })
-            }
-            2 => {
-                let full = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{doc}",
-                    doc.len() * 10
-                );
-                (
-                    full.into_bytes(),
-                    ResponseKind::Response {
-                        truncated: Some(Truncated::Length),
-                    },
-                )
-            }
-            _ => (
-                b"HTTP/1.1 304 Not Modified\r\nETag: \"abc\"\r\n\r\n".to_vec(),
-                ResponseKind::NotModified(Revisit {
-                    refers_to_uri: Some(&uri),
-                    refers_to_date: Some(t(1_700_000_000)),
-                    refers_to: None,
-                    payload_digest: Some("sha1:FKXGYNOJJ7H3IFO35FPUBC445EPOQRXN"),
-                }),
-            ),
-        };
-        let with_request = i % 5 != 4;
-        let ex = Exchange {
-            target_uri: &uri,
-            date: t(1_800_000_000 + i as u64),
-            ip: Some(ip),
-            request: with_request.then_some(&req[..]),
-            // The block in two pieces, split anywhere (in the head, at its end, in the body).
-            response: &resp[..(i * 7) % (resp.len() + 1)],
-            response_rest: &resp[(i * 7) % (resp.len() + 1)..],
-            kind: kind.clone(),
-        };
-        let loc = w.write_exchange(&ex).unwrap();
-        if let Some(r) = loc.request.clone() {
-            assert!(with_request);
-            records.push((r, RecordType::Request, uri.clone(), req.clone()));
-        }
-        let rt = match kind {
-            ResponseKind::Response { .. } => RecordType::Response,
-            ResponseKind::NotModified(_) | ResponseKind::IdenticalPayload(_) => RecordType::Revisit,
-        };
-        records.push((loc.response.clone(), rt, uri.clone(), resp.clone()));
-        if i % 3 == 0 {
-            let m = w
-                .write_metadata(
-                    &uri,
-                    ex.date,
-                    Some(&loc.response.record_id),
-                    &[("fetchTimeMs", "12"), ("outlinks", "3")],
-                )
-                .unwrap();
-            records.push((
-                m,
-                RecordType::Metadata,
-                uri.clone(),
-                b"fetchTimeMs: 12\r\noutlinks: 3\r\n".to_vec(),
-            ));
-        }
+        write_sample_exchange(&mut w, i, &mut records);
     }
     let summary = w.finish().unwrap();
     Written {
@@ -335,143 +253,270 @@ pub(crate) fn write_sample(
     }
 }
 
+/// The response of the sample's exchange `i` (of `uri`) and its kind, by `i % 4`: a plain 200,
+/// a chunked+gzip 200, a truncated 200, a 304 revisit.
+fn sample_response(i: usize, uri: &str) -> (Vec<u8>, ResponseKind<'_>) {
+    let doc = format!(
+        "<html><body>page {i} {}</body></html>",
+        "lorem ipsum ".repeat(i * 7)
+    );
+    match i % 4 {
+        0 => (
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{doc}",
+                doc.len()
+            )
+            .into_bytes(),
+            ResponseKind::Response { truncated: None },
+        ),
+        1 => {
+            let z = gzip(doc.as_bytes());
+            let mut r = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+            for c in z.chunks(64) {
+                r.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+                r.extend_from_slice(c);
+                r.extend_from_slice(b"\r\n");
+            }
+            r.extend_from_slice(b"0\r\n\r\n");
+            (r, ResponseKind::Response { truncated: None })
+        }
+        2 => {
+            let full = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{doc}",
+                doc.len() * 10
+            );
+            (
+                full.into_bytes(),
+                ResponseKind::Response {
+                    truncated: Some(Truncated::Length),
+                },
+            )
+        }
+        _ => (
+            b"HTTP/1.1 304 Not Modified\r\nETag: \"abc\"\r\n\r\n".to_vec(),
+            ResponseKind::NotModified(Revisit {
+                refers_to_uri: Some(uri),
+                refers_to_date: Some(t(1_700_000_000)),
+                refers_to: None,
+                payload_digest: Some("sha1:FKXGYNOJJ7H3IFO35FPUBC445EPOQRXN"),
+            }),
+        ),
+    }
+}
+
+/// Writes the sample's exchange `i` (without its request when `i % 5 == 4`, with metadata when
+/// `i % 3 == 0`) and pushes the records the writer reported onto `records`.
+fn write_sample_exchange(w: &mut WarcWriter, i: usize, records: &mut Vec<WrittenRecord>) {
+    let ip: IpAddr = "127.0.0.1".parse().unwrap();
+    let uri = format!("http://example.test/page/{i}");
+    let req = request(&format!("/page/{i}"));
+    let (resp, kind) = sample_response(i, &uri);
+    let with_request = i % 5 != 4;
+    let ex = Exchange {
+        target_uri: &uri,
+        date: t(1_800_000_000 + i as u64),
+        ip: Some(ip),
+        request: with_request.then_some(&req[..]),
+        // The block in two pieces, split anywhere (in the head, at its end, in the body).
+        response: &resp[..(i * 7) % (resp.len() + 1)],
+        response_rest: &resp[(i * 7) % (resp.len() + 1)..],
+        kind: kind.clone(),
+    };
+    let loc = w.write_exchange(&ex).unwrap();
+    if let Some(r) = loc.request.clone() {
+        assert!(with_request);
+        records.push((r, RecordType::Request, uri.clone(), req.clone()));
+    }
+    let rt = match kind {
+        ResponseKind::Response { .. } => RecordType::Response,
+        ResponseKind::NotModified(_) | ResponseKind::IdenticalPayload(_) => RecordType::Revisit,
+    };
+    records.push((loc.response.clone(), rt, uri.clone(), resp.clone()));
+    if i % 3 == 0 {
+        let m = w
+            .write_metadata(
+                &uri,
+                ex.date,
+                Some(&loc.response.record_id),
+                &[("fetchTimeMs", "12"), ("outlinks", "3")],
+            )
+            .unwrap();
+        records.push((
+            m,
+            RecordType::Metadata,
+            uri.clone(),
+            b"fetchTimeMs: 12\r\noutlinks: 3\r\n".to_vec(),
+        ));
+    }
+}
+
 #[test]
 fn round_trip_all_compressions_with_rotation() {
     for compression in [Compression::Zstd, Compression::Gzip, Compression::None] {
         let dir = tempfile::tempdir().unwrap();
         let w = write_sample(dir.path(), compression, 6000, 24);
-        assert!(
-            w.files.len() >= 3,
-            "{compression}: expected rotation, got {:?}",
-            w.files
-        );
-        for (i, f) in w.files.iter().enumerate() {
-            let name = f.file_name().unwrap().to_string_lossy().into_owned();
-            assert_eq!(name, warc::file_name("p0007", i as u32 + 1, compression));
-        }
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with('.'))
-            .collect();
-        assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
-
+        check_rotation(dir.path(), &w, compression);
         let mut expected = w.records.iter();
         for f in &w.files {
-            let name = f.file_name().unwrap().to_string_lossy().into_owned();
-            let records = read_all(f).unwrap();
-            let (info, info_block, info_end) = &records[0];
-            assert_eq!(info.record_type(), RecordType::Warcinfo);
-            assert_eq!(info.get("WARC-Filename"), Some(name.as_str()));
-            assert!(String::from_utf8_lossy(info_block).contains("operator: tests"));
-            assert_eq!(info_end.block_digest, DigestCheck::Ok);
-            let info_id = info.record_id().unwrap().to_owned();
-            let mut ids = std::collections::HashMap::new();
-            for (h, block, end) in &records[1..] {
-                let (loc, rt, uri, want) = expected.next().expect("more records than written");
-                let ctx = format!("{compression} {name} @{}", end.offset);
-                assert_eq!(&loc.file, &name, "{ctx}");
-                assert_eq!((loc.offset, loc.length), (end.offset, end.length), "{ctx}");
-                assert_eq!(&h.record_type(), rt, "{ctx}");
-                assert_eq!(h.version, "WARC/1.1");
-                assert_eq!(h.target_uri(), Some(uri.as_str()), "{ctx}");
-                assert_eq!(h.record_id(), Some(loc.record_id.as_str()));
-                assert_eq!(h.get("WARC-Warcinfo-ID"), Some(info_id.as_str()));
-                assert_eq!(block, want, "{ctx}");
-                assert_eq!(end.block_digest, DigestCheck::Ok, "{ctx}");
-                assert_eq!(h.get("WARC-Payload-Digest"), loc.payload_digest.as_deref());
-                let date = h.date().unwrap();
-                assert!(date.ends_with(".250000Z"), "{date}");
-                assert!(warc::parse_warc_date(date).is_some());
-                match rt {
-                    RecordType::Request | RecordType::Response => {
-                        assert_eq!(h.get("WARC-IP-Address"), Some("127.0.0.1"));
-                        assert_eq!(
-                            h.content_type(),
-                            Some(if *rt == RecordType::Request {
-                                "application/http;msgtype=request"
-                            } else {
-                                "application/http;msgtype=response"
-                            })
-                        );
-                        assert_eq!(end.payload_digest, DigestCheck::Ok, "{ctx}");
-                    }
-                    RecordType::Revisit => {
-                        assert_eq!(
-                            h.get("WARC-Profile"),
-                            Some(warc::PROFILE_SERVER_NOT_MODIFIED)
-                        );
-                        assert_eq!(h.get("WARC-Refers-To-Target-URI"), Some(uri.as_str()));
-                        assert_eq!(
-                            h.get("WARC-Refers-To-Date"),
-                            Some("2023-11-14T22:13:20.250000Z")
-                        );
-                        assert_eq!(
-                            end.payload_digest,
-                            DigestCheck::Unchecked,
-                            "a revisit's payload is elsewhere"
-                        );
-                    }
-                    RecordType::Metadata => {
-                        assert_eq!(h.content_type(), Some("application/warc-fields"));
-                        assert_eq!(end.payload_digest, DigestCheck::Ok);
-                    }
-                    other => panic!("unexpected {other}"),
-                }
-                let pair = matches!(rt, RecordType::Request | RecordType::Response);
-                if let (true, Some(c)) = (pair, h.get("WARC-Concurrent-To")) {
-                    ids.insert(h.record_id().unwrap().to_owned(), c.to_owned());
-                }
-            }
-            // Request <-> response point at each other.
-            for (id, other) in &ids {
-                if let Some(back) = ids.get(other) {
-                    assert_eq!(back, id);
-                }
-            }
-            assert!(!ids.is_empty());
+            check_file_reads_back(f, compression, &mut expected);
         }
         assert!(expected.next().is_none(), "records missing from the files");
+        check_truncation_and_gzip_payloads(&w.files[0], compression);
+        check_every_record_reads_alone(dir.path(), &w);
+    }
+}
 
-        // Truncated responses carry WARC-Truncated; chunked+gzip payloads decode.
-        let f = &w.files[0];
-        let mut rd = WarcReader::open(f, ReaderOptions::default()).unwrap();
-        let (mut truncated, mut decoded) = (0, 0);
-        while let Some(mut rec) = rd.next_record().unwrap() {
-            if rec.header().get("WARC-Truncated") == Some("length") {
-                truncated += 1;
-            }
-            if rec.header().record_type() == RecordType::Response {
-                let head = rec.http_head().unwrap();
-                if head.get("Content-Encoding") == Some("gzip") {
-                    let mut doc = String::new();
-                    rec.http_payload(&head, 1 << 20)
-                        .unwrap()
-                        .read_to_string(&mut doc)
-                        .unwrap();
-                    assert!(doc.starts_with("<html><body>page "), "{doc}");
-                    decoded += 1;
-                }
+/// The sample rotated into several files, named in order, with no temporary file left.
+fn check_rotation(dir: &Path, w: &Written, compression: Compression) {
+    assert!(
+        w.files.len() >= 3,
+        "{compression}: expected rotation, got {:?}",
+        w.files
+    );
+    for (i, f) in w.files.iter().enumerate() {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(name, warc::file_name("p0007", i as u32 + 1, compression));
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+/// The file `f` reads back as its warcinfo and then the next records of `expected`, each where
+/// the writer said, with its header and block; requests and responses point at each other.
+fn check_file_reads_back<'a>(
+    f: &Path,
+    compression: Compression,
+    expected: &mut impl Iterator<Item = &'a WrittenRecord>,
+) {
+    let name = f.file_name().unwrap().to_string_lossy().into_owned();
+    let records = read_all(f).unwrap();
+    let (info, info_block, info_end) = &records[0];
+    assert_eq!(info.record_type(), RecordType::Warcinfo);
+    assert_eq!(info.get("WARC-Filename"), Some(name.as_str()));
+    assert!(String::from_utf8_lossy(info_block).contains("operator: tests"));
+    assert_eq!(info_end.block_digest, DigestCheck::Ok);
+    let info_id = info.record_id().unwrap().to_owned();
+    let mut ids = std::collections::HashMap::new();
+    for (h, block, end) in &records[1..] {
+        let (loc, rt, uri, want) = expected.next().expect("more records than written");
+        let ctx = format!("{compression} {name} @{}", end.offset);
+        assert_eq!(&loc.file, &name, "{ctx}");
+        assert_eq!((loc.offset, loc.length), (end.offset, end.length), "{ctx}");
+        assert_eq!(&h.record_type(), rt, "{ctx}");
+        assert_eq!(h.version, "WARC/1.1");
+        assert_eq!(h.target_uri(), Some(uri.as_str()), "{ctx}");
+        assert_eq!(h.record_id(), Some(loc.record_id.as_str()));
+        assert_eq!(h.get("WARC-Warcinfo-ID"), Some(info_id.as_str()));
+        assert_eq!(block, want, "{ctx}");
+        assert_eq!(end.block_digest, DigestCheck::Ok, "{ctx}");
+        assert_eq!(h.get("WARC-Payload-Digest"), loc.payload_digest.as_deref());
+        let date = h.date().unwrap();
+        assert!(date.ends_with(".250000Z"), "{date}");
+        assert!(warc::parse_warc_date(date).is_some());
+        check_fields_of_its_type(h, end, rt, uri, &ctx);
+        let pair = matches!(rt, RecordType::Request | RecordType::Response);
+        if let (true, Some(c)) = (pair, h.get("WARC-Concurrent-To")) {
+            ids.insert(h.record_id().unwrap().to_owned(), c.to_owned());
+        }
+    }
+    // Request <-> response point at each other.
+    for (id, other) in &ids {
+        if let Some(back) = ids.get(other) {
+            assert_eq!(back, id);
+        }
+    }
+    assert!(!ids.is_empty());
+}
+
+/// The fields a record of type `rt` (of `uri`) has, and whether its payload digest is checked.
+fn check_fields_of_its_type(
+    h: &warc::WarcHeader,
+    end: &warc::RecordEnd,
+    rt: &RecordType,
+    uri: &str,
+    ctx: &str,
+) {
+    match rt {
+        RecordType::Request | RecordType::Response => {
+            assert_eq!(h.get("WARC-IP-Address"), Some("127.0.0.1"));
+            assert_eq!(
+                h.content_type(),
+                Some(if *rt == RecordType::Request {
+                    "application/http;msgtype=request"
+                } else {
+                    "application/http;msgtype=response"
+                })
+            );
+            assert_eq!(end.payload_digest, DigestCheck::Ok, "{ctx}");
+        }
+        RecordType::Revisit => {
+            assert_eq!(
+                h.get("WARC-Profile"),
+                Some(warc::PROFILE_SERVER_NOT_MODIFIED)
+            );
+            assert_eq!(h.get("WARC-Refers-To-Target-URI"), Some(uri));
+            assert_eq!(
+                h.get("WARC-Refers-To-Date"),
+                Some("2023-11-14T22:13:20.250000Z")
+            );
+            assert_eq!(
+                end.payload_digest,
+                DigestCheck::Unchecked,
+                "a revisit's payload is elsewhere"
+            );
+        }
+        RecordType::Metadata => {
+            assert_eq!(h.content_type(), Some("application/warc-fields"));
+            assert_eq!(end.payload_digest, DigestCheck::Ok);
+        }
+        other => panic!("unexpected {other}"),
+    }
+}
+
+/// Truncated responses carry WARC-Truncated; chunked+gzip payloads decode.
+fn check_truncation_and_gzip_payloads(f: &Path, compression: Compression) {
+    let mut rd = WarcReader::open(f, ReaderOptions::default()).unwrap();
+    let (mut truncated, mut decoded) = (0, 0);
+    while let Some(mut rec) = rd.next_record().unwrap() {
+        if rec.header().get("WARC-Truncated") == Some("length") {
+            truncated += 1;
+        }
+        if rec.header().record_type() == RecordType::Response {
+            let head = rec.http_head().unwrap();
+            if head.get("Content-Encoding") == Some("gzip") {
+                let mut doc = String::new();
+                rec.http_payload(&head, 1 << 20)
+                    .unwrap()
+                    .read_to_string(&mut doc)
+                    .unwrap();
+                assert!(doc.starts_with("<html><body>page "), "{doc}");
+                decoded += 1;
             }
         }
-        assert!(
-            truncated > 0 && decoded > 0,
-            "{compression}: {truncated} {decoded}"
-        );
+    }
+    assert!(
+        truncated > 0 && decoded > 0,
+        "{compression}: {truncated} {decoded}"
+    );
+}
 
-        // Every record can be read from its offset and length alone.
-        for (loc, rt, _, block) in &w.records {
-            let bytes = std::fs::read(dir.path().join(&loc.file)).unwrap();
-            let slice = &bytes[loc.offset as usize..(loc.offset + loc.length) as usize];
-            let mut rd = WarcReader::new(slice, &loc.file, verify()).unwrap();
-            let mut rec = rd.next_record().unwrap().unwrap();
-            assert_eq!(&rec.header().record_type(), rt);
-            let mut got = Vec::new();
-            rec.read_to_end(&mut got).unwrap();
-            assert_eq!(&got, block);
-            assert_eq!(rec.finish().unwrap().length, loc.length);
-            assert!(rd.next_record().unwrap().is_none());
-        }
+/// Every record can be read from its offset and length alone.
+fn check_every_record_reads_alone(dir: &Path, w: &Written) {
+    for (loc, rt, _, block) in &w.records {
+        let bytes = std::fs::read(dir.join(&loc.file)).unwrap();
+        let slice = &bytes[loc.offset as usize..(loc.offset + loc.length) as usize];
+        let mut rd = WarcReader::new(slice, &loc.file, verify()).unwrap();
+        let mut rec = rd.next_record().unwrap().unwrap();
+        assert_eq!(&rec.header().record_type(), rt);
+        let mut got = Vec::new();
+        rec.read_to_end(&mut got).unwrap();
+        assert_eq!(&got, block);
+        assert_eq!(rec.finish().unwrap().length, loc.length);
+        assert!(rd.next_record().unwrap().is_none());
     }
 }
 

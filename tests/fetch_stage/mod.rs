@@ -185,9 +185,33 @@ fn fetches_every_url_once_politely_and_caches_robots_across_cycles() {
     assert_eq!(got.len(), seeds.len(), "every seed has exactly one result");
     let total: u64 = reports.iter().map(|r| r.count("urls")).sum();
     assert_eq!(total as usize, seeds.len());
+    check_results_follow_the_model(&got, &fetch, &refused);
+    check_the_warc_holds_each_request_once(&c, &reports, &fetch, &refused);
 
-    // Statuses are what the model says; disallowed URLs were refused without a request.
-    for f in &fetch {
+    // The stage is done: running it again does nothing.
+    let again = fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet()).unwrap();
+    assert!(again.skipped);
+
+    check_the_host_tables_hold_every_robots_txt(&c);
+    check_a_recrawl_is_conditional_and_reuses_robots(&c, &web, &got, seeds.len());
+
+    let report = server.stop();
+    assert!(
+        report.polite,
+        "politeness violations: {:?} {:?}",
+        report.counts,
+        &report.violations[..report.violations.len().min(5)]
+    );
+    assert_eq!(report.counts.total(), 0);
+}
+
+/// Statuses are what the model says; disallowed URLs were refused without a request.
+fn check_results_follow_the_model(
+    got: &BTreeMap<String, FetchResult>,
+    fetch: &[&websim::truth::Fetched],
+    refused: &[&str],
+) {
+    for f in fetch {
         let r = &got[&f.url];
         assert_eq!(r.status, f.status, "{}: {r:?}", f.url);
         if f.outcome == Outcome::Redirect {
@@ -198,18 +222,25 @@ fn fetches_every_url_once_politely_and_caches_robots_across_cycles() {
             assert!(!r.warc_file.is_empty());
         }
     }
-    for u in &refused {
+    for u in refused {
         let r = &got[*u];
         assert!(r.error.starts_with("robots"), "{u}: {r:?}");
         assert_eq!(r.status, 0);
     }
+}
 
-    // The WARC holds one response per request, robots.txt included, and nothing refused.
-    let in_warc = check_warcs(&c, 0);
-    for f in &fetch {
+/// The WARC holds one response per request, robots.txt included, and nothing refused.
+fn check_the_warc_holds_each_request_once(
+    c: &Crawl,
+    reports: &[StageReport],
+    fetch: &[&websim::truth::Fetched],
+    refused: &[&str],
+) {
+    let in_warc = check_warcs(c, 0);
+    for f in fetch {
         assert_eq!(in_warc.get(&f.url), Some(&1), "{} in the WARC once", f.url);
     }
-    for u in &refused {
+    for u in refused {
         assert!(
             !in_warc.contains_key(*u),
             "{u} was refused, never requested"
@@ -217,12 +248,10 @@ fn fetches_every_url_once_politely_and_caches_robots_across_cycles() {
     }
     let requests: u64 = reports.iter().map(|r| r.count("requests")).sum();
     assert_eq!(in_warc.values().sum::<u64>(), requests);
+}
 
-    // The stage is done: running it again does nothing.
-    let again = fetch_partition(&c.dir, &c.cfg, 0, 0, &quiet()).unwrap();
-    assert!(again.skipped);
-
-    // A next cycle over the same URLs reuses every robots.txt from the host table.
+/// The host tables after cycle 0 hold a robots.txt for each of the web's 16 hosts.
+fn check_the_host_tables_hold_every_robots_txt(c: &Crawl) {
     let hosts_seen: BTreeSet<String> = (0..2)
         .flat_map(|p| {
             let mut r =
@@ -237,6 +266,17 @@ fn fetches_every_url_once_politely_and_caches_robots_across_cycles() {
         })
         .collect();
     assert_eq!(hosts_seen.len(), 16);
+}
+
+/// A next cycle over the same URLs (the results of cycle 0 `got`, of `seeds` URLs) reuses every
+/// robots.txt from the host table, and sends each page's validators: every unchanged page
+/// answers 304, a revisit record.
+fn check_a_recrawl_is_conditional_and_reuses_robots(
+    c: &Crawl,
+    web: &Web,
+    got: &BTreeMap<String, FetchResult>,
+    seeds: usize,
+) {
     // The recrawl carries each page's validators (as prioritize will): conditional GETs.
     for p in 0..2 {
         let next = c.dir.fetchlist(1, p);
@@ -253,8 +293,8 @@ fn fetches_every_url_once_politely_and_caches_robots_across_cycles() {
         }
         w.finish().unwrap();
     }
-    let reports = fetch_all(&c, 1);
-    let again = results(&c, 1);
+    let reports = fetch_all(c, 1);
+    let again = results(c, 1);
     let with_validators = got
         .values()
         .filter(|r| r.status == 200 && !(r.etag.is_empty() && r.last_modified.is_empty()))
@@ -268,7 +308,7 @@ fn fetches_every_url_once_politely_and_caches_robots_across_cycles() {
         not_modified, with_validators,
         "every unchanged page answers 304"
     );
-    let revisits = check_warcs_of_type(&c, 1, "revisit");
+    let revisits = check_warcs_of_type(c, 1, "revisit");
     assert_eq!(revisits, not_modified, "a 304 is a revisit record");
     let robots: u64 = reports.iter().map(|r| r.count("robots_requests")).sum();
     let unreachable_hosts = web
@@ -286,16 +326,7 @@ fn fetches_every_url_once_politely_and_caches_robots_across_cycles() {
         robots <= unreachable_hosts * 6,
         "{robots} robots.txt requests"
     );
-    assert_eq!(results(&c, 1).len(), seeds.len());
-
-    let report = server.stop();
-    assert!(
-        report.polite,
-        "politeness violations: {:?} {:?}",
-        report.counts,
-        &report.violations[..report.violations.len().min(5)]
-    );
-    assert_eq!(report.counts.total(), 0);
+    assert_eq!(results(c, 1).len(), seeds);
 }
 
 #[test]
