@@ -72,9 +72,13 @@ impl Extractor {
             return Ok(page);
         }
         if is_sitemap(&content_type, url) {
-            self.sitemap(&mut page, body, depth, cash, out)?;
+            let locs = self.sitemap_locs(body);
+            let depth = depth.saturating_add(1);
+            self.shared_links(&mut page, &locs, LinkKind::Sitemap, depth, cash, out)?;
         } else if self.requisites && is_css(&content_type) {
-            self.stylesheet(&mut page, body, depth, cash, out)?;
+            let urls = self.stylesheet_urls(body);
+            // A stylesheet's imports and images are part of its pages: at its depth.
+            self.shared_links(&mut page, &urls, LinkKind::Requisite, depth, cash, out)?;
         } else if is_html(&content_type) {
             let doc = Doc {
                 url: &doc_url,
@@ -229,31 +233,23 @@ impl Extractor {
         Ok(())
     }
 
-    /// Requisites of a stylesheet (archive mode): every `url()` and `@import`, at the
-    /// stylesheet's own depth, sharing its cash. Decoded as UTF-8 (a URL rarely needs more).
-    fn stylesheet(
-        &mut self,
-        page: &mut PageRecord,
-        body: &[u8],
-        depth: u32,
-        cash: f64,
-        out: &mut Emit<'_>,
-    ) -> Result<()> {
+    /// The requisites of a stylesheet (archive mode): every `url()` and `@import`. Decoded as
+    /// UTF-8 (a URL rarely needs more).
+    fn stylesheet_urls(&mut self, body: &[u8]) -> Vec<String> {
         self.bump("stylesheets", 1);
         let css = String::from_utf8_lossy(body);
         let mut targets = Vec::new();
         crate::parse::css::css_urls(&css, &mut |u| targets.push(u.into_owned()));
-        let targets: Vec<&str> = targets.iter().map(String::as_str).collect();
-        // A stylesheet's imports and images are part of its pages: at its depth.
-        self.shared_links(page, &targets, LinkKind::Requisite, depth, cash, out)
+        targets
     }
 
     /// Links of `page` to `targets` (resolved against it), of `kind` at `depth`, sharing the
-    /// page's `cash` equally, all followed: a sitemap's `<loc>`s, a stylesheet's URLs.
+    /// page's `cash` equally, all followed: a sitemap's `<loc>`s (which share the document's
+    /// cash, a level deeper), a stylesheet's URLs (at its own depth).
     fn shared_links(
         &mut self,
         page: &mut PageRecord,
-        targets: &[&str],
+        targets: &[String],
         kind: LinkKind,
         depth: u32,
         cash: f64,
@@ -282,17 +278,9 @@ impl Extractor {
         Ok(())
     }
 
-    /// Links of a sitemap, sitemap index or RSS/Atom feed: every `<loc>` (capped at 50,000
-    /// URLs and 50 MB decoded, as sitemaps.org says, so a sitemap flood cannot swamp a host)
-    /// shares the document's cash.
-    fn sitemap(
-        &mut self,
-        page: &mut PageRecord,
-        body: &[u8],
-        depth: u32,
-        cash: f64,
-        out: &mut Emit<'_>,
-    ) -> Result<()> {
+    /// The links of a sitemap, sitemap index or RSS/Atom feed: every `<loc>` (capped at 50,000
+    /// URLs and 50 MB decoded, as sitemaps.org says, so a sitemap flood cannot swamp a host).
+    fn sitemap_locs(&mut self, body: &[u8]) -> Vec<String> {
         let sm = crate::parse::sitemap::parse(body, &crate::parse::sitemap::Limits::default());
         self.bump("sitemaps", 1);
         if sm.truncated {
@@ -301,19 +289,7 @@ impl Extractor {
         if sm.error.is_some() {
             self.bump("sitemaps_malformed", 1);
         }
-        let locs: Vec<&str> = sm
-            .urls
-            .iter()
-            .map(|u| u.loc.as_str())
-            .chain(sm.sitemaps.iter().map(|s| s.loc.as_str()))
-            .collect();
-        self.shared_links(
-            page,
-            &locs,
-            LinkKind::Sitemap,
-            depth.saturating_add(1),
-            cash,
-            out,
-        )
+        let sitemaps = sm.sitemaps.into_iter().map(|s| s.loc);
+        sm.urls.into_iter().map(|u| u.loc).chain(sitemaps).collect()
     }
 }
