@@ -11,7 +11,8 @@
 //!
 //! Which records a dictionary is trained from (per partition and cycle, from the partition's
 //! records of the cycle before) is the fetch's choice (`fetch::codec::warc_codec`); this module
-//! samples records, trains, and reads and writes the frame. Training is deterministic: the same
+//! samples records, trains, loads a dictionary file given by hand (`dragnet warc convert
+//! --dictionary`), and reads and writes the frame. Training is deterministic: the same
 //! records give the same dictionary, so a fetch redone after a kill writes the same bytes.
 
 use std::fs::File;
@@ -62,14 +63,9 @@ impl std::fmt::Debug for Dictionary {
 impl Dictionary {
     /// A dictionary: in zstd's format (its magic, then its ID), as the proposal asks and as we
     /// write, or raw content (no ID, 0 here), which zstd also takes and which readers meet in
-    /// the wild; `path` names where it came from in errors.
+    /// the wild; `path` names where it came from in errors. Its frame holds it zstd-compressed
+    /// when that is smaller (at a high level: once per file, and small).
     pub fn from_bytes(bytes: Vec<u8>, path: &Path) -> Result<Dictionary> {
-        let id = if bytes.len() >= 8 && bytes[..4] == ZDICT_MAGIC {
-            u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]])
-        } else {
-            0
-        };
-        // Stored compressed when that is smaller (at a high level: once per file, and small).
         let mut c = zstd::bulk::Compressor::new(19).ctx("start zstd for", path)?;
         for p in [
             zstd::zstd_safe::CParameter::ChecksumFlag(true),
@@ -78,16 +74,55 @@ impl Dictionary {
             c.set_parameter(p).ctx("configure zstd for", path)?;
         }
         let packed = c.compress(&bytes).ctx("compress the dictionary of", path)?;
-        let user = if packed.len() < bytes.len() {
-            &packed
+        let frame = if packed.len() < bytes.len() {
+            frame_of(&packed)
         } else {
-            &bytes
+            frame_of(&bytes)
         };
-        let mut frame = Vec::with_capacity(8 + user.len());
-        frame.extend_from_slice(&DICT_MAGIC.to_le_bytes());
-        frame.extend_from_slice(&(user.len() as u32).to_le_bytes());
-        frame.extend_from_slice(user);
-        Ok(Dictionary { id, bytes, frame })
+        Ok(Dictionary {
+            id: id_of(&bytes),
+            bytes,
+            frame,
+        })
+    }
+
+    /// A dictionary file given by hand (`dragnet warc convert --dictionary`): as `zstd --train`
+    /// writes it, or itself one zstd frame. It must be in zstd's format, at most [`MAX_DICT`]
+    /// bytes, and one zstd takes: else a usage error naming the file (a frame that does not
+    /// decompress is corrupt). Its frame holds it as it is.
+    pub fn load(path: &Path) -> Result<Dictionary> {
+        let mut bytes = std::fs::read(path).ctx("read", path)?;
+        if bytes.starts_with(&ZSTD_MAGIC) {
+            bytes = zstd::bulk::decompress(&bytes, MAX_DICT)
+                .map_err(|e| Error::corrupt(path, 0, format!("compressed zstd dictionary: {e}")))?;
+        }
+        if !bytes.starts_with(&ZDICT_MAGIC) || bytes.len() < 8 {
+            return Err(Error::Usage(format!(
+                "{}: not a zstd dictionary (it should start with the bytes 37 a4 30 ec; `zstd \
+                 --train FILES -o DICT` makes one)",
+                path.display()
+            )));
+        }
+        if bytes.len() > MAX_DICT {
+            return Err(Error::Usage(format!(
+                "{}: a dictionary of {} bytes is over the {} MiB readers accept",
+                path.display(),
+                bytes.len(),
+                MAX_DICT >> 20
+            )));
+        }
+        zstd::bulk::Compressor::with_dictionary(3, &bytes).map_err(|e| {
+            Error::Usage(format!(
+                "{}: not a usable zstd dictionary: {e}",
+                path.display()
+            ))
+        })?;
+        let frame = frame_of(&bytes);
+        Ok(Dictionary {
+            id: id_of(&bytes),
+            bytes,
+            frame,
+        })
     }
 
     /// The dictionary's ID, which every frame compressed with it names (0 for raw content).
@@ -100,8 +135,9 @@ impl Dictionary {
         &self.bytes
     }
 
-    /// The dictionary frame that starts a file (magic `0x184D2A5D`, size, the dictionary as a
-    /// zstd frame with content size and checksum, or as it is when that is not smaller).
+    /// The dictionary frame that starts a file (magic `0x184D2A5D`, size, then the dictionary:
+    /// as a zstd frame with content size and checksum when [`Dictionary::from_bytes`] found that
+    /// smaller, as it is from [`Dictionary::load`], as the file had it when read from one).
     pub fn frame(&self) -> &[u8] {
         &self.frame
     }
@@ -179,6 +215,16 @@ pub fn of_file(file: &File, path: &Path) -> Result<Option<Dictionary>> {
     if u32::from_le_bytes([head[0], head[1], head[2], head[3]]) != DICT_MAGIC {
         return Ok(None);
     }
+    let size = frame_size(&head, path)?;
+    let mut data = vec![0; size];
+    file.read_exact_at(&mut data, 8)
+        .map_err(|e| data_error(e, size, path))?;
+    decode_frame_data(data, path).map(Some)
+}
+
+/// The size of the data a dictionary frame's first 8 bytes (`head`) announce; an error naming
+/// `path` and the size field's offset when it is over [`MAX_DICT`].
+fn frame_size(head: &[u8], path: &Path) -> Result<usize> {
     let size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
     if size > MAX_DICT {
         return Err(Error::corrupt(
@@ -187,27 +233,56 @@ pub fn of_file(file: &File, path: &Path) -> Result<Option<Dictionary>> {
             format!("zstd dictionary frame of {size} bytes"),
         ));
     }
-    let mut data = vec![0; size];
-    file.read_exact_at(&mut data, 8).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            Error::corrupt(path, 0, "zstd dictionary frame is truncated")
-        } else {
-            Error::io("read", path, e)
-        }
-    })?;
-    decode_frame_data(data, path).map(Some)
+    Ok(size)
+}
+
+/// The error for a failed read of a dictionary frame's `size` bytes of data: the frame (at
+/// offset 0) is truncated, or the OS's I/O error.
+fn data_error(e: std::io::Error, size: usize, path: &Path) -> Error {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        Error::corrupt(
+            path,
+            0,
+            format!("zstd dictionary frame of {size} bytes is truncated"),
+        )
+    } else {
+        Error::io("read", path, e)
+    }
 }
 
 /// The dictionary a dictionary frame's data holds: as it is, or decompressed when it is a zstd
-/// frame (errors name `path` and the data's offset, 8).
+/// frame (errors name `path` and the data's offset, 8). Its frame is the one read.
 pub(super) fn decode_frame_data(data: Vec<u8>, path: &Path) -> Result<Dictionary> {
-    let data = if data.starts_with(&ZSTD_MAGIC) {
+    let frame = frame_of(&data);
+    let bytes = if data.starts_with(&ZSTD_MAGIC) {
         zstd::bulk::decompress(&data, MAX_DICT)
             .map_err(|e| Error::corrupt(path, 8, format!("compressed zstd dictionary: {e}")))?
     } else {
         data
     };
-    Dictionary::from_bytes(data, path)
+    Ok(Dictionary {
+        id: id_of(&bytes),
+        bytes,
+        frame,
+    })
+}
+
+/// A dictionary's ID: bytes 4..8 of one in zstd's format, 0 for raw content.
+fn id_of(bytes: &[u8]) -> u32 {
+    if bytes.len() >= 8 && bytes[..4] == ZDICT_MAGIC {
+        u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]])
+    } else {
+        0
+    }
+}
+
+/// The dictionary frame holding `data` (the dictionary, or it compressed): magic, size, data.
+fn frame_of(data: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(8 + data.len());
+    frame.extend_from_slice(&DICT_MAGIC.to_le_bytes());
+    frame.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    frame.extend_from_slice(data);
+    frame
 }
 
 /// A bulk decompressor for the frames of a file that starts with `dict` (or has none).
@@ -254,22 +329,10 @@ pub(super) fn read_dictionary<R: Read>(
             "zstd dictionary frame is truncated",
         ));
     }
-    let size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
-    if size > MAX_DICT {
-        return Err(Error::corrupt(
-            path,
-            4,
-            format!("zstd dictionary frame of {size} bytes"),
-        ));
-    }
+    let size = frame_size(head, path)?;
     c.consume(8);
     let mut data = vec![0; size];
-    c.read_exact(&mut data).map_err(|_| {
-        Error::corrupt(
-            path,
-            0,
-            format!("zstd dictionary frame of {size} bytes is truncated"),
-        )
-    })?;
+    c.read_exact(&mut data)
+        .map_err(|e| data_error(e, size, path))?;
     decode_frame_data(data, path)
 }

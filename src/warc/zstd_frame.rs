@@ -25,14 +25,45 @@ pub fn dictionary_id(head: &[u8]) -> Option<u32> {
     if head.len() < 5 || u32::from_le_bytes([head[0], head[1], head[2], head[3]]) != MAGIC {
         return None;
     }
-    let fhd = head[4];
-    let single_segment = fhd & 0x20 != 0;
-    let len = [0, 1, 2, 4][usize::from(fhd & 0x03)];
-    let at = 5 + usize::from(!single_segment);
-    let field = head.get(at..at + len)?;
+    let d = Descriptor::of(head[4]);
+    let at = 5 + d.window_len;
+    let field = head.get(at..at + d.dict_len)?;
     let mut v = [0u8; 4];
-    v[..len].copy_from_slice(field);
+    v[..d.dict_len].copy_from_slice(field);
     Some(u32::from_le_bytes(v))
+}
+
+/// What a frame header's descriptor byte says of the fields after it (RFC 8878, 3.1.1.1.1).
+struct Descriptor {
+    /// Bytes of `Window_Descriptor` (none in a single-segment frame).
+    window_len: usize,
+    /// Bytes of `Dictionary_ID`.
+    dict_len: usize,
+    /// Bytes of `Frame_Content_Size`.
+    fcs_len: usize,
+    /// Whether the frame ends with a `Content_Checksum`.
+    checksum: bool,
+    /// The reserved bit, which must be 0.
+    reserved: bool,
+}
+
+impl Descriptor {
+    fn of(fhd: u8) -> Descriptor {
+        let single_segment = fhd & 0x20 != 0;
+        Descriptor {
+            window_len: usize::from(!single_segment),
+            dict_len: [0, 1, 2, 4][usize::from(fhd & 0x03)],
+            fcs_len: match (fhd >> 6, single_segment) {
+                (0, false) => 0,
+                (0, true) => 1,
+                (1, _) => 2,
+                (2, _) => 4,
+                _ => 8,
+            },
+            checksum: fhd & 0x04 != 0,
+            reserved: fhd & 0x08 != 0,
+        }
+    }
 }
 
 /// What a frame's headers say about it.
@@ -54,108 +85,23 @@ pub struct Frame {
 /// A frame cut short, a bad magic, a reserved bit or block type and a block over 128 KiB are
 /// [`Error::Corrupt`] naming `path` and `offset`.
 pub fn frame_len<R: Read + Seek>(r: &mut R, path: &Path, offset: u64) -> Result<Frame> {
-    let bad = |reason: String| Error::corrupt(path, offset, reason);
-    // An I/O error from the OS stays one; an end of input is a truncated frame.
-    let read = |r: &mut R, buf: &mut [u8], what: &str| -> Result<()> {
-        r.read_exact(buf).map_err(|e| {
-            if e.kind() == io::ErrorKind::UnexpectedEof {
-                bad(format!("zstd frame is truncated (in its {what})"))
-            } else {
-                Error::io("read", path, e)
-            }
-        })
-    };
-    // Skips `n` payload bytes, reading the last so that a payload cut short is seen.
-    let skip = |r: &mut R, n: u64, what: &str| -> Result<()> {
-        if n == 0 {
-            return Ok(());
-        }
-        let back = i64::try_from(n - 1).map_err(|_| bad(format!("{what} of {n} bytes")))?;
-        if back > 0 {
-            r.seek(SeekFrom::Current(back))
-                .map_err(|e| Error::io("seek", path, e))?;
-        }
-        read(r, &mut [0], what)
-    };
+    let mut w = Walk { r, path, offset };
     let mut magic = [0; 4];
-    read(r, &mut magic, "magic number")?;
+    w.read(&mut magic, "magic number")?;
     let magic = u32::from_le_bytes(magic);
     if magic & 0xFFFF_FFF0 == 0x184D_2A50 {
-        let mut size = [0; 4];
-        read(r, &mut size, "skippable frame size")?;
-        let size = u64::from(u32::from_le_bytes(size));
-        skip(r, size, "skippable frame")?;
-        return Ok(Frame {
-            len: 8 + size,
-            content_size: None,
-            checksum: false,
-            skippable: true,
-        });
+        return w.skippable();
     }
     if magic != MAGIC {
-        return Err(bad(format!(
+        return Err(w.bad(format!(
             "not a zstd frame: magic {:02x?}",
             magic.to_le_bytes()
         )));
     }
-    let mut fhd = [0];
-    read(r, &mut fhd, "frame header")?;
-    let fhd = fhd[0];
-    if fhd & 0x08 != 0 {
-        return Err(bad("zstd frame header has its reserved bit set".into()));
-    }
-    let fcs_flag = fhd >> 6;
-    let single_segment = fhd & 0x20 != 0;
-    let checksum = fhd & 0x04 != 0;
-    let dict_len = [0, 1, 2, 4][usize::from(fhd & 0x03)];
-    let fcs_len = match (fcs_flag, single_segment) {
-        (0, false) => 0,
-        (0, true) => 1,
-        (1, _) => 2,
-        (2, _) => 4,
-        _ => 8,
-    };
-    let window_len = usize::from(!single_segment);
-    let mut rest = [0u8; 13];
-    let rest = &mut rest[..window_len + dict_len + fcs_len];
-    read(r, rest, "frame header")?;
-    let fcs = &rest[window_len + dict_len..];
-    let content_size = (fcs_len > 0).then(|| {
-        let mut v = [0u8; 8];
-        v[..fcs.len()].copy_from_slice(fcs);
-        // A 2-byte size is stored less 256.
-        u64::from_le_bytes(v) + if fcs_len == 2 { 256 } else { 0 }
-    });
-    let mut len = 5 + rest.len() as u64;
-    for block in 0u64.. {
-        let mut bh = [0; 3];
-        read(r, &mut bh, "block header")?;
-        let bh = u32::from_le_bytes([bh[0], bh[1], bh[2], 0]);
-        let last = bh & 1 != 0;
-        let size = u64::from(bh >> 3);
-        let payload = match (bh >> 1) & 3 {
-            0 => size,
-            1 => 1,
-            2 => size,
-            _ => {
-                return Err(bad(format!(
-                    "zstd block {block} at frame offset {len} has the reserved block type"
-                )))
-            }
-        };
-        if size > MAX_BLOCK {
-            return Err(bad(format!(
-                "zstd block {block} at frame offset {len} claims {size} bytes, over 128 KiB"
-            )));
-        }
-        skip(r, payload, "block")?;
-        len += 3 + payload;
-        if last {
-            break;
-        }
-    }
+    let (header_len, content_size, checksum) = w.header()?;
+    let mut len = w.blocks(header_len)?;
     if checksum {
-        read(r, &mut [0; 4], "checksum")?;
+        w.read(&mut [0; 4], "checksum")?;
         len += 4;
     }
     Ok(Frame {
@@ -164,6 +110,113 @@ pub fn frame_len<R: Read + Seek>(r: &mut R, path: &Path, offset: u64) -> Result<
         checksum,
         skippable: false,
     })
+}
+
+/// A walk through one frame's headers in `r`; errors name `path` and the frame's `offset`.
+struct Walk<'a, R> {
+    r: &'a mut R,
+    path: &'a Path,
+    offset: u64,
+}
+
+impl<R: Read + Seek> Walk<'_, R> {
+    fn bad(&self, reason: String) -> Error {
+        Error::corrupt(self.path, self.offset, reason)
+    }
+
+    /// Fills `buf`: an I/O error from the OS stays one; an end of input is a truncated frame.
+    fn read(&mut self, buf: &mut [u8], what: &str) -> Result<()> {
+        self.r.read_exact(buf).map_err(|e| {
+            if e.kind() == io::ErrorKind::UnexpectedEof {
+                self.bad(format!("zstd frame is truncated (in its {what})"))
+            } else {
+                Error::io("read", self.path, e)
+            }
+        })
+    }
+
+    /// Skips `n` payload bytes, reading the last so that a payload cut short is seen.
+    fn skip(&mut self, n: u64, what: &str) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let back = i64::try_from(n - 1).map_err(|_| self.bad(format!("{what} of {n} bytes")))?;
+        if back > 0 {
+            self.r
+                .seek(SeekFrom::Current(back))
+                .map_err(|e| Error::io("seek", self.path, e))?;
+        }
+        self.read(&mut [0], what)
+    }
+
+    /// The rest of a skippable frame, after its magic: its size, then that many bytes.
+    fn skippable(&mut self) -> Result<Frame> {
+        let mut size = [0; 4];
+        self.read(&mut size, "skippable frame size")?;
+        let size = u64::from(u32::from_le_bytes(size));
+        self.skip(size, "skippable frame")?;
+        Ok(Frame {
+            len: 8 + size,
+            content_size: None,
+            checksum: false,
+            skippable: true,
+        })
+    }
+
+    /// The rest of a zstd frame's header, after its magic: the header's length (magic
+    /// included), its `Frame_Content_Size` if it has one, and whether the frame has a checksum.
+    fn header(&mut self) -> Result<(u64, Option<u64>, bool)> {
+        let mut fhd = [0];
+        self.read(&mut fhd, "frame header")?;
+        let d = Descriptor::of(fhd[0]);
+        if d.reserved {
+            return Err(self.bad("zstd frame header has its reserved bit set".into()));
+        }
+        let mut rest = [0u8; 13];
+        let rest = &mut rest[..d.window_len + d.dict_len + d.fcs_len];
+        self.read(rest, "frame header")?;
+        let fcs = &rest[d.window_len + d.dict_len..];
+        let content_size = (d.fcs_len > 0).then(|| {
+            let mut v = [0u8; 8];
+            v[..fcs.len()].copy_from_slice(fcs);
+            // A 2-byte size is stored less 256.
+            u64::from_le_bytes(v) + if d.fcs_len == 2 { 256 } else { 0 }
+        });
+        Ok((5 + rest.len() as u64, content_size, d.checksum))
+    }
+
+    /// Walks the blocks, from their block headers, to the last one's end; `len` is the frame
+    /// offset of the first block header. Returns the frame offset after the last block.
+    fn blocks(&mut self, mut len: u64) -> Result<u64> {
+        for block in 0u64.. {
+            let mut bh = [0; 3];
+            self.read(&mut bh, "block header")?;
+            let bh = u32::from_le_bytes([bh[0], bh[1], bh[2], 0]);
+            let last = bh & 1 != 0;
+            let size = u64::from(bh >> 3);
+            let payload = match (bh >> 1) & 3 {
+                0 => size,
+                1 => 1,
+                2 => size,
+                _ => {
+                    return Err(self.bad(format!(
+                        "zstd block {block} at frame offset {len} has the reserved block type"
+                    )))
+                }
+            };
+            if size > MAX_BLOCK {
+                return Err(self.bad(format!(
+                    "zstd block {block} at frame offset {len} claims {size} bytes, over 128 KiB"
+                )));
+            }
+            self.skip(payload, "block")?;
+            len += 3 + payload;
+            if last {
+                break;
+            }
+        }
+        Ok(len)
+    }
 }
 
 #[cfg(test)]
