@@ -2,7 +2,7 @@
 //! structure and a *stored* zstd frame where it looks random.
 //!
 //! A key-only block is `K` columns of `n` bytes (the transposed key deltas, see
-//! [`super::format::BlockEncoder`]). For sorted fingerprints the high columns are zeros, one
+//! [`super::block::BlockEncoder`]). For sorted fingerprints the high columns are zeros, one
 //! column holds the few significant bits of the gap's top byte, and the low columns are uniform
 //! random bytes. Compressed as one zstd frame, the random columns cost zstd's match search and
 //! mix into the literal statistics of the structured one, so at fast levels (which store

@@ -19,6 +19,7 @@
 //! Keys are byte strings compared with `memcmp`; numeric keys are stored big-endian, so
 //! [`fp_key`] and [`host_fp_key`] build the common ones.
 
+pub mod block;
 mod columns;
 pub mod format;
 mod merge;

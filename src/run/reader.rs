@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
+use super::block::{BlockLayout, DecodedBlock};
 use super::format::{
-    footer_entry_len, BlockHeader, DecodedBlock, Header, HeaderError, IndexEntry, Trailer,
-    BLOCK_HEADER_LEN, FORMAT_VERSION, HEADER_LEN, MAX_BLOCK_RAW, OLDEST_VERSION, TRAILER_LEN,
+    footer_entry_len, BlockHeader, Header, IndexEntry, Trailer, BLOCK_HEADER_LEN, HEADER_LEN,
+    MAX_BLOCK_RAW, TRAILER_LEN,
 };
 use super::{Cursor, LastKey, Schema};
 use crate::error::{Error, IoContext, Result};
@@ -52,6 +53,8 @@ pub struct RunReader {
     key_len: usize,
     /// Offset of the next block header.
     pos: u64,
+    /// Offset of the header of the block in `block`.
+    block_at: u64,
     block: DecodedBlock,
     /// Index of the current record in `block`; `None` before the first record of the block.
     cur: Option<usize>,
@@ -82,20 +85,12 @@ impl RunReader {
         }
         let mut hb = [0u8; HEADER_LEN];
         file.read_exact(&mut hb).ctx("read", path)?;
-        let header = Header::decode(&hb).map_err(|e| match e {
-            HeaderError::Corrupt(off, why) => corrupt(off, why),
-            HeaderError::Version(found) => Error::Version {
-                path: path.to_path_buf(),
-                found,
-                oldest: OLDEST_VERSION,
-                newest: FORMAT_VERSION,
-            },
-        })?;
+        let header = Header::decode(&hb).map_err(|e| e.in_file(path, 0))?;
         let tpos = len - TRAILER_LEN as u64;
         file.seek(SeekFrom::Start(tpos)).ctx("seek", path)?;
         let mut tb = [0u8; TRAILER_LEN];
         file.read_exact(&mut tb).ctx("read", path)?;
-        let trailer = Trailer::decode(&tb).map_err(|(off, why)| corrupt(tpos + off, why))?;
+        let trailer = Trailer::decode(&tb).map_err(|e| e.in_file(path, tpos))?;
         let key_len = usize::from(header.key_len);
         let expect_footer = trailer.blocks.checked_mul(footer_entry_len(key_len) as u64);
         if trailer.footer_offset < HEADER_LEN as u64
@@ -116,6 +111,7 @@ impl RunReader {
             file: Source::Buffered(file),
             key_len,
             pos: HEADER_LEN as u64,
+            block_at: HEADER_LEN as u64,
             block: DecodedBlock::default(),
             cur: None,
             compressed: Vec::new(),
@@ -196,6 +192,12 @@ impl RunReader {
     /// The file's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Offset of the block that holds the current record (its block header): where errors
+    /// about the record (a payload that does not decode) are in the file.
+    pub fn block_offset(&self) -> u64 {
+        self.block_at
     }
 
     /// The next record as `(key, payload)`, or `None` at the end.
@@ -405,21 +407,16 @@ impl RunReader {
                 "block decompressed to the wrong length",
             ));
         }
-        let unique = self.header.unique();
+        let layout = BlockLayout::of(&self.header, bh.count as usize);
         self.block
-            .decode_from(
-                &self.raw,
-                bh.count as usize,
-                self.key_len,
-                self.header.has_payload(),
-                unique,
-            )
-            .map_err(|why| Error::corrupt(&self.path, body_at, why))?;
+            .decode_from(&self.raw, layout)
+            .map_err(|e| e.in_file(&self.path, body_at))?;
+        self.block_at = at;
         // The block checked its own order; here the seam with the block before it.
         let mut buf = [0u8; 8];
         let first = self.block.key_bytes(0, &mut buf);
         if let Some(order) = self.prev_key.cmp(first) {
-            if order.is_lt() || (unique && order.is_eq()) {
+            if order.is_lt() || (layout.unique && order.is_eq()) {
                 return Err(Error::corrupt(
                     &self.path,
                     at,
@@ -652,9 +649,9 @@ pub fn verify(path: &Path) -> Result<RunInfo> {
     let mut blocks_seen = 0u64;
     while r.advance()? {
         if r.cur == Some(0) {
-            let e = block_firsts
-                .next()
-                .ok_or_else(|| Error::corrupt(path, r.pos, "more blocks than the index lists"))?;
+            let e = block_firsts.next().ok_or_else(|| {
+                Error::corrupt(path, r.block_at, "more blocks than the index lists")
+            })?;
             if e.first_key != r.key() {
                 return Err(Error::corrupt(
                     path,

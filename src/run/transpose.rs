@@ -1,4 +1,4 @@
-//! The byte transposition of run blocks (see [`super::format::BlockEncoder`]), sixteen records at
+//! The byte transposition of run blocks (see [`super::block::BlockEncoder`]), sixteen records at
 //! a time: between eight byte columns of a block ("shuffled" as in Blosc: column `j` holds byte `j`
 //! of every record's big-endian key delta) and the deltas as integers.
 //!

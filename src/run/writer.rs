@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::Xxh3;
 
+use super::block::BlockEncoder;
 use super::format::{
-    BlockEncoder, BlockHeader, Header, IndexEntry, Trailer, FLAG_PAYLOAD, FLAG_UNIQUE,
-    FORMAT_VERSION, MAX_BLOCK_RAW,
+    BlockHeader, Header, IndexEntry, Trailer, FLAG_PAYLOAD, FLAG_UNIQUE, FORMAT_VERSION,
+    MAX_BLOCK_RAW,
 };
 use super::{key_u64, LastKey, RecordSink, Schema};
 use crate::error::{Error, IoContext, KeyBytes, Result};
