@@ -33,120 +33,7 @@ pub(super) fn gen_host(cfg: &WebConfig, h: u32) -> HostSpec {
         Some(SitemapKind::Gzipped) => vec![format!("{origin}/sitemap.xml.gz")],
         None => vec![],
     };
-    let max_delay = cfg.max_crawl_delay.as_secs_f64();
-    let delay = |r: &mut Rng| {
-        ((r.unit() * max_delay * 10.0).round() / 10.0)
-            .max(0.1)
-            .min(max_delay.max(0.1))
-    };
-    let star = |rules: Vec<Rule>, crawl_delay| Group {
-        agents: vec!["*".into()],
-        rules,
-        crawl_delay,
-    };
-    let x = r.below(100);
-    let (serve, groups, beyond) = match x {
-        0..=39 => (
-            RobotsServe::Text,
-            vec![star(
-                vec![Rule {
-                    allow: false,
-                    pattern: String::new(),
-                }],
-                None,
-            )],
-            vec![],
-        ),
-        40..=64 => {
-            let rules = [
-                Rule {
-                    allow: false,
-                    pattern: "/shop/".into(),
-                },
-                Rule {
-                    allow: true,
-                    pattern: "/shop/page-".into(),
-                },
-                Rule {
-                    allow: false,
-                    pattern: "/*.pdf$".into(),
-                },
-                Rule {
-                    allow: false,
-                    pattern: "/archive/*page-1".into(),
-                },
-                Rule {
-                    allow: false,
-                    pattern: "/go/".into(),
-                },
-            ];
-            let n = 2 + r.below(4) as usize;
-            (
-                RobotsServe::Text,
-                vec![star(rules[..n].to_vec(), None)],
-                vec![],
-            )
-        }
-        65..=74 => (
-            RobotsServe::Text,
-            vec![
-                star(
-                    vec![Rule {
-                        allow: false,
-                        pattern: "/".into(),
-                    }],
-                    None,
-                ),
-                Group {
-                    agents: vec!["dragnet".into(), "websim-polite".into()],
-                    rules: vec![
-                        Rule {
-                            allow: false,
-                            pattern: "/blog/".into(),
-                        },
-                        Rule {
-                            allow: true,
-                            pattern: "/blog/page-1".into(),
-                        },
-                    ],
-                    crawl_delay: None,
-                },
-            ],
-            vec![],
-        ),
-        75..=82 => (
-            RobotsServe::Text,
-            vec![star(
-                vec![Rule {
-                    allow: false,
-                    pattern: "/about/".into(),
-                }],
-                Some(delay(&mut r)),
-            )],
-            vec![],
-        ),
-        83..=87 => (RobotsServe::NotFound, vec![], vec![]),
-        88..=90 => (RobotsServe::ServerError, vec![], vec![]),
-        91..=92 => (RobotsServe::Timeout, vec![], vec![]),
-        93..=95 => (RobotsServe::Html, vec![], vec![]),
-        _ => (
-            RobotsServe::Huge,
-            vec![star(
-                vec![Rule {
-                    allow: false,
-                    pattern: "/news/".into(),
-                }],
-                None,
-            )],
-            vec![star(
-                vec![Rule {
-                    allow: false,
-                    pattern: "/docs/".into(),
-                }],
-                None,
-            )],
-        ),
-    };
+    let (serve, groups, beyond) = robots_variant(cfg, &mut r);
     let mut robots = RobotsSpec {
         serve,
         groups,
@@ -193,5 +80,77 @@ pub(super) fn gen_host(cfg: &WebConfig, h: u32) -> HostSpec {
         tls,
         rate_limited,
         requisites,
+    }
+}
+
+/// A host's robots.txt variant: how it is served, its groups, and the groups written beyond the
+/// 500 KiB a crawler reads (only for [`RobotsServe::Huge`]).
+fn robots_variant(cfg: &WebConfig, r: &mut Rng) -> (RobotsServe, Vec<Group>, Vec<Group>) {
+    let max_delay = cfg.max_crawl_delay.as_secs_f64();
+    let delay = |r: &mut Rng| {
+        ((r.unit() * max_delay * 10.0).round() / 10.0)
+            .max(0.1)
+            .min(max_delay.max(0.1))
+    };
+    let star = |rules: Vec<Rule>, crawl_delay| Group {
+        agents: vec!["*".into()],
+        rules,
+        crawl_delay,
+    };
+    match r.below(100) {
+        0..=39 => (
+            RobotsServe::Text,
+            vec![star(vec![rule(false, "")], None)],
+            vec![],
+        ),
+        40..=64 => {
+            let rules = [
+                rule(false, "/shop/"),
+                rule(true, "/shop/page-"),
+                rule(false, "/*.pdf$"),
+                rule(false, "/archive/*page-1"),
+                rule(false, "/go/"),
+            ];
+            let n = 2 + r.below(4) as usize;
+            (
+                RobotsServe::Text,
+                vec![star(rules[..n].to_vec(), None)],
+                vec![],
+            )
+        }
+        65..=74 => (
+            RobotsServe::Text,
+            vec![
+                star(vec![rule(false, "/")], None),
+                Group {
+                    agents: vec!["dragnet".into(), "websim-polite".into()],
+                    rules: vec![rule(false, "/blog/"), rule(true, "/blog/page-1")],
+                    crawl_delay: None,
+                },
+            ],
+            vec![],
+        ),
+        75..=82 => (
+            RobotsServe::Text,
+            vec![star(vec![rule(false, "/about/")], Some(delay(r)))],
+            vec![],
+        ),
+        83..=87 => (RobotsServe::NotFound, vec![], vec![]),
+        88..=90 => (RobotsServe::ServerError, vec![], vec![]),
+        91..=92 => (RobotsServe::Timeout, vec![], vec![]),
+        93..=95 => (RobotsServe::Html, vec![], vec![]),
+        _ => (
+            RobotsServe::Huge,
+            vec![star(vec![rule(false, "/news/")], None)],
+            vec![star(vec![rule(false, "/docs/")], None)],
+        ),
+    }
+}
+
+/// An `Allow` (`allow`) or `Disallow` rule.
+fn rule(allow: bool, pattern: &str) -> Rule {
+    Rule {
+        allow,
+        pattern: pattern.into(),
     }
 }
