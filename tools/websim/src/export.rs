@@ -116,13 +116,30 @@ pub fn export(web: &Web, dir: &Path) -> io::Result<ExportStats> {
     for sub in ["logs", "tmp", "conf", "sites"] {
         std::fs::create_dir_all(dir.join(sub))?;
     }
-    let mut stats = ExportStats {
-        hosts: web.hosts.len(),
-        ..ExportStats::default()
+    let mut x = Exporter {
+        web,
+        dir,
+        conf: conf_head(web),
+        notes: String::new(),
+        stats: ExportStats {
+            hosts: web.hosts.len(),
+            ..ExportStats::default()
+        },
+        need_bomb: false,
+        need_headers: false,
     };
-    let mut conf = String::new();
-    let mut notes = String::new();
+    for h in 0..web.hosts.len() as u32 {
+        x.host(h)?;
+    }
+    x.finish()
+}
+
+/// The `http` block's settings and the default server of every address, up to the hosts'
+/// `server` blocks.
+fn conf_head(web: &Web) -> String {
     let c = &web.config;
+    let port = c.port;
+    let mut conf = String::new();
     // Asset types only when there are assets, so a web without them exports as it always did.
     let asset_types = if web.requisite_hosts().is_empty() {
         ""
@@ -153,13 +170,70 @@ pub fn export(web: &Web, dir: &Path) -> io::Result<ExportStats> {
             "    server {{ listen {a}:{port} default_server; server_name _; return 404; }}"
         );
     }
-    let mut need_bomb = false;
-    let mut need_headers = false;
-    for (h, spec) in web.hosts.iter().enumerate() {
-        let h = h as u32;
-        let root = dir.join("sites").join(&spec.name);
+    conf
+}
+
+/// What [`export`] builds up while it writes the hosts.
+struct Exporter<'a> {
+    web: &'a Web,
+    dir: &'a Path,
+    /// `nginx.conf` so far.
+    conf: String,
+    /// The rows of `EXPORT.md`'s table of hosts not exported as websim serves them.
+    notes: String,
+    stats: ExportStats,
+    /// A host serves the gzip bomb (`bomb.gz`).
+    need_bomb: bool,
+    /// A host sends huge headers (`conf/huge_headers.conf`).
+    need_headers: bool,
+}
+
+impl Exporter<'_> {
+    /// Host `h`: its files and its `server` block.
+    fn host(&mut self, h: u32) -> io::Result<()> {
+        let (web, port) = (self.web, self.web.config.port);
+        let spec = &web.hosts[h as usize];
+        let root = self.dir.join("sites").join(&spec.name);
         std::fs::create_dir_all(&root)?;
-        let (mode, extra, note) = match spec.hostile {
+        let (mode, extra, note) = self.mode(h);
+        if let Some(n) = note {
+            self.stats.tamed += usize::from(note_is_tamed(&n));
+            let _ = writeln!(
+                self.notes,
+                "| {} | {:?} | {n} |",
+                spec.name,
+                spec.hostile.expect("hostile")
+            );
+        }
+        let _ = write!(
+            self.conf,
+            "    server {{\n        listen {}:{port};\n        server_name {};\n        root sites/{};\n",
+            spec.addr, spec.name, spec.name
+        );
+        if matches!(spec.charset_decl, CharsetDecl::Header | CharsetDecl::Both) {
+            let _ = writeln!(self.conf, "        charset {};", spec.charset.label());
+        }
+        self.robots(h, &root)?;
+        for p in web.sitemap_paths(h) {
+            if let Some(r) = web.sitemap(h, p) {
+                put(&root.join(file_of(p)), &r.body, None, &mut self.stats)?;
+                let _ = writeln!(self.conf, "        location = {p} {{ }}");
+            }
+        }
+        match mode {
+            Mode::Close => self.conf.push_str("        location / { return 444; }\n"),
+            Mode::Bomb => self.bomb_pages(h, &root, &extra)?,
+            Mode::Normal => self.pages(h, &root, &extra)?,
+        }
+        self.conf.push_str("    }\n");
+        Ok(())
+    }
+
+    /// How host `h`'s pages are exported, the directives every page location gets, and the
+    /// `EXPORT.md` note of a hostile host.
+    fn mode(&mut self, h: u32) -> (Mode, String, Option<String>) {
+        let (web, c) = (self.web, &self.web.config);
+        match web.hosts[h as usize].hostile {
             None => (Mode::Normal, String::new(), None),
             Some(Hostile::Trap) => (
                 Mode::Normal,
@@ -187,7 +261,7 @@ pub fn export(web: &Web, dir: &Path) -> io::Result<ExportStats> {
                 )
             }
             Some(Hostile::HugeHeaders) => {
-                need_headers = true;
+                self.need_headers = true;
                 (
                     Mode::Normal,
                     " include conf/huge_headers.conf;".to_string(),
@@ -195,7 +269,7 @@ pub fn export(web: &Web, dir: &Path) -> io::Result<ExportStats> {
                 )
             }
             Some(Hostile::GzipBomb) => {
-                need_bomb = true;
+                self.need_bomb = true;
                 (
                     Mode::Bomb,
                     " add_header Content-Encoding gzip;".to_string(),
@@ -211,121 +285,121 @@ pub fn export(web: &Web, dir: &Path) -> io::Result<ExportStats> {
                     "tamed: {k:?} pages answer 444 (connection closed, no response)"
                 )),
             ),
-        };
-        if let Some(n) = note {
-            stats.tamed += usize::from(note_is_tamed(&n));
-            let _ = writeln!(
-                notes,
-                "| {} | {:?} | {n} |",
-                spec.name,
-                spec.hostile.expect("hostile")
-            );
         }
-        let _ = write!(
-            conf,
-            "    server {{\n        listen {}:{port};\n        server_name {};\n        root sites/{};\n",
-            spec.addr, spec.name, spec.name
-        );
-        if matches!(spec.charset_decl, CharsetDecl::Header | CharsetDecl::Both) {
-            let _ = writeln!(conf, "        charset {};", spec.charset.label());
-        }
-        // robots.txt, as served.
-        match (spec.robots_serve, web.render_robots(h)) {
+    }
+
+    /// robots.txt, as served.
+    fn robots(&mut self, h: u32, root: &Path) -> io::Result<()> {
+        let spec = &self.web.hosts[h as usize];
+        match (spec.robots_serve, self.web.render_robots(h)) {
             (RobotsServe::Text | RobotsServe::Huge, Some(r)) => {
-                put(&root.join("robots.txt"), &r.body, None, &mut stats)?;
-                conf.push_str("        location = /robots.txt { charset off; }\n");
+                put(&root.join("robots.txt"), &r.body, None, &mut self.stats)?;
+                self.conf
+                    .push_str("        location = /robots.txt { charset off; }\n");
             }
             (RobotsServe::Html, Some(r)) => {
-                put(&root.join("robots.txt"), &r.body, None, &mut stats)?;
-                conf.push_str("        location = /robots.txt { charset off; types { } default_type text/html; }\n");
+                put(&root.join("robots.txt"), &r.body, None, &mut self.stats)?;
+                self.conf.push_str("        location = /robots.txt { charset off; types { } default_type text/html; }\n");
             }
-            (RobotsServe::NotFound, _) => {
-                conf.push_str("        location = /robots.txt { return 404; }\n")
-            }
-            (RobotsServe::ServerError, _) => {
-                conf.push_str("        location = /robots.txt { return 503; }\n")
-            }
+            (RobotsServe::NotFound, _) => self
+                .conf
+                .push_str("        location = /robots.txt { return 404; }\n"),
+            (RobotsServe::ServerError, _) => self
+                .conf
+                .push_str("        location = /robots.txt { return 503; }\n"),
             _ => {
-                stats.tamed += 1;
+                self.stats.tamed += 1;
                 let _ = writeln!(
-                    notes,
+                    self.notes,
                     "| {} | robots.txt timeout | tamed: 444 at once instead of 20 s of silence |",
                     spec.name
                 );
-                conf.push_str("        location = /robots.txt { return 444; }\n");
+                self.conf
+                    .push_str("        location = /robots.txt { return 444; }\n");
             }
         }
-        for p in web.sitemap_paths(h) {
-            if let Some(r) = web.sitemap(h, p) {
-                put(&root.join(file_of(p)), &r.body, None, &mut stats)?;
-                let _ = writeln!(conf, "        location = {p} {{ }}");
-            }
-        }
-        match mode {
-            Mode::Close => conf.push_str("        location / { return 444; }\n"),
-            Mode::Bomb => {
-                let _ = writeln!(conf, "        location / {{{extra} }}");
-                let _ = writeln!(
-                    conf,
-                    "        location = / {{{extra} try_files /index.html =404; }}"
-                );
-                conf.push_str("        location = /index.html { return 404; }\n");
-                for page in 0..c.pages {
-                    let file = root.join(file_of(&web.path(PageRef::Page { host: h, page })));
-                    link_bomb(dir, &file, &mut stats)?;
-                }
-            }
-            Mode::Normal => {
-                let _ = writeln!(conf, "        location / {{{extra} }}");
-                conf.push_str("        location = /index.html { return 404; }\n");
-                let mut home = false;
-                let mut refs: Vec<PageRef> = (0..c.pages)
-                    .map(|page| PageRef::Page { host: h, page })
-                    .collect();
-                refs.extend(web.assets(h));
-                if spec.hostile == Some(Hostile::Trap) {
-                    refs.extend(
-                        (CALENDAR_ENTRY - CALENDAR_WINDOW..=CALENDAR_ENTRY + CALENDAR_WINDOW)
-                            .map(|month| PageRef::Calendar { host: h, month }),
-                    );
-                }
-                for at in refs {
-                    let path = web.path(at);
-                    let loc = page_location(web, at, &path, &extra, &root, &mut stats)?;
-                    home |= path == "/" && loc.is_some();
-                    if let Some(l) = loc {
-                        conf.push_str(&l);
-                    }
-                }
-                if !home {
-                    let _ = writeln!(
-                        conf,
-                        "        location = / {{{extra} try_files /index.html =404; }}"
-                    );
-                }
-            }
-        }
-        conf.push_str("    }\n");
+        Ok(())
     }
-    conf.push_str("}\n");
-    if need_bomb {
-        write_bomb(&dir.join("bomb.gz"), c.bomb_bytes)?;
-    }
-    if need_headers {
-        let mut s = String::from("# the filler headers websim's HugeHeaders hosts send\n");
-        let filler = "x".repeat(1000);
-        for i in 0..1100 {
-            let _ = writeln!(s, "add_header X-Filler-{i} \"{filler}\" always;");
+
+    /// The pages of a gzip-bomb host: every page path a symlink to `bomb.gz`.
+    fn bomb_pages(&mut self, h: u32, root: &Path, extra: &str) -> io::Result<()> {
+        let web = self.web;
+        let _ = writeln!(self.conf, "        location / {{{extra} }}");
+        let _ = writeln!(
+            self.conf,
+            "        location = / {{{extra} try_files /index.html =404; }}"
+        );
+        self.conf
+            .push_str("        location = /index.html { return 404; }\n");
+        for page in 0..web.config.pages {
+            let file = root.join(file_of(&web.path(PageRef::Page { host: h, page })));
+            link_bomb(self.dir, &file, &mut self.stats)?;
         }
-        std::fs::write(dir.join("conf/huge_headers.conf"), s)?;
+        Ok(())
     }
-    std::fs::write(dir.join("nginx.conf"), conf)?;
-    std::fs::write(
-        dir.join("hosts"),
-        hosts_file(web.hosts.iter().map(|h| (h.addr, h.name.as_str()))),
-    )?;
-    std::fs::write(dir.join("EXPORT.md"), export_md(web, &stats, &notes))?;
-    Ok(stats)
+
+    /// The pages of a host exported as served (and a trap host's calendar months near the entry),
+    /// its assets, and their `location` blocks.
+    fn pages(&mut self, h: u32, root: &Path, extra: &str) -> io::Result<()> {
+        let web = self.web;
+        let _ = writeln!(self.conf, "        location / {{{extra} }}");
+        self.conf
+            .push_str("        location = /index.html { return 404; }\n");
+        let mut home = false;
+        let mut refs: Vec<PageRef> = (0..web.config.pages)
+            .map(|page| PageRef::Page { host: h, page })
+            .collect();
+        refs.extend(web.assets(h));
+        if web.hosts[h as usize].hostile == Some(Hostile::Trap) {
+            refs.extend(
+                (CALENDAR_ENTRY - CALENDAR_WINDOW..=CALENDAR_ENTRY + CALENDAR_WINDOW)
+                    .map(|month| PageRef::Calendar { host: h, month }),
+            );
+        }
+        for at in refs {
+            let path = web.path(at);
+            let loc = page_location(web, at, &path, extra, root, &mut self.stats)?;
+            home |= path == "/" && loc.is_some();
+            if let Some(l) = loc {
+                self.conf.push_str(&l);
+            }
+        }
+        if !home {
+            let _ = writeln!(
+                self.conf,
+                "        location = / {{{extra} try_files /index.html =404; }}"
+            );
+        }
+        Ok(())
+    }
+
+    /// The files besides the hosts' (`bomb.gz`, `conf/huge_headers.conf` when needed,
+    /// `nginx.conf`, `hosts`, `EXPORT.md`).
+    fn finish(mut self) -> io::Result<ExportStats> {
+        let (web, dir) = (self.web, self.dir);
+        self.conf.push_str("}\n");
+        if self.need_bomb {
+            write_bomb(&dir.join("bomb.gz"), web.config.bomb_bytes)?;
+        }
+        if self.need_headers {
+            let mut s = String::from("# the filler headers websim's HugeHeaders hosts send\n");
+            let filler = "x".repeat(1000);
+            for i in 0..1100 {
+                let _ = writeln!(s, "add_header X-Filler-{i} \"{filler}\" always;");
+            }
+            std::fs::write(dir.join("conf/huge_headers.conf"), s)?;
+        }
+        std::fs::write(dir.join("nginx.conf"), &self.conf)?;
+        std::fs::write(
+            dir.join("hosts"),
+            hosts_file(web.hosts.iter().map(|h| (h.addr, h.name.as_str()))),
+        )?;
+        std::fs::write(
+            dir.join("EXPORT.md"),
+            export_md(web, &self.stats, &self.notes),
+        )?;
+        Ok(self.stats)
+    }
 }
 
 fn note_is_tamed(note: &str) -> bool {
