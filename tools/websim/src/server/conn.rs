@@ -298,33 +298,10 @@ impl Conn {
         if head.body_len > self.shared.opts.max_request_body as u64 {
             return self.refuse_with(413, "request body too large", t_request);
         }
-        // Requests bodies (rare on GET) are read and dropped.
-        let mut body_end = head_len + head.body_len as usize;
-        let body_deadline = Instant::now() + self.shared.opts.read_timeout;
-        while self.filled < body_end {
-            if self.filled == self.buf.len() {
-                // Discard what is buffered of the body so far.
-                body_end -= self.filled - head_len;
-                self.filled = head_len;
-            }
-            if self.fill(body_deadline)? == 0 {
-                return Err(Stop::Gone);
-            }
-        }
+        let body_end = self.skip_body(head_len, head.body_len as usize)?;
 
         let method = Method::of(&self.req.method);
-        let response = match (self.role, method) {
-            (Role::Control, _) => Arc::new(self.control()),
-            (Role::Site, Method::Other) => Arc::new(
-                Response::new(
-                    405,
-                    "text/plain",
-                    b"websim serves GET and HEAD only\n".to_vec(),
-                )
-                .with("Allow", "GET, HEAD"),
-            ),
-            (Role::Site, _) => self.shared.answer(&self.req, &mut self.key),
-        };
+        let response = self.answer(method);
         let keep_alive = head.keep_alive && method != Method::Other && !self.stopping();
         let t_start = self.shared.log.now_ns();
         let sent = self.send(&head, method == Method::Head, &response, keep_alive);
@@ -339,23 +316,20 @@ impl Conn {
             self.shared.log.now_ns()
         };
         if self.role == Role::Site {
-            let req = &self.req;
-            self.shared.log.record(&Record {
-                conn: req.conn,
-                host: &req.host,
-                target: &req.target,
-                agent: req.header("user-agent").unwrap_or(""),
+            // A stalled response sends nothing: it starts when it ends.
+            let t_start = if matches!(response.body, Body::Stall { .. }) {
+                t_end
+            } else {
+                t_start
+            };
+            self.record(
                 method,
-                status: response.status,
-                complete: sent.is_ok(),
+                response.status,
+                sent.is_ok(),
                 t_request,
-                t_start: if matches!(response.body, Body::Stall { .. }) {
-                    t_end
-                } else {
-                    t_start
-                },
+                t_start,
                 t_end,
-            });
+            );
         }
         let close = sent?;
         self.consume(body_end);
@@ -364,6 +338,65 @@ impl Conn {
         } else {
             Ok(())
         }
+    }
+
+    /// Reads and drops the request body (rare on GET) that follows a head of `head_len` bytes;
+    /// returns where the body ends in the buffer.
+    fn skip_body(&mut self, head_len: usize, body_len: usize) -> Result<usize, Stop> {
+        let mut body_end = head_len + body_len;
+        let body_deadline = Instant::now() + self.shared.opts.read_timeout;
+        while self.filled < body_end {
+            if self.filled == self.buf.len() {
+                // Discard what is buffered of the body so far.
+                body_end -= self.filled - head_len;
+                self.filled = head_len;
+            }
+            if self.fill(body_deadline)? == 0 {
+                return Err(Stop::Gone);
+            }
+        }
+        Ok(body_end)
+    }
+
+    /// The response to the parsed request.
+    fn answer(&mut self, method: Method) -> Arc<Response> {
+        match (self.role, method) {
+            (Role::Control, _) => Arc::new(self.control()),
+            (Role::Site, Method::Other) => Arc::new(
+                Response::new(
+                    405,
+                    "text/plain",
+                    b"websim serves GET and HEAD only\n".to_vec(),
+                )
+                .with("Allow", "GET, HEAD"),
+            ),
+            (Role::Site, _) => self.shared.answer(&self.req, &mut self.key),
+        }
+    }
+
+    /// Logs the parsed request for the audit, with its request, start and end times.
+    fn record(
+        &self,
+        method: Method,
+        status: u16,
+        complete: bool,
+        t_request: u64,
+        t_start: u64,
+        t_end: u64,
+    ) {
+        let req = &self.req;
+        self.shared.log.record(&Record {
+            conn: req.conn,
+            host: &req.host,
+            target: &req.target,
+            agent: req.header("user-agent").unwrap_or(""),
+            method,
+            status,
+            complete,
+            t_request,
+            t_start,
+            t_end,
+        });
     }
 
     /// Answers a head the server cannot use, then closes.
@@ -446,53 +479,30 @@ impl Conn {
                 None
             }
         };
-        let status = resp.status;
-        let no_body = head_only || http::bodiless(status);
+        let no_body = head_only || http::bodiless(resp.status);
         match &resp.body {
             Body::Full(bytes) => {
-                let framing = if http::bodiless(status) {
+                let framing = if http::bodiless(resp.status) {
                     Framing::None
                 } else {
                     Framing::Length(bytes.len() as u64)
                 };
-                http::write_head(
-                    &mut self.out,
-                    status,
-                    &resp.headers,
-                    framing,
-                    conn_header(!keep_alive),
-                );
+                self.head(resp, framing, conn_header(!keep_alive));
                 let body: &[u8] = if no_body { &[] } else { bytes };
                 self.write_head_and(body)?;
                 Ok(!keep_alive)
             }
             Body::Drip { bytes, interval } => {
-                http::write_head(
-                    &mut self.out,
-                    status,
-                    &resp.headers,
-                    Framing::Length(bytes.len() as u64),
-                    conn_header(!keep_alive),
-                );
+                let framing = Framing::Length(bytes.len() as u64);
+                self.head(resp, framing, conn_header(!keep_alive));
                 self.write_head_and(&[])?;
                 if !no_body {
-                    for i in 0..bytes.len() {
-                        if i > 0 {
-                            self.sleep(*interval)?;
-                        }
-                        self.write_all(&mut [IoSlice::new(&bytes[i..=i])])?;
-                    }
+                    self.drip(bytes, *interval)?;
                 }
                 Ok(!keep_alive)
             }
             Body::Endless => {
-                http::write_head(
-                    &mut self.out,
-                    status,
-                    &resp.headers,
-                    Framing::Chunked,
-                    conn_header(true),
-                );
+                self.head(resp, Framing::Chunked, conn_header(true));
                 self.write_head_and(&[])?;
                 if !no_body {
                     let chunk = endless_chunk();
@@ -503,13 +513,7 @@ impl Conn {
                 Ok(true)
             }
             Body::ResetAfter { bytes, after } => {
-                http::write_head(
-                    &mut self.out,
-                    status,
-                    &resp.headers,
-                    Framing::Length(bytes.len() as u64),
-                    None,
-                );
+                self.head(resp, Framing::Length(bytes.len() as u64), None);
                 let part = &bytes[..(*after).min(bytes.len())];
                 self.write_head_and(if no_body { &[] } else { part })?;
                 if !no_body {
@@ -518,13 +522,7 @@ impl Conn {
                 Ok(true)
             }
             Body::WrongLength { bytes, declared } => {
-                http::write_head(
-                    &mut self.out,
-                    status,
-                    &resp.headers,
-                    Framing::Length(*declared),
-                    conn_header(true),
-                );
+                self.head(resp, Framing::Length(*declared), conn_header(true));
                 self.write_head_and(if no_body { &[] } else { bytes })?;
                 Ok(true)
             }
@@ -533,6 +531,28 @@ impl Conn {
                 Ok(true)
             }
         }
+    }
+
+    /// Writes the head of `resp` into `self.out`, with its framing and `Connection` header.
+    fn head(&mut self, resp: &Response, framing: Framing, connection: Option<&str>) {
+        http::write_head(
+            &mut self.out,
+            resp.status,
+            &resp.headers,
+            framing,
+            connection,
+        );
+    }
+
+    /// Sends `bytes` one at a time, `interval` apart (a slow drip).
+    fn drip(&mut self, bytes: &[u8], interval: Duration) -> Result<(), Stop> {
+        for i in 0..bytes.len() {
+            if i > 0 {
+                self.sleep(interval)?;
+            }
+            self.write_all(&mut [IoSlice::new(&bytes[i..=i])])?;
+        }
+        Ok(())
     }
 
     /// Writes the response head in `self.out` followed by `body`, in one system call when the

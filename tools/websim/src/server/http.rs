@@ -108,6 +108,28 @@ pub(crate) fn parse_head(buf: &[u8], req: &mut Request) -> Result<Head, HeadErro
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .skip_while(|l| l.is_empty());
     let line = lines.next().ok_or(HeadError::Bad("empty request"))?;
+    let (http11, authority) = request_line(line, req)?;
+    let (head, host_header) = fields(lines, req, http11)?;
+    let host = match (authority, host_header) {
+        (Some(a), _) => a,
+        (None, Some(i)) => req.headers[i].1.as_str(),
+        (None, None) if http11 => {
+            return Err(HeadError::Bad("HTTP/1.1 request without a Host header"))
+        }
+        (None, None) => "",
+    };
+    // Disjoint fields: `host` may borrow `req.headers` while `req.host` is written.
+    set(&mut req.host, strip_port(host));
+    req.host.make_ascii_lowercase();
+    Ok(head)
+}
+
+/// The request line: method and target into `req`; whether it is HTTP/1.1, and the authority of
+/// an absolute-form target.
+fn request_line<'a>(
+    line: &'a str,
+    req: &mut Request,
+) -> Result<(bool, Option<&'a str>), HeadError> {
     let mut parts = line.split(' ');
     let (method, target, version) = match (parts.next(), parts.next(), parts.next(), parts.next()) {
         (Some(m), Some(t), Some(v), None) if !m.is_empty() && !t.is_empty() => (m, t, v),
@@ -152,7 +174,16 @@ pub(crate) fn parse_head(buf: &[u8], req: &mut Request) -> Result<Head, HeadErro
     } else {
         set(&mut req.target, path);
     }
+    Ok((http11, authority))
+}
 
+/// The header fields into `req.headers` (names lower-cased, reusing its strings), and the framing
+/// facts they give, with the index of the `Host` header.
+fn fields<'a>(
+    lines: impl Iterator<Item = &'a str>,
+    req: &mut Request,
+    http11: bool,
+) -> Result<(Head, Option<usize>), HeadError> {
     let mut head = Head {
         http11,
         keep_alive: http11,
@@ -222,19 +253,7 @@ pub(crate) fn parse_head(buf: &[u8], req: &mut Request) -> Result<Head, HeadErro
     }) {
         head.keep_alive = false;
     }
-
-    let host = match (authority, host_header) {
-        (Some(a), _) => a,
-        (None, Some(i)) => req.headers[i].1.as_str(),
-        (None, None) if http11 => {
-            return Err(HeadError::Bad("HTTP/1.1 request without a Host header"))
-        }
-        (None, None) => "",
-    };
-    // Disjoint fields: `host` may borrow `req.headers` while `req.host` is written.
-    set(&mut req.host, strip_port(host));
-    req.host.make_ascii_lowercase();
-    Ok(head)
+    Ok((head, host_header))
 }
 
 /// `host[:port]` or `[v6]:port` without the port.
