@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use websim::export::{export, file_of};
-use websim::model::{Hostile, PageKind, PageRef, Web, WebConfig};
+use websim::model::{HostSpec, Hostile, PageKind, PageRef, Web, WebConfig};
 use websim::robots::RobotsServe;
 use websim::site::{Body, Request, Site};
 
@@ -306,36 +306,8 @@ fn nginx_serves_the_export_like_websim() {
     let dir = tempfile::tempdir().unwrap();
     chmod_world_readable(dir.path()); // workers of a root master run as nobody
     export(&web, dir.path()).unwrap();
-    let test = Command::new(bin)
-        .args(["-t", "-p"])
-        .arg(dir.path())
-        .args(["-c", "nginx.conf"])
-        .output()
-        .unwrap();
-    assert!(
-        test.status.success(),
-        "nginx -t: {}",
-        String::from_utf8_lossy(&test.stderr)
-    );
-    let _nginx = Nginx(
-        Command::new(bin)
-            .arg("-p")
-            .arg(dir.path())
-            .args(["-c", "nginx.conf", "-g", "daemon off;"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
     let first = SocketAddr::new(web.hosts[0].addr.into(), port);
-    let start = Instant::now();
-    while TcpStream::connect(first).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "nginx did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let _nginx = start_nginx(bin, dir.path(), first);
     let mut seen = HashMap::new();
     for (h, spec) in web.hosts.iter().enumerate() {
         let h = h as u32;
@@ -363,64 +335,7 @@ fn nginx_serves_the_export_like_websim() {
             web.config.pages
         };
         for page in 0..pages {
-            let at = PageRef::Page { host: h, page };
-            let path = web.path(at);
-            let (status, headers, body) = http_get(addr, &spec.name, &path);
-            let kind = web.kind(h, page);
-            let key = match spec.hostile {
-                Some(
-                    Hostile::EndlessBody | Hostile::ResetMidBody | Hostile::WrongContentLength,
-                ) => {
-                    assert_eq!(status, 0, "{}{path}", spec.name);
-                    "closed"
-                }
-                Some(Hostile::GzipBomb) => {
-                    assert_eq!(status, 200);
-                    assert_eq!(
-                        headers.get("content-encoding").map(String::as_str),
-                        Some("gzip")
-                    );
-                    "bomb"
-                }
-                _ => {
-                    let r = web.render(at);
-                    assert_eq!(status, r.status, "{}{path}", spec.name);
-                    match kind {
-                        PageKind::Redirect { to, .. } => {
-                            assert_eq!(headers.get("location"), Some(&web.url(to)));
-                            "redirect"
-                        }
-                        PageKind::Error { .. } => "error",
-                        _ => {
-                            assert!(
-                                body == r.body,
-                                "{}{path}: {} bytes, want {}",
-                                spec.name,
-                                body.len(),
-                                r.body.len()
-                            );
-                            assert_eq!(
-                                headers.get("content-type"),
-                                Some(&r.content_type),
-                                "{}{path}",
-                                spec.name
-                            );
-                            for (n, v) in &r.headers {
-                                assert_eq!(
-                                    headers.get(&n.to_ascii_lowercase()),
-                                    Some(v),
-                                    "{}{path}",
-                                    spec.name
-                                );
-                            }
-                            if spec.hostile == Some(Hostile::HugeHeaders) {
-                                assert!(headers.contains_key("x-filler-1099"));
-                            }
-                            "page"
-                        }
-                    }
-                }
-            };
+            let key = check_page(&web, spec, page, addr);
             *seen.entry(key).or_insert(0) += 1;
         }
     }
@@ -430,4 +345,101 @@ fn nginx_serves_the_export_like_websim() {
     }
     // Unknown hosts get 404 from the default server.
     assert_eq!(http_get(first, "nobody.websim.test", "/").0, 404);
+}
+
+/// Checks the export in `dir` with `nginx -t`, then starts nginx on it and waits until `first`
+/// accepts connections.
+fn start_nginx(bin: &str, dir: &Path, first: SocketAddr) -> Nginx {
+    let test = Command::new(bin)
+        .args(["-t", "-p"])
+        .arg(dir)
+        .args(["-c", "nginx.conf"])
+        .output()
+        .unwrap();
+    assert!(
+        test.status.success(),
+        "nginx -t: {}",
+        String::from_utf8_lossy(&test.stderr)
+    );
+    let nginx = Nginx(
+        Command::new(bin)
+            .arg("-p")
+            .arg(dir)
+            .args(["-c", "nginx.conf", "-g", "daemon off;"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    while TcpStream::connect(first).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "nginx did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    nginx
+}
+
+/// Page `page` of host `spec` as nginx serves it at `addr`, against what websim serves; what it
+/// exercised (`closed`, `bomb`, `redirect`, `error` or `page`).
+fn check_page(web: &Web, spec: &HostSpec, page: u32, addr: SocketAddr) -> &'static str {
+    let h = spec.index;
+    let at = PageRef::Page { host: h, page };
+    let path = web.path(at);
+    let (status, headers, body) = http_get(addr, &spec.name, &path);
+    let kind = web.kind(h, page);
+    match spec.hostile {
+        Some(Hostile::EndlessBody | Hostile::ResetMidBody | Hostile::WrongContentLength) => {
+            assert_eq!(status, 0, "{}{path}", spec.name);
+            "closed"
+        }
+        Some(Hostile::GzipBomb) => {
+            assert_eq!(status, 200);
+            assert_eq!(
+                headers.get("content-encoding").map(String::as_str),
+                Some("gzip")
+            );
+            "bomb"
+        }
+        _ => {
+            let r = web.render(at);
+            assert_eq!(status, r.status, "{}{path}", spec.name);
+            match kind {
+                PageKind::Redirect { to, .. } => {
+                    assert_eq!(headers.get("location"), Some(&web.url(to)));
+                    "redirect"
+                }
+                PageKind::Error { .. } => "error",
+                _ => {
+                    assert!(
+                        body == r.body,
+                        "{}{path}: {} bytes, want {}",
+                        spec.name,
+                        body.len(),
+                        r.body.len()
+                    );
+                    assert_eq!(
+                        headers.get("content-type"),
+                        Some(&r.content_type),
+                        "{}{path}",
+                        spec.name
+                    );
+                    for (n, v) in &r.headers {
+                        assert_eq!(
+                            headers.get(&n.to_ascii_lowercase()),
+                            Some(v),
+                            "{}{path}",
+                            spec.name
+                        );
+                    }
+                    if spec.hostile == Some(Hostile::HugeHeaders) {
+                        assert!(headers.contains_key("x-filler-1099"));
+                    }
+                    "page"
+                }
+            }
+        }
+    }
 }

@@ -9,7 +9,9 @@ use std::time::Instant;
 use websim::model::{Hostile, PageKind, PageRef, Web, WebConfig};
 use websim::robots::RobotsServe;
 use websim::site::Site;
-use websim::truth::{expected_links, sitemap_locs, truth, Outcome, Policy, Reason, Scope, Truth};
+use websim::truth::{
+    expected_links, sitemap_locs, truth, Fetched, Outcome, PageLinks, Policy, Reason, Scope, Truth,
+};
 
 fn web(seed: u64, hosts: u32, pages: u32) -> Web {
     Web::new(WebConfig {
@@ -94,16 +96,7 @@ pub(crate) fn check_invariants(web: &Web, t: &Truth) {
     assert!(fetch.is_disjoint(&never), "a URL both fetched and never");
     let by_url: HashMap<&str, _> = t.fetched.iter().map(|f| (f.url.as_str(), f)).collect();
     let pages: HashMap<&str, _> = t.pages.iter().map(|p| (p.url.as_str(), p)).collect();
-    let seeds: BTreeSet<String> = match &p.seeds {
-        Some(s) => s.iter().cloned().collect(),
-        None => (0..web.config.hosts)
-            .filter(|&h| match &p.scope {
-                Scope::Web => true,
-                Scope::Hosts(s) => s.contains(&web.hosts[h as usize].name),
-            })
-            .map(|h| web.url(PageRef::Page { host: h, page: 0 }))
-            .collect(),
-    };
+    let seeds = seeds_of(web, p);
     let mut robots_hosts = BTreeSet::new();
     for f in &t.fetched {
         assert!(f.depth <= p.max_depth, "{} deeper than max_depth", f.url);
@@ -112,76 +105,117 @@ pub(crate) fn check_invariants(web: &Web, t: &Truth) {
         if let Scope::Hosts(s) = &p.scope {
             assert!(s.contains(name), "{} out of scope", f.url);
         }
-        let tgt = target(&f.url);
-        if tgt == "/robots.txt" {
+        if target(&f.url) == "/robots.txt" {
             assert_eq!(f.outcome, Outcome::Robots);
             robots_hosts.insert(h);
             continue;
         }
-        assert!(!web.disallowed(name, &p.agent, tgt), "{} disallowed", f.url);
-        let robots = format!("{}/robots.txt", web.origin(h));
-        let r = by_url.get(robots.as_str()).expect("robots.txt fetched");
-        assert!(r.depth <= f.depth, "robots.txt of {} fetched later", f.url);
-        if seeds.contains(&f.url) && f.depth == 0 {
-            assert!(f.via.is_none());
-            continue;
-        }
-        // Reachable: its parent was fetched one level up and really points at it.
-        let via = f
-            .via
-            .as_deref()
-            .unwrap_or_else(|| panic!("{} has no via", f.url));
-        let parent = by_url[via];
-        if f.requisite {
-            // A requisite: at the depth of the page or stylesheet that needs it.
-            assert!(p.requisites, "{}: a requisite without archive mode", f.url);
-            assert_eq!(parent.depth, f.depth, "{} via {via}", f.url);
-            assert!(
-                matches!(parent.outcome, Outcome::Html | Outcome::Stylesheet),
-                "{via} ({:?}) has no requisites",
-                parent.outcome
-            );
-            assert!(
-                pages[via]
-                    .links
-                    .iter()
-                    .any(|l| l.url == f.url && l.followed && l.requisite),
-                "{via} does not need {}",
-                f.url
-            );
-            continue;
-        }
-        assert_eq!(parent.depth + 1, f.depth, "{} via {via}", f.url);
-        let ph = host_index(web, via).unwrap();
-        let links_to = match parent.outcome {
-            Outcome::Html => pages[via]
+        check_reached(web, p, f, h, &by_url, &pages, &seeds);
+    }
+    check_hosts_and_never(web, t, &by_url, &robots_hosts);
+}
+
+/// The seed URLs of policy `p`.
+fn seeds_of(web: &Web, p: &Policy) -> BTreeSet<String> {
+    match &p.seeds {
+        Some(s) => s.iter().cloned().collect(),
+        None => (0..web.config.hosts)
+            .filter(|&h| match &p.scope {
+                Scope::Web => true,
+                Scope::Hosts(s) => s.contains(&web.hosts[h as usize].name),
+            })
+            .map(|h| web.url(PageRef::Page { host: h, page: 0 }))
+            .collect(),
+    }
+}
+
+/// A fetch of host `h` but robots.txt: allowed, after its robots.txt, and a seed or reached from
+/// the fetch it names (one level up, or a requisite at its depth) that really points at it.
+fn check_reached(
+    web: &Web,
+    p: &Policy,
+    f: &Fetched,
+    h: u32,
+    by_url: &HashMap<&str, &Fetched>,
+    pages: &HashMap<&str, &PageLinks>,
+    seeds: &BTreeSet<String>,
+) {
+    let name = &web.hosts[h as usize].name;
+    let tgt = target(&f.url);
+    assert!(!web.disallowed(name, &p.agent, tgt), "{} disallowed", f.url);
+    let robots = format!("{}/robots.txt", web.origin(h));
+    let r = by_url.get(robots.as_str()).expect("robots.txt fetched");
+    assert!(r.depth <= f.depth, "robots.txt of {} fetched later", f.url);
+    if seeds.contains(&f.url) && f.depth == 0 {
+        assert!(f.via.is_none());
+        return;
+    }
+    // Reachable: its parent was fetched one level up and really points at it.
+    let via = f
+        .via
+        .as_deref()
+        .unwrap_or_else(|| panic!("{} has no via", f.url));
+    let parent = by_url[via];
+    if f.requisite {
+        // A requisite: at the depth of the page or stylesheet that needs it.
+        assert!(p.requisites, "{}: a requisite without archive mode", f.url);
+        assert_eq!(parent.depth, f.depth, "{} via {via}", f.url);
+        assert!(
+            matches!(parent.outcome, Outcome::Html | Outcome::Stylesheet),
+            "{via} ({:?}) has no requisites",
+            parent.outcome
+        );
+        assert!(
+            pages[via]
                 .links
                 .iter()
-                .any(|l| l.url == f.url && l.followed && !l.requisite),
-            Outcome::Redirect => parent.location.as_deref() == Some(f.url.as_str()),
-            Outcome::Robots => {
-                let body = web.render_robots(ph).unwrap().body;
-                String::from_utf8_lossy(&body).contains(&format!("Sitemap: {}\n", f.url))
-            }
-            Outcome::Sitemap => {
-                sitemap_text(web, ph, target(via)).contains(&format!("<loc>{}</loc>", f.url))
-            }
-            o => panic!("{via} ({o:?}) cannot lead to {}", f.url),
-        };
-        assert!(links_to, "{via} does not link to {}", f.url);
-        let hostile = web.hosts[h as usize].hostile;
-        if hostile.is_some_and(|k| k != Hostile::Trap) && f.outcome != Outcome::Sitemap {
-            assert_eq!((f.outcome, f.status), (Outcome::Hostile, 0), "{}", f.url);
-            assert!(!pages.contains_key(f.url.as_str()));
-        }
+                .any(|l| l.url == f.url && l.followed && l.requisite),
+            "{via} does not need {}",
+            f.url
+        );
+        return;
     }
+    assert_eq!(parent.depth + 1, f.depth, "{} via {via}", f.url);
+    let ph = host_index(web, via).unwrap();
+    let links_to = match parent.outcome {
+        Outcome::Html => pages[via]
+            .links
+            .iter()
+            .any(|l| l.url == f.url && l.followed && !l.requisite),
+        Outcome::Redirect => parent.location.as_deref() == Some(f.url.as_str()),
+        Outcome::Robots => {
+            let body = web.render_robots(ph).unwrap().body;
+            String::from_utf8_lossy(&body).contains(&format!("Sitemap: {}\n", f.url))
+        }
+        Outcome::Sitemap => {
+            sitemap_text(web, ph, target(via)).contains(&format!("<loc>{}</loc>", f.url))
+        }
+        o => panic!("{via} ({o:?}) cannot lead to {}", f.url),
+    };
+    assert!(links_to, "{via} does not link to {}", f.url);
+    let hostile = web.hosts[h as usize].hostile;
+    if hostile.is_some_and(|k| k != Hostile::Trap) && f.outcome != Outcome::Sitemap {
+        assert_eq!((f.outcome, f.status), (Outcome::Hostile, 0), "{}", f.url);
+        assert!(!pages.contains_key(f.url.as_str()));
+    }
+}
+
+/// One robots.txt fetch per visited host and a delay for each, the fetches with links, the
+/// reasons of the never-fetched URLs, and the budget.
+fn check_hosts_and_never(
+    web: &Web,
+    t: &Truth,
+    by_url: &HashMap<&str, &Fetched>,
+    robots_hosts: &BTreeSet<u32>,
+) {
+    let p = &t.policy;
     // One robots.txt fetch per visited host, and a delay for each.
     let delay_hosts: BTreeSet<u32> = t
         .delays
         .iter()
         .map(|(n, _)| web.host_index(n).unwrap())
         .collect();
-    assert_eq!(robots_hosts, delay_hosts);
+    assert_eq!(*robots_hosts, delay_hosts);
     for (n, d) in &t.delays {
         assert_eq!(*d, web.delay(web.host_index(n).unwrap(), &p.agent));
     }
