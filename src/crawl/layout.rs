@@ -269,6 +269,11 @@ impl CrawlDir {
             .join(format!("to-{}", CrawlDir::partition_name(q)))
     }
 
+    /// Whether `name` is the name of a directory [`CrawlDir::split_to_dir`] makes.
+    pub fn is_split_to_dir(name: &str) -> bool {
+        name.starts_with("to-")
+    }
+
     /// `cycles/CCCCCC/split/to-pQQQQ/from-pPPPP.run`: what partition p's split routes to owner q.
     pub fn split_run(&self, cycle: u32, q: u32, p: u32) -> PathBuf {
         self.split_to_dir(cycle, q)

@@ -73,7 +73,7 @@ pub fn prune_cycles(crawl: &CrawlDir, oldest: u32) -> Result<u64> {
             doomed.extend(
                 entries
                     .flatten()
-                    .filter(|e| e.file_name().to_string_lossy().starts_with("to-"))
+                    .filter(|e| CrawlDir::is_split_to_dir(&e.file_name().to_string_lossy()))
                     .map(|e| e.path()),
             );
         }

@@ -271,7 +271,7 @@ fn split_holds_only_injected(split: &Path) -> bool {
         return false;
     };
     entries.flatten().all(|e| {
-        let to = e.file_name().to_string_lossy().starts_with("to-");
+        let to = CrawlDir::is_split_to_dir(&e.file_name().to_string_lossy());
         to && std::fs::read_dir(e.path()).is_ok_and(|rd| {
             rd.flatten().all(|f| {
                 let n = f.file_name().to_string_lossy().into_owned();
@@ -412,10 +412,19 @@ fn write_all(
         storage::create_dir_all(&out.state_dir(q))?;
     }
     storage::create_dir_all(&out.cycle_dir(cycle).join("fetchlist"))?;
-    report.urls = url_state(crawl, &out, m, m2, cycle, budget, tmp)?;
+    let rw = Rewrite {
+        crawl,
+        out: &out,
+        m,
+        m2,
+        cycle,
+        budget,
+        tmp,
+    };
+    report.urls = rw.url_state()?;
     // Seeds injected for cycle C's merge.
-    report.injected = route_injected(crawl, &out, m, m2, cycle, budget, tmp)?;
-    host_keyed(crawl, &out, m, m2, cycle, &mut report)?;
+    report.injected = route_injected(&rw)?;
+    rw.host_keyed(&mut report)?;
     // The frontier queues.
     let lens = if cycle > 0 {
         let lens = frontiers(crawl, cfg, &out, &new_cfg, cycle, budget, tmp)?;
@@ -433,74 +442,77 @@ fn write_all(
     Ok(report)
 }
 
-/// The seen sets and URL dbs that `cycle` reads, routed to the `m2` new partitions of `out`
-/// through one sort by (new partition, fingerprint); returns the URLs written.
-fn url_state(
-    crawl: &CrawlDir,
-    out: &CrawlDir,
+/// One repartition's two crawls: DIR (`crawl`, `m` partitions) read as cycle `cycle` starts,
+/// NEWDIR (`out`, `m2` partitions) written under its temporary name `tmp`, sorting within
+/// `budget` bytes.
+struct Rewrite<'a> {
+    crawl: &'a CrawlDir,
+    out: &'a CrawlDir,
     m: u32,
     m2: u32,
     cycle: u32,
     budget: usize,
-    tmp: &Path,
-) -> Result<u64> {
-    let mut router = Router::new(m2, budget, tmp)?;
-    for p in 0..m {
-        let urldb = crawl.state_file(p, "urldb", cycle);
-        let seen = crawl.state_file(p, "seen", cycle);
-        let (n_db, n_seen) = (
-            RunReader::open_expect(&urldb, Schema::URLDB)?.len(),
-            RunReader::open_expect(&seen, Schema::SEEN)?.len(),
-        );
-        if n_db != n_seen {
-            return Err(Error::corrupt(
-                &seen,
-                0,
-                format!(
+    tmp: &'a Path,
+}
+
+impl Rewrite<'_> {
+    /// The seen sets and URL dbs that `cycle` reads, routed to the `m2` new partitions of `out`
+    /// through one sort by (new partition, fingerprint); returns the URLs written.
+    fn url_state(&self) -> Result<u64> {
+        let (crawl, out, m, m2, cycle) = (self.crawl, self.out, self.m, self.m2, self.cycle);
+        let (budget, tmp) = (self.budget, self.tmp);
+        let mut router = Router::new(m2, budget, tmp)?;
+        for p in 0..m {
+            let urldb = crawl.state_file(p, "urldb", cycle);
+            let seen = crawl.state_file(p, "seen", cycle);
+            let (n_db, n_seen) = (
+                RunReader::open_expect(&urldb, Schema::URLDB)?.len(),
+                RunReader::open_expect(&seen, Schema::SEEN)?.len(),
+            );
+            if n_db != n_seen {
+                return Err(Error::corrupt(
+                    &seen,
+                    0,
+                    format!(
                     "{n_seen} fingerprints, but the URL db beside it ({}) holds {n_db} records: \
                      the seen set and the URL db disagree; run `dragnet check crawl`",
                     urldb.display()
                 ),
-            ));
+                ));
+            }
+            let mut r = RunReader::open_expect(&urldb, Schema::URLDB)?;
+            while let Some((key, payload)) = r.next_record()? {
+                let fp = run::key_u64(key);
+                let rec = UrlRecord::decode(payload)
+                    .map_err(|e| Error::corrupt(&urldb, 0, format!("{fp:016x}: {e}")))?;
+                router.push(host_key(host_of(&rec.url)), fp, payload)?;
+            }
         }
-        let mut r = RunReader::open_expect(&urldb, Schema::URLDB)?;
-        while let Some((key, payload)) = r.next_record()? {
-            let fp = run::key_u64(key);
-            let rec = UrlRecord::decode(payload)
-                .map_err(|e| Error::corrupt(&urldb, 0, format!("{fp:016x}: {e}")))?;
-            router.push(host_key(host_of(&rec.url)), fp, payload)?;
-        }
+        let mut state = StateSink::new(out, cycle, m2);
+        router.finish(&mut KeepFirst, &mut state)?;
+        state.close_through(m2)?;
+        Ok(state.records.iter().sum())
     }
-    let mut state = StateSink::new(out, cycle, m2);
-    router.finish(&mut KeepFirst, &mut state)?;
-    state.close_through(m2)?;
-    Ok(state.records.iter().sum())
-}
 
-/// The host-keyed files, streamed in order: host tables, host budgets, cycle C's fetch lists
-/// (their sizes into `report`), and the domain budgets.
-fn host_keyed(
-    crawl: &CrawlDir,
-    out: &CrawlDir,
-    m: u32,
-    m2: u32,
-    cycle: u32,
-    report: &mut RepartitionReport,
-) -> Result<()> {
-    let latest = |kind: &str| -> Vec<Option<PathBuf>> {
-        (0..m)
-            .map(|p| crawl.latest_state(p, kind, cycle).map(|(_, path)| path))
-            .collect()
-    };
-    report.hosts = restream(&latest("hosts"), Schema::HOSTS, m2, &|q| {
-        out.state_file(q, "hosts", cycle)
-    })?;
-    restream(&latest("host_budget"), Schema::HOST_BUDGET, m2, &|q| {
-        out.state_file(q, "host_budget", cycle)
-    })?;
-    let lists: Vec<Option<PathBuf>> = (0..m).map(|p| Some(crawl.fetchlist(cycle, p))).collect();
-    report.fetchlist = restream(&lists, Schema::FETCHLIST, m2, &|q| out.fetchlist(cycle, q))?;
-    domain_budgets(&latest("domain_budget"), out, m, m2, cycle)
+    /// The host-keyed files, streamed in order: host tables, host budgets, cycle C's fetch lists
+    /// (their sizes into `report`), and the domain budgets.
+    fn host_keyed(&self, report: &mut RepartitionReport) -> Result<()> {
+        let (crawl, out, m, m2, cycle) = (self.crawl, self.out, self.m, self.m2, self.cycle);
+        let latest = |kind: &str| -> Vec<Option<PathBuf>> {
+            (0..m)
+                .map(|p| crawl.latest_state(p, kind, cycle).map(|(_, path)| path))
+                .collect()
+        };
+        report.hosts = restream(&latest("hosts"), Schema::HOSTS, m2, &|q| {
+            out.state_file(q, "hosts", cycle)
+        })?;
+        restream(&latest("host_budget"), Schema::HOST_BUDGET, m2, &|q| {
+            out.state_file(q, "host_budget", cycle)
+        })?;
+        let lists: Vec<Option<PathBuf>> = (0..m).map(|p| Some(crawl.fetchlist(cycle, p))).collect();
+        report.fetchlist = restream(&lists, Schema::FETCHLIST, m2, &|q| out.fetchlist(cycle, q))?;
+        domain_budgets(&latest("domain_budget"), out, m, m2, cycle)
+    }
 }
 
 /// The configuration, written last (a directory with crawl.toml is a crawl): DIR's text with

@@ -13,6 +13,9 @@ use crate::error::{Error, Result};
 use crate::records::{next_budget, FetchItem};
 use crate::run::{self, Cursor, RunReader, RunWriter, Schema};
 
+/// Selected URLs: (host key, fingerprint, the fetch list's item).
+type Selection = Vec<(u64, u64, FetchItem)>;
+
 /// The lifetime per-host budget (`max_urls_per_host_total`): a merge-join of this cycle's
 /// selection, by host, with the counts so far (`state/pNNNN/host_budget.C.run`), which it writes
 /// anew for the next cycle. A host's URLs beyond its budget are dropped, highest priority kept.
@@ -22,10 +25,10 @@ pub(super) fn host_budget(
     cfg: &Config,
     cycle: u32,
     p: u32,
-    mut items: Vec<(u64, u64, FetchItem)>,
+    mut items: Selection,
     counts: &mut BTreeMap<String, u64>,
     read: &mut Vec<PathBuf>,
-) -> Result<Vec<(u64, u64, FetchItem)>> {
+) -> Result<Selection> {
     let total = cfg.prioritize.max_urls_per_host_total;
     // By host, highest priority first within a host (the ones kept if the budget cuts).
     items.sort_unstable_by(|a, b| {
@@ -58,12 +61,12 @@ pub(super) fn host_budget(
 /// Each host's new count goes to `w` (with those of the hosts `spent` lists before it). Returns
 /// the URLs kept and how many were dropped.
 fn cap_hosts(
-    items: Vec<(u64, u64, FetchItem)>,
+    items: Selection,
     total: u64,
     spent: &mut Budgets,
     followed: &mut Followed,
     w: &mut RunWriter,
-) -> Result<(Vec<(u64, u64, FetchItem)>, u64)> {
+) -> Result<(Selection, u64)> {
     let mut kept = Vec::with_capacity(items.len());
     let mut dropped = 0u64;
     let mut it = items.into_iter().peekable();
@@ -198,10 +201,10 @@ pub(super) fn domain_budget(
     cfg: &Config,
     cycle: u32,
     p: u32,
-    items: Vec<(u64, u64, FetchItem)>,
+    items: Selection,
     counts: &mut BTreeMap<String, u64>,
     read: &mut Vec<PathBuf>,
-) -> Result<Vec<(u64, u64, FetchItem)>> {
+) -> Result<Selection> {
     let total = cfg.prioritize.max_urls_per_domain_total;
     if total == 0 {
         return Ok(items);

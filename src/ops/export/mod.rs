@@ -27,6 +27,7 @@ use crate::records::{FetchResult, PageRecord, UrlRecord};
 use crate::run::{Cursor, RunReader, Schema};
 use crate::storage::out::Output;
 use crate::storage::AtomicFile;
+use crate::warc::http::HttpHead;
 pub use table::{Col, Format, Kind, TableWriter, Val};
 
 /// What to export.
@@ -273,8 +274,13 @@ fn write_table(
             }
             report.rows = t.finish()?;
         }
-        What::Links => {
-            let mut t = TableWriter::create_in(file, "links", LINKS, format)?;
+        What::Links | What::Text => {
+            let (name, columns, rows): (_, _, PageRows) = if what == What::Links {
+                ("links", LINKS, links)
+            } else {
+                ("text", TEXT, text)
+            };
+            let mut t = TableWriter::create_in(file, name, columns, format)?;
             for &c in &cycles {
                 for p in 0..partitions {
                     report.bytes_read += crate::parse::stage::for_each_html_page(
@@ -282,22 +288,7 @@ fn write_table(
                         cfg,
                         c,
                         p,
-                        &mut |fr, h, body| links(fr, h, body, c, &mut t),
-                    )?;
-                }
-            }
-            report.rows = t.finish()?;
-        }
-        What::Text => {
-            let mut t = TableWriter::create_in(file, "text", TEXT, format)?;
-            for &c in &cycles {
-                for p in 0..partitions {
-                    report.bytes_read += crate::parse::stage::for_each_html_page(
-                        crawl,
-                        cfg,
-                        c,
-                        p,
-                        &mut |fr, h, body| text(fr, h, body, c, &mut t),
+                        &mut |fr, h, body| rows(fr, h, body, c, &mut t),
                     )?;
                 }
             }
@@ -307,10 +298,14 @@ fn write_table(
     Ok(())
 }
 
+/// The rows of a table of HTML pages from one page of cycle `cycle`: its response, HTTP head
+/// and decoded body.
+type PageRows = fn(&FetchResult, &HttpHead, &[u8], u32, &mut TableWriter) -> Result<()>;
+
 /// The visible text of one HTML page (as its WET record holds it).
 fn text(
     fr: &FetchResult,
-    head: &crate::warc::http::HttpHead,
+    head: &HttpHead,
     body: &[u8],
     cycle: u32,
     t: &mut TableWriter,
@@ -330,7 +325,7 @@ const MAX_TEXT_CHARS: usize = 1 << 20;
 /// The links of one HTML page, with their anchor texts.
 fn links(
     fr: &FetchResult,
-    head: &crate::warc::http::HttpHead,
+    head: &HttpHead,
     body: &[u8],
     cycle: u32,
     t: &mut TableWriter,

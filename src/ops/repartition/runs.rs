@@ -114,15 +114,9 @@ pub(super) fn domain_budgets(
 /// The seeds `dragnet inject` left for cycle `cycle`'s merge, routed to their new owners (one
 /// run each; a seed injected twice is one record with the cash of both, as the merge would have
 /// summed them). Returns the seeds.
-pub(super) fn route_injected(
-    crawl: &CrawlDir,
-    out: &CrawlDir,
-    m: u32,
-    m2: u32,
-    cycle: u32,
-    budget: usize,
-    tmp: &Path,
-) -> Result<u64> {
+pub(super) fn route_injected(rw: &Rewrite<'_>) -> Result<u64> {
+    let (crawl, out, m, m2, cycle) = (rw.crawl, rw.out, rw.m, rw.m2, rw.cycle);
+    let (budget, tmp) = (rw.budget, rw.tmp);
     let mut router = Router::new(m2, budget, tmp)?;
     let mut any = false;
     for p in 0..m {

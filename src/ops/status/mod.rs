@@ -397,13 +397,18 @@ pub(crate) fn status_of(crawl: &CrawlDir, config: &Config, opts: &StatusOptions)
         cycles: Vec::new(),
     };
     let mut walk = Walk {
+        crawl,
+        m,
+        live,
         frontier: vec![None; m as usize],
         parked: vec![None; m as usize],
-        ..Walk::default()
+        fetched_parts: Vec::new(),
+        fetch_did_work: false,
+        cache_did_work: false,
     };
     for c in crawl.cycles() {
         let is_current = s.current.is_none();
-        let (cycle, fetchlists) = cycle_status(crawl, c, m, is_current, live, &mut walk)?;
+        let (cycle, fetchlists) = walk.cycle_status(c, is_current)?;
         if cycle.state == CycleState::Complete {
             s.cycles_complete += 1;
             s.last_complete = Some(c);
@@ -449,9 +454,13 @@ fn state_sizes(crawl: &CrawlDir, m: u32) -> Result<(u64, u64)> {
     Ok((seen, urldb))
 }
 
-/// What the walk over the cycles carries from one cycle to the next, besides the [`Status`].
-#[derive(Default)]
-struct Walk {
+/// The walk over the cycles of a crawl of `m` partitions, and what it carries from one cycle
+/// to the next besides the [`Status`].
+struct Walk<'a> {
+    crawl: &'a CrawlDir,
+    m: u32,
+    /// The lock's holder runs on this host.
+    live: bool,
     /// Each partition's newest prioritize marker's `frontier` count.
     frontier: Vec<Option<u64>>,
     /// Each partition's newest prioritize marker's parked hosts.
@@ -464,92 +473,82 @@ struct Walk {
     cache_did_work: bool,
 }
 
-/// Cycle `c` of `m` partitions and how many fetch lists it has; `is_current`: `c` is the
-/// oldest cycle not complete, `live`: the lock's holder runs on this host.
-fn cycle_status(
-    crawl: &CrawlDir,
-    c: u32,
-    m: u32,
-    is_current: bool,
-    live: bool,
-    walk: &mut Walk,
-) -> Result<(CycleStatus, u32)> {
-    let (mut fetchlist_urls, mut fetchlists) = (0, 0);
-    for p in 0..m {
-        let path = crawl.fetchlist(c, p);
-        if path.exists() {
-            fetchlist_urls += RunReader::open(&path)?.len();
-            fetchlists += 1;
+impl Walk<'_> {
+    /// Cycle `c` and how many fetch lists it has; `is_current`: `c` is the oldest cycle not
+    /// complete.
+    fn cycle_status(&mut self, c: u32, is_current: bool) -> Result<(CycleStatus, u32)> {
+        let (crawl, m) = (self.crawl, self.m);
+        let (mut fetchlist_urls, mut fetchlists) = (0, 0);
+        for p in 0..m {
+            let path = crawl.fetchlist(c, p);
+            if path.exists() {
+                fetchlist_urls += RunReader::open(&path)?.len();
+                fetchlists += 1;
+            }
         }
+        let stages = self.stages_of(c, is_current)?;
+        let cycle_stages = || stages.iter().filter(|st| st.stage != Stage::Init);
+        let complete =
+            cycle_stages().count() == Stage::CYCLE.len() && cycle_stages().all(|st| st.done == m);
+        let state = if complete {
+            CycleState::Complete
+        } else if cycle_stages()
+            .any(|st| st.done + st.failed + st.running > 0 || !st.damaged.is_empty())
+        {
+            CycleState::InProgress
+        } else {
+            CycleState::NotStarted
+        };
+        let completed_at = complete
+            .then(|| cycle_stages().filter_map(|st| st.finished_at).max())
+            .flatten();
+        let cycle = CycleStatus {
+            cycle: c,
+            state,
+            completed_at,
+            fetchlist_urls,
+            stages,
+        };
+        Ok((cycle, fetchlists))
     }
-    let stages = stages_of(crawl, c, m, is_current, live, walk)?;
-    let cycle_stages = || stages.iter().filter(|st| st.stage != Stage::Init);
-    let complete =
-        cycle_stages().count() == Stage::CYCLE.len() && cycle_stages().all(|st| st.done == m);
-    let state = if complete {
-        CycleState::Complete
-    } else if cycle_stages()
-        .any(|st| st.done + st.failed + st.running > 0 || !st.damaged.is_empty())
-    {
-        CycleState::InProgress
-    } else {
-        CycleState::NotStarted
-    };
-    let completed_at = complete
-        .then(|| cycle_stages().filter_map(|st| st.finished_at).max())
-        .flatten();
-    let cycle = CycleStatus {
-        cycle: c,
-        state,
-        completed_at,
-        fetchlist_urls,
-        stages,
-    };
-    Ok((cycle, fetchlists))
-}
 
-/// The stages of cycle `c` worth listing: `init` if it ran in `c`, every stage of a cycle that
-/// has begun or is the current one. The prioritize markers' frontier and parks go into `walk`.
-fn stages_of(
-    crawl: &CrawlDir,
-    c: u32,
-    m: u32,
-    is_current: bool,
-    live: bool,
-    walk: &mut Walk,
-) -> Result<Vec<StageStatus>> {
-    let begun = Stage::CYCLE
-        .iter()
-        .any(|&st| crawl.stage_dir(c, st).is_dir());
-    let mut stages = Vec::new();
-    let mut running_stage = None;
-    for stage in std::iter::once(Stage::Init).chain(Stage::CYCLE) {
-        let exists = crawl.stage_dir(c, stage).is_dir();
-        if !exists && (stage == Stage::Init || !(begun || is_current)) {
-            continue;
-        }
-        // Only the first unfinished stage of the current cycle can be running.
-        let may_run = live && is_current && stage != Stage::Init && running_stage.is_none();
-        let st = stage_status(crawl, c, stage, m, exists, may_run, &mut |p, mk| {
-            if let (Stage::Prioritize, Some(&n)) = (stage, mk.counts.get(counter::FRONTIER)) {
-                walk.frontier[p as usize] = Some(n);
+    /// The stages of cycle `c` worth listing: `init` if it ran in `c`, every stage of a cycle that
+    /// has begun or is the current one. The prioritize markers' frontier and parks are kept.
+    fn stages_of(&mut self, c: u32, is_current: bool) -> Result<Vec<StageStatus>> {
+        let (crawl, m, live) = (self.crawl, self.m, self.live);
+        let begun = Stage::CYCLE
+            .iter()
+            .any(|&st| crawl.stage_dir(c, st).is_dir());
+        let mut stages = Vec::new();
+        let mut running_stage = None;
+        for stage in std::iter::once(Stage::Init).chain(Stage::CYCLE) {
+            let exists = crawl.stage_dir(c, stage).is_dir();
+            if !exists && (stage == Stage::Init || !(begun || is_current)) {
+                continue;
             }
-            if stage == Stage::Prioritize {
-                walk.parked[p as usize] = Parked::of_counts(&mk.counts);
+            // Only the first unfinished stage of the current cycle can be running.
+            let may_run = live && is_current && stage != Stage::Init && running_stage.is_none();
+            let st = stage_status(crawl, c, stage, m, exists, may_run, &mut |p, mk| {
+                if let (Stage::Prioritize, Some(&n)) = (stage, mk.counts.get(counter::FRONTIER)) {
+                    self.frontier[p as usize] = Some(n);
+                }
+                if stage == Stage::Prioritize {
+                    self.parked[p as usize] = Parked::of_counts(&mk.counts);
+                }
+            })?;
+            if stage != Stage::Init && st.done < m && running_stage.is_none() {
+                running_stage = Some(stage);
             }
-        })?;
-        if stage != Stage::Init && st.done < m && running_stage.is_none() {
-            running_stage = Some(stage);
+            stages.push(st);
         }
-        stages.push(st);
+        Ok(stages)
     }
-    Ok(stages)
 }
 
 impl Status {
     /// Adds stage `st` of cycle `c` to the totals, and makes it the headline if it is the
     /// newest that did work ([`Status::fetch_cycle`], [`Status::cache_cycle`]).
-    fn headline(&mut self, c: u32, st: &StageStatus, m: u32, walk: &mut Walk) {
+    fn headline(&mut self, c: u32, st: &StageStatus, m: u32, walk: &mut Walk<'_>) {
         if st.done == 0 {
             return;
         }
