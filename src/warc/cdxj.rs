@@ -386,6 +386,8 @@ struct LineSource {
     rd: LineReader<Box<dyn BufRead>>,
     line: Vec<u8>,
     number: u64,
+    /// Byte offset of the next line.
+    offset: u64,
 }
 
 impl LineSource {
@@ -395,6 +397,7 @@ impl LineSource {
             rd: LineReader::new(rd, MAX_CDXJ_LINE),
             line: Vec::new(),
             number: 0,
+            offset: 0,
         }
     }
 
@@ -405,10 +408,12 @@ impl LineSource {
             return Ok(false);
         };
         self.number = l.number;
+        let at = self.offset;
+        self.offset += l.bytes;
         if l.too_long() {
             return Err(Error::corrupt(
                 &self.name,
-                0,
+                at,
                 format!(
                     "{}: not a CDXJ index (make it again with `dragnet index`)",
                     l.too_long_message(MAX_CDXJ_LINE)
@@ -419,7 +424,7 @@ impl LineSource {
         if self.number > 1 && next < self.line {
             return Err(Error::corrupt(
                 &self.name,
-                0,
+                at,
                 format!(
                     "line {} sorts before the line above it: a CDXJ index must be sorted \
                      (`LC_ALL=C sort` it, or make it again with `dragnet index`)",
