@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::bytesize::ByteSize;
 use crate::error::{Error, Result};
+use crate::warc::Compression;
 
 /// `[fetch]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,36 +150,46 @@ pub struct FetchSection {
     pub warc_level: Option<i32>,
 }
 
-/// `[fetch] warc_compression`: the name as written (`gzip`, `zstd`, `none`), and whether
-/// crawl.toml wrote it or it is the default (a crawl opened without it takes its manifest's).
-/// It reads as the name (`&*` or [`WarcCompression::as_str`]), and a `&str` or `String` converts
-/// into an explicit one, as crawl.toml's value is.
+/// `[fetch] warc_compression`: the compression named (`gzip`, `zstd`, `none`), parsed once as
+/// crawl.toml is read, and whether crawl.toml wrote it or it is the default (a crawl opened
+/// without it takes its manifest's). A name that is none of them is kept as written, for
+/// [`FetchSection::validate`] to refuse. It reads as the name (`&*` or
+/// [`WarcCompression::as_str`]), and a `&str` or `String` converts into an explicit one, as
+/// crawl.toml's value is.
 #[derive(Clone, Eq)]
 pub struct WarcCompression {
-    name: String,
+    /// The compression, or the name as written when it names none.
+    value: std::result::Result<Compression, String>,
     explicit: bool,
 }
 
 impl WarcCompression {
+    fn named(name: &str, explicit: bool) -> WarcCompression {
+        WarcCompression {
+            value: Compression::parse(name).ok_or_else(|| name.to_owned()),
+            explicit,
+        }
+    }
+
     /// The default of new crawls (`gzip`), as a value crawl.toml did not give.
     pub fn default_for_new_crawls() -> WarcCompression {
         WarcCompression {
-            name: crate::warc::Compression::Gzip.name().into(),
+            value: Ok(Compression::Gzip),
             explicit: false,
         }
     }
 
     /// `name` as a value crawl.toml did not give (what a crawl's manifest says).
     pub fn implied(name: &str) -> WarcCompression {
-        WarcCompression {
-            name: name.into(),
-            explicit: false,
-        }
+        WarcCompression::named(name, false)
     }
 
-    /// The name.
+    /// The name ([`Compression::name`], or the unknown name as written).
     pub fn as_str(&self) -> &str {
-        &self.name
+        match &self.value {
+            Ok(c) => c.name(),
+            Err(name) => name,
+        }
     }
 
     /// Whether crawl.toml (or the code building the configuration) gave it.
@@ -188,8 +199,8 @@ impl WarcCompression {
 
     /// The compression it names (`None` for a name that is none of them: refused by
     /// [`FetchSection::validate`]).
-    pub fn compression(&self) -> Option<crate::warc::Compression> {
-        crate::warc::Compression::parse(&self.name)
+    pub fn compression(&self) -> Option<Compression> {
+        self.value.as_ref().ok().copied()
     }
 }
 
@@ -202,50 +213,44 @@ impl Default for WarcCompression {
 /// Two values are equal when they name the same compression, given or implied.
 impl PartialEq for WarcCompression {
     fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
+        self.value == other.value
     }
 }
 
 impl std::fmt::Debug for WarcCompression {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&self.name, f)
+        std::fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
 impl std::fmt::Display for WarcCompression {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.name)
+        f.write_str(self.as_str())
     }
 }
 
 impl std::ops::Deref for WarcCompression {
     type Target = str;
     fn deref(&self) -> &str {
-        &self.name
+        self.as_str()
     }
 }
 
 impl From<&str> for WarcCompression {
     fn from(name: &str) -> Self {
-        WarcCompression {
-            name: name.into(),
-            explicit: true,
-        }
+        WarcCompression::named(name, true)
     }
 }
 
 impl From<String> for WarcCompression {
     fn from(name: String) -> Self {
-        WarcCompression {
-            name,
-            explicit: true,
-        }
+        WarcCompression::named(&name, true)
     }
 }
 
 impl Serialize for WarcCompression {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(&self.name)
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -301,6 +306,9 @@ impl Default for FetchSection {
     }
 }
 
+/// How a check of [`FetchSection::validate`] words an error: the key and why.
+type Bad<'a> = dyn Fn(&str, String) -> Error + 'a;
+
 impl FetchSection {
     /// The product token robots.txt is read for: `robots_token`, or the User-Agent's.
     pub fn robots_agent(&self) -> &str {
@@ -313,11 +321,11 @@ impl FetchSection {
 
     /// The WARC compression level to use: `warc_level`, or the default for the codec.
     pub fn warc_level(&self) -> Option<i32> {
-        match (self.warc_level, self.warc_compression.as_str()) {
+        match (self.warc_level, self.warc_compression.compression()) {
             (Some(l), _) => Some(l),
             // With a dictionary, level 3 costs 7% more CPU than 1 and makes files 14% smaller
             // (docs/BENCHMARKS.md, "WARC compression"); without one, 22% more for 4%.
-            (None, "zstd") => Some(if self.warc_dictionary { 3 } else { 1 }),
+            (None, Some(Compression::Zstd)) => Some(if self.warc_dictionary { 3 } else { 1 }),
             (None, _) => None,
         }
     }
@@ -325,7 +333,24 @@ impl FetchSection {
     /// Checks values; errors name the key, the file and what is allowed.
     pub fn validate(&self, path: &Path) -> Result<()> {
         let bad = |key: &str, why: String| Error::config(path, format!("fetch.{key}: {why}"));
-        // Every value sent as an HTTP header, checked alike before anything else reads it.
+        self.check_headers(&bad)?;
+        if self.park_after_failed_runs > 0 && self.max_park_cycles == 0 {
+            return Err(bad(
+                "max_park_cycles",
+                "must be at least 1 while park_after_failed_runs is on (default 16); set \
+                 park_after_failed_runs = 0 to never park a failing host"
+                    .into(),
+            ));
+        }
+        self.check_agent(&bad)?;
+        self.check_counts_and_times(&bad)?;
+        self.check_sizes_and_redirects(&bad)?;
+        self.check_warc(&bad)
+    }
+
+    /// Every value sent as an HTTP header (`user_agent`, `from`), checked alike before anything
+    /// else reads it.
+    fn check_headers(&self, bad: &Bad<'_>) -> Result<()> {
         for (key, value, example) in [
             (
                 "user_agent",
@@ -345,14 +370,12 @@ impl FetchSection {
                 )
             })?;
         }
-        if self.park_after_failed_runs > 0 && self.max_park_cycles == 0 {
-            return Err(bad(
-                "max_park_cycles",
-                "must be at least 1 while park_after_failed_runs is on (default 16); set \
-                 park_after_failed_runs = 0 to never park a failing host"
-                    .into(),
-            ));
-        }
+        Ok(())
+    }
+
+    /// The product tokens robots.txt groups are matched against: the User-Agent's, and
+    /// `robots_token` when set (RFC 9309).
+    fn check_agent(&self, bad: &Bad<'_>) -> Result<()> {
         let token = crate::robots::agent_token(&self.user_agent);
         if !crate::robots::is_valid_agent_token(token) {
             return Err(bad(
@@ -374,6 +397,11 @@ impl FetchSection {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Thread and connection counts, and every value in seconds.
+    fn check_counts_and_times(&self, bad: &Bad<'_>) -> Result<()> {
         for (key, v, min) in [
             ("threads", self.threads, 1),
             ("queues_per_thread", self.queues_per_thread, 1),
@@ -403,6 +431,11 @@ impl FetchSection {
                 return Err(bad(key, format!("{v} must be a number of seconds {want}")));
             }
         }
+        Ok(())
+    }
+
+    /// The size limits of a response, and the redirect hops.
+    fn check_sizes_and_redirects(&self, bad: &Bad<'_>) -> Result<()> {
         if self.max_body.0 < 1024 || self.max_decoded.0 < self.max_body.0 {
             return Err(bad(
                 "max_body",
@@ -436,7 +469,12 @@ impl FetchSection {
                 ),
             ));
         }
-        if !matches!(self.warc_compression.as_str(), "zstd" | "gzip" | "none") {
+        Ok(())
+    }
+
+    /// The WARC files: compression, its level, rotation.
+    fn check_warc(&self, bad: &Bad<'_>) -> Result<()> {
+        let Some(compression) = self.warc_compression.compression() else {
             return Err(bad(
                 "warc_compression",
                 format!(
@@ -444,12 +482,12 @@ impl FetchSection {
                     self.warc_compression
                 ),
             ));
-        }
+        };
         if let Some(l) = self.warc_level {
-            let ok = match self.warc_compression.as_str() {
-                "zstd" => (-7..=19).contains(&l),
-                "gzip" => (0..=12).contains(&l),
-                _ => true,
+            let ok = match compression {
+                Compression::Zstd => (-7..=19).contains(&l),
+                Compression::Gzip => (0..=12).contains(&l),
+                Compression::None => true,
             };
             if !ok {
                 return Err(bad(
@@ -498,6 +536,26 @@ pub fn header_value(value: &str) -> std::result::Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `warc_compression` is parsed as it is read and reads back as written; a name that is
+    /// no compression is kept for `validate` to refuse.
+    #[test]
+    fn warc_compression_is_parsed_once_and_reads_as_written() {
+        for c in [Compression::None, Compression::Gzip, Compression::Zstd] {
+            let w = WarcCompression::from(c.name());
+            assert_eq!((w.compression(), w.as_str()), (Some(c), c.name()));
+            assert!(w.is_explicit());
+            assert_eq!(w, WarcCompression::implied(c.name()));
+        }
+        let odd = WarcCompression::implied("lz4");
+        assert_eq!((odd.compression(), odd.as_str()), (None, "lz4"));
+        let f = FetchSection {
+            warc_compression: "lz4".into(),
+            ..FetchSection::default()
+        };
+        let e = f.validate(Path::new("crawl.toml")).unwrap_err().to_string();
+        assert!(e.contains("fetch.warc_compression: \"lz4\""), "{e}");
+    }
 
     /// CR, LF and the other control characters (but tab) in a header value from the
     /// configuration are a configuration error naming the key; `from` and `user_agent` alike.

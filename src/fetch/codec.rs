@@ -17,6 +17,7 @@ use crate::warc::{Codec, Compression};
 /// after a kill writes the same dictionary. None when there is no cycle before or it left
 /// too few records.
 pub(crate) fn warc_codec(f: &FetchSection, crawl: &CrawlDir, cycle: u32, p: u32) -> Result<Codec> {
+    // Parsed as crawl.toml was read; only a section that skipped `validate` names none.
     let compression = f.warc_compression.compression().ok_or_else(|| {
         Error::config(
             crawl.config_path(),
