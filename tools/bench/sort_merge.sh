@@ -204,7 +204,7 @@ profile() {
            else if (s ~ /ZSTD_|HUF_|HIST_|FSE_/) g = "zstd compress"
            else if (s ~ /memcmp/) g = "memcmp (key comparisons)"
            else if (s ~ /memmove|memcpy/) g = "memmove/memcpy (key copies)"
-           else if (s ~ /decode_from/) g = "block decode (delta + transpose)"
+           else if (s ~ /DecodedBlock::decode_/) g = "block decode (delta + transpose)"
            else if (s ~ /finish_into|BlockEncoder/) g = "block encode (delta + transpose)"
            else if (s ~ /xxh3|Xxh3/) g = "xxh3 checksums"
            else if (s ~ /\[k\]/) g = "kernel"
