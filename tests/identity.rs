@@ -165,7 +165,18 @@ fn credentials_in_urls_are_stripped_everywhere() {
     let (server, port) = common::serve_site(site.clone());
     site.port.set(port).unwrap();
     let scratch = tempfile::tempdir().unwrap();
-    let hosts = scratch.path().join("hosts");
+    let c = crawl_with_credentials(scratch.path(), port);
+    server.stop();
+    check_no_request_carries_credentials(&site);
+    check_results_and_the_url_db_hold_none(&c, port);
+    check_warcs_and_cdxj_hold_none(&c);
+    check_exports_hold_none(&c, scratch.path());
+}
+
+/// Seeds with and without user information, crawled to the end (at most 5 cycles) with
+/// `keys.test` resolved through a hosts file in `scratch`.
+fn crawl_with_credentials(scratch: &std::path::Path, port: u16) -> common::Crawl {
+    let hosts = scratch.join("hosts");
     std::fs::write(&hosts, "127.0.0.1 keys.test\n").unwrap();
     let seeds = vec![
         format!("http://seeduser:seedsecret@keys.test:{port}/start"),
@@ -179,11 +190,8 @@ fn credentials_in_urls_are_stripped_everywhere() {
     cfg.fetch.follow_redirects = 0;
     cfg.fetch.follow_per_host = 0;
     let c = common::websim_crawl_with_hosts(&seeds, cfg);
-    let dragnet = |args: &[&str]| {
-        common::ok(common::dragnet(args));
-    };
     let root = c.dir.root().to_str().unwrap().to_owned();
-    dragnet(&[
+    common::ok(common::dragnet(&[
         "cycle",
         "--progress",
         "quiet",
@@ -191,9 +199,12 @@ fn credentials_in_urls_are_stripped_everywhere() {
         "--max-cycles",
         "5",
         &root,
-    ]);
-    server.stop();
+    ]));
+    c
+}
 
+/// Each page requested once, whatever its spellings, and no request with credentials.
+fn check_no_request_carries_credentials(site: &Keys) {
     let seen = site.seen.lock().unwrap().clone();
     let mut targets: Vec<&str> = seen.iter().map(|(t, _)| t.as_str()).collect();
     targets.sort_unstable();
@@ -217,9 +228,15 @@ fn credentials_in_urls_are_stripped_everywhere() {
             "{t}: {headers:?}"
         );
     }
-    let no_secret = |what: &str, s: &str| {
-        assert!(!s.contains("secret") && !s.contains('@'), "{what}: {s}");
-    };
+}
+
+/// `s` (`what`) holds no user information.
+fn no_secret(what: &str, s: &str) {
+    assert!(!s.contains("secret") && !s.contains('@'), "{what}: {s}");
+}
+
+/// The fetch results (their URLs and redirects) and the URL db hold no user information.
+fn check_results_and_the_url_db_hold_none(c: &common::Crawl, port: u16) {
     let cycles = dragnet::crawl::next_cycle(&c.dir, 1);
     let results = common::fetch_results(&c.dir, 1, cycles);
     assert_eq!(results.len(), 4, "{results:?}");
@@ -235,7 +252,11 @@ fn credentials_in_urls_are_stripped_everywhere() {
     for (url, ..) in o.urldb[0].values() {
         no_secret("URL db", url);
     }
-    // Every WARC record's target, every CDXJ line, every exported table.
+}
+
+/// Every WARC record's target and every CDXJ line hold no user information.
+fn check_warcs_and_cdxj_hold_none(c: &common::Crawl) {
+    let cycles = dragnet::crawl::next_cycle(&c.dir, 1);
     let mut warcs = 0;
     for cycle in 0..cycles {
         let Ok(dir) = std::fs::read_dir(c.dir.warc_dir(cycle)) else {
@@ -269,12 +290,17 @@ fn credentials_in_urls_are_stripped_everywhere() {
         }
     }
     assert!(cdxj > 0);
+}
+
+/// Every exported table (urls, pages, links, written into `scratch`) holds no user information.
+fn check_exports_hold_none(c: &common::Crawl, scratch: &std::path::Path) {
+    let root = c.dir.root().to_str().unwrap().to_owned();
     for what in ["urls", "pages", "links"] {
-        let out = scratch.path().join(format!("{what}.jsonl"));
+        let out = scratch.join(format!("{what}.jsonl"));
         let out_s = out.to_str().unwrap();
-        dragnet(&[
+        common::ok(common::dragnet(&[
             "export", "--what", what, "--format", "jsonl", "--out", out_s, &root,
-        ]);
+        ]));
         let text = std::fs::read_to_string(&out).unwrap();
         assert!(!text.is_empty(), "{what}");
         assert!(!text.contains("secret"), "{what}: {text}");

@@ -104,115 +104,13 @@ fn a_repartitioned_crawl_fetches_what_the_crawl_would_have() {
     // The crawl, two cycles, then repartitioned; continued in DIR at the end, it is the crawl
     // that never changed M.
     let a = common::websim_crawl(&web, &seeds, config());
-    run_cycles(&a.dir, &a.cfg, &quiet(2)).unwrap();
-    assert_eq!(next_cycle(&a.dir, M), 2);
-    let listed = fetch_list_size(&a.dir, 2, M).unwrap();
-    let frontier = dragnet::ops::status(a.dir.root()).unwrap().frontier;
-    assert!(
-        listed > 0 && frontier.unwrap_or(0) > 0,
-        "too short a crawl: {listed} URLs listed, frontier {frontier:?}"
-    );
-    let before = snapshot(a.dir.root());
-    let (seen, db) = state(&a.dir, M, 2);
-    let fetched_before = common::fetched_urls(&a.dir, M, 2);
-
+    let before = two_cycles(&a);
     for m2 in [5u32, 2, 1] {
         let new_root = a.tmp.path().join(format!("m{m2}"));
-        let r = dragnet::ops::repartition(a.dir.root(), &new_root, m2).unwrap();
-        assert_eq!(snapshot(a.dir.root()), before, "repartition changed DIR");
-        assert_eq!((r.old_partitions, r.partitions, r.next_cycle), (M, m2, 2));
-        assert_eq!(r.urls, db.len() as u64);
-        assert_eq!(r.fetchlist, listed);
-        assert_eq!(Some(r.frontier), frontier);
-        assert!(r.linked > 0, "{r:?}");
-        // Nothing but NEWDIR beside it: no temporary left.
-        let beside: Vec<_> = std::fs::read_dir(a.tmp.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.contains(".tmp."))
-            .collect();
-        assert!(beside.is_empty(), "{beside:?}");
-
-        let (dir, cfg) = CrawlDir::open(&new_root).unwrap();
-        assert_eq!(cfg.crawl.partitions, m2);
-        let mut expect_cfg = a.cfg.clone();
-        expect_cfg.crawl.partitions = m2;
-        assert_eq!(cfg.to_toml(), expect_cfg.to_toml());
-        let check = dragnet::ops::check::check_crawl(&dir, Some(&cfg)).unwrap();
-        assert!(check.ok(), "m2 = {m2}: {:?}", check.damaged);
-        assert!(
-            check.unknown.is_empty() && check.temporaries.is_empty(),
-            "{check:?}"
-        );
-        let st = dragnet::ops::status(&new_root).unwrap();
-        assert_eq!((st.partitions, st.cycles_complete), (m2, 2), "{st}");
-        assert_eq!(st.current, Some(2), "{st}");
-        assert_eq!(st.frontier, frontier, "{st}");
-        assert_eq!(next_cycle(&dir, m2), 2);
-        assert_eq!(fetch_list_size(&dir, 2, m2).unwrap(), listed);
-        // (b) The same seen set and URL db, each URL in its host's new partition.
-        let (seen2, db2) = state(&dir, m2, 2);
-        assert_eq!(seen2, seen, "m2 = {m2}");
-        assert_eq!(db2, db, "m2 = {m2}");
-
-        // (a) Continued to the end: the same fetched set as the crawl never repartitioned.
-        let r = run_cycles(&dir, &cfg, &common::until_empty(40)).unwrap();
-        assert!(r.complete(), "{r:?}");
-        let end = next_cycle(&dir, m2);
-        let mut got = fetched_before.clone();
-        let after = common::fetched_urls(&dir, m2, end);
-        assert!(
-            after.is_disjoint(&fetched_before),
-            "fetched again after the repartition: {:?}",
-            after.intersection(&fetched_before).collect::<Vec<_>>()
-        );
-        got.extend(after);
-        let missed: Vec<_> = truth.difference(&got).collect();
-        let extra: Vec<_> = got.difference(&truth).collect();
-        assert!(
-            missed.is_empty() && extra.is_empty(),
-            "m2 = {m2}: missed {missed:?}\nextra {extra:?}"
-        );
-        let check = dragnet::ops::check::check_crawl(&dir, Some(&cfg)).unwrap();
-        assert!(check.ok(), "m2 = {m2} at the end: {:?}", check.damaged);
+        let (dir, cfg) = repartition_and_check(&a, &before, &new_root, m2);
+        check_continued_to_the_end(&dir, &cfg, m2, &before, &truth);
         if m2 == 5 {
-            // The command line says the same.
-            common::ok(common::dragnet_on(&["check", "crawl"], &new_root));
-            common::ok(
-                std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
-                    .arg("status")
-                    .arg(&new_root)
-                    .output()
-                    .unwrap(),
-            );
-            // Export: the cycles crawled here, and a clear word on the ones before (their runs
-            // between stages stayed in DIR).
-            let r = dragnet::ops::export::export(
-                &dir,
-                &cfg,
-                dragnet::ops::export::What::Pages,
-                dragnet::ops::export::Format::Jsonl,
-                &new_root.join("pages.jsonl"),
-                None,
-            )
-            .unwrap();
-            assert_eq!(r.carried, [0, 1]);
-            assert!(
-                !r.cycles.is_empty() && r.cycles.iter().all(|&c| c >= 2),
-                "{r:?}"
-            );
-            assert!(r.rows > 0);
-            let err = dragnet::ops::export::export(
-                &dir,
-                &cfg,
-                dragnet::ops::export::What::Pages,
-                dragnet::ops::export::Format::Jsonl,
-                &new_root.join("old.jsonl"),
-                Some(0),
-            )
-            .unwrap_err()
-            .to_string();
-            assert!(err.contains("before `dragnet repartition`"), "{err}");
+            check_the_commands_and_export(&dir, &cfg, &new_root);
         }
     }
     // DIR, continued without a repartition: the same set, websim's ground truth.
@@ -222,6 +120,162 @@ fn a_repartitioned_crawl_fetches_what_the_crawl_would_have() {
     assert_eq!(common::fetched_urls(&a.dir, M, end), truth);
     let audit = server.stop();
     assert_eq!(audit.counts.total(), 0, "politeness: {:?}", audit.counts);
+}
+
+/// DIR after its two cycles, before any repartition.
+struct Before {
+    /// Every file with its bytes.
+    snapshot: BTreeMap<PathBuf, Vec<u8>>,
+    /// The seen set and URL db of cycle 2's state.
+    seen: BTreeSet<u64>,
+    db: BTreeMap<u64, Vec<u8>>,
+    /// The URLs fetched in cycles 0 and 1.
+    fetched: BTreeSet<String>,
+    /// The size of cycle 2's fetch lists, and the frontier `status` counts.
+    listed: u64,
+    frontier: Option<u64>,
+}
+
+/// Runs two cycles of the crawl `a`, which leave URLs listed and in the frontier.
+fn two_cycles(a: &common::Crawl) -> Before {
+    run_cycles(&a.dir, &a.cfg, &quiet(2)).unwrap();
+    assert_eq!(next_cycle(&a.dir, M), 2);
+    let listed = fetch_list_size(&a.dir, 2, M).unwrap();
+    let frontier = dragnet::ops::status(a.dir.root()).unwrap().frontier;
+    assert!(
+        listed > 0 && frontier.unwrap_or(0) > 0,
+        "too short a crawl: {listed} URLs listed, frontier {frontier:?}"
+    );
+    let (seen, db) = state(&a.dir, M, 2);
+    Before {
+        snapshot: snapshot(a.dir.root()),
+        seen,
+        db,
+        fetched: common::fetched_urls(&a.dir, M, 2),
+        listed,
+        frontier,
+    }
+}
+
+/// Repartitions the crawl `a` into `new_root` with `m2` partitions: DIR unchanged, nothing
+/// left beside, the new crawl checks clean and holds the same state and fetch lists. Returns it.
+fn repartition_and_check(
+    a: &common::Crawl,
+    before: &Before,
+    new_root: &Path,
+    m2: u32,
+) -> (CrawlDir, Config) {
+    let r = dragnet::ops::repartition(a.dir.root(), new_root, m2).unwrap();
+    assert_eq!(
+        snapshot(a.dir.root()),
+        before.snapshot,
+        "repartition changed DIR"
+    );
+    assert_eq!((r.old_partitions, r.partitions, r.next_cycle), (M, m2, 2));
+    assert_eq!(r.urls, before.db.len() as u64);
+    assert_eq!(r.fetchlist, before.listed);
+    assert_eq!(Some(r.frontier), before.frontier);
+    assert!(r.linked > 0, "{r:?}");
+    // Nothing but NEWDIR beside it: no temporary left.
+    let beside: Vec<_> = std::fs::read_dir(a.tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp."))
+        .collect();
+    assert!(beside.is_empty(), "{beside:?}");
+
+    let (dir, cfg) = CrawlDir::open(new_root).unwrap();
+    assert_eq!(cfg.crawl.partitions, m2);
+    let mut expect_cfg = a.cfg.clone();
+    expect_cfg.crawl.partitions = m2;
+    assert_eq!(cfg.to_toml(), expect_cfg.to_toml());
+    let check = dragnet::ops::check::check_crawl(&dir, Some(&cfg)).unwrap();
+    assert!(check.ok(), "m2 = {m2}: {:?}", check.damaged);
+    assert!(
+        check.unknown.is_empty() && check.temporaries.is_empty(),
+        "{check:?}"
+    );
+    let st = dragnet::ops::status(new_root).unwrap();
+    assert_eq!((st.partitions, st.cycles_complete), (m2, 2), "{st}");
+    assert_eq!(st.current, Some(2), "{st}");
+    assert_eq!(st.frontier, before.frontier, "{st}");
+    assert_eq!(next_cycle(&dir, m2), 2);
+    assert_eq!(fetch_list_size(&dir, 2, m2).unwrap(), before.listed);
+    // (b) The same seen set and URL db, each URL in its host's new partition.
+    let (seen2, db2) = state(&dir, m2, 2);
+    assert_eq!(seen2, before.seen, "m2 = {m2}");
+    assert_eq!(db2, before.db, "m2 = {m2}");
+    (dir, cfg)
+}
+
+/// (a) The repartitioned crawl continued to the end: the same fetched set as the crawl never
+/// repartitioned (`truth`), nothing fetched twice, and it checks clean.
+fn check_continued_to_the_end(
+    dir: &CrawlDir,
+    cfg: &Config,
+    m2: u32,
+    before: &Before,
+    truth: &BTreeSet<String>,
+) {
+    let r = run_cycles(dir, cfg, &common::until_empty(40)).unwrap();
+    assert!(r.complete(), "{r:?}");
+    let end = next_cycle(dir, m2);
+    let mut got = before.fetched.clone();
+    let after = common::fetched_urls(dir, m2, end);
+    assert!(
+        after.is_disjoint(&before.fetched),
+        "fetched again after the repartition: {:?}",
+        after.intersection(&before.fetched).collect::<Vec<_>>()
+    );
+    got.extend(after);
+    let missed: Vec<_> = truth.difference(&got).collect();
+    let extra: Vec<_> = got.difference(truth).collect();
+    assert!(
+        missed.is_empty() && extra.is_empty(),
+        "m2 = {m2}: missed {missed:?}\nextra {extra:?}"
+    );
+    let check = dragnet::ops::check::check_crawl(dir, Some(cfg)).unwrap();
+    assert!(check.ok(), "m2 = {m2} at the end: {:?}", check.damaged);
+}
+
+/// The command line says the same (`check crawl`, `status`); an export gives the cycles crawled
+/// in the repartitioned crawl, and a clear word on the ones before (their runs between stages
+/// stayed in DIR).
+fn check_the_commands_and_export(dir: &CrawlDir, cfg: &Config, new_root: &Path) {
+    common::ok(common::dragnet_on(&["check", "crawl"], new_root));
+    common::ok(
+        std::process::Command::new(env!("CARGO_BIN_EXE_dragnet"))
+            .arg("status")
+            .arg(new_root)
+            .output()
+            .unwrap(),
+    );
+    let r = dragnet::ops::export::export(
+        dir,
+        cfg,
+        dragnet::ops::export::What::Pages,
+        dragnet::ops::export::Format::Jsonl,
+        &new_root.join("pages.jsonl"),
+        None,
+    )
+    .unwrap();
+    assert_eq!(r.carried, [0, 1]);
+    assert!(
+        !r.cycles.is_empty() && r.cycles.iter().all(|&c| c >= 2),
+        "{r:?}"
+    );
+    assert!(r.rows > 0);
+    let err = dragnet::ops::export::export(
+        dir,
+        cfg,
+        dragnet::ops::export::What::Pages,
+        dragnet::ops::export::Format::Jsonl,
+        &new_root.join("old.jsonl"),
+        Some(0),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("before `dragnet repartition`"), "{err}");
 }
 
 #[test]

@@ -66,8 +66,26 @@ fn the_report_of_a_crawl_agrees_with_its_markers() {
 
     common::ok(dragnet(&["report".as_ref(), c.dir.root().as_os_str()]));
     let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
+    check_the_page_is_self_contained(&html);
+    let (_, cycles) = csv(&out_dir.join("cycles.csv"));
+    check_the_charts(&c, &html, cycles.len());
+    check_the_csv_totals(&c, &out_dir, &cycles, web.hosts.len());
 
-    // Self-contained: nothing loaded from elsewhere, no script.
+    // Elsewhere with --out: links reach the crawl by its path.
+    let t = tempfile::tempdir().unwrap();
+    common::ok(dragnet(&[
+        "report".as_ref(),
+        "--out".as_ref(),
+        t.path().join("r").as_os_str(),
+        c.dir.root().as_os_str(),
+    ]));
+    let elsewhere = std::fs::read_to_string(t.path().join("r/index.html")).unwrap();
+    let root = c.dir.root().canonicalize().unwrap();
+    assert!(elsewhere.contains(&format!("href=\"{}/indexes/index.cdxj\"", root.display())));
+}
+
+/// Self-contained: nothing loaded from elsewhere, no script.
+fn check_the_page_is_self_contained(html: &str) {
     for bad in [
         "src=\"http",
         "href=\"http",
@@ -81,12 +99,14 @@ fn the_report_of_a_crawl_agrees_with_its_markers() {
     }
     assert!(!html.contains("http://") && !html.contains("https://"));
     assert!(!html.contains("id=\"skipped\""), "nothing skipped");
+}
 
-    // One point or bar per cycle in every per-cycle chart.
-    let (_, cycles) = csv(&out_dir.join("cycles.csv"));
+/// One point or bar per cycle in every per-cycle chart (`cycles_csv` rows in cycles.csv), every
+/// chart with marks and tooltips, and links to the crawl's index and WARC files.
+fn check_the_charts(c: &common::Crawl, html: &str, cycles_csv: usize) {
     let n = c.dir.cycles().len();
     assert!(n >= 3, "{n} cycles");
-    assert_eq!(cycles.len(), n);
+    assert_eq!(cycles_csv, n);
     for id in [
         "chart-fetched",
         "chart-new",
@@ -101,7 +121,7 @@ fn the_report_of_a_crawl_agrees_with_its_markers() {
         "chart-stage-sum",
         "chart-politeness",
     ] {
-        assert_eq!(points(&html, id), Some(n), "{id}");
+        assert_eq!(points(html, id), Some(n), "{id}");
     }
     for id in [
         "chart-hosts-pages",
@@ -112,7 +132,7 @@ fn the_report_of_a_crawl_agrees_with_its_markers() {
         "chart-charsets",
         "chart-sizes",
     ] {
-        assert!(points(&html, id).unwrap() >= 1, "{id}");
+        assert!(points(html, id).unwrap() >= 1, "{id}");
     }
     // Every chart has marks, each with its tooltip.
     for svg in html.split("<svg ").skip(1) {
@@ -124,8 +144,11 @@ fn the_report_of_a_crawl_agrees_with_its_markers() {
     }
     assert!(html.contains("href=\"../indexes/index.cdxj\""));
     assert!(html.contains("href=\"../cycles/000000/warc/"));
+}
 
-    // The CSV totals agree with the fetch markers.
+/// The CSV totals in `out_dir` agree with the fetch markers (`cycles`: the rows of cycles.csv;
+/// `hosts`: the web's hosts).
+fn check_the_csv_totals(c: &common::Crawl, out_dir: &Path, cycles: &[Vec<String>], hosts: usize) {
     let m = c.cfg.crawl.partitions;
     let results = fetch_count(&c.dir, m, "results");
     let answered: u64 = ["2xx", "3xx", "4xx", "5xx"]
@@ -151,8 +174,8 @@ fn the_report_of_a_crawl_agrees_with_its_markers() {
         "{h}"
     );
     assert_eq!(sum_col(&rows, 0), results);
-    assert_eq!(rows.len(), web.hosts.len(), "{rows:?}");
-    assert_eq!(sum_col(&cycles, 4), results, "cycles.csv results");
+    assert_eq!(rows.len(), hosts, "{rows:?}");
+    assert_eq!(sum_col(cycles, 4), results, "cycles.csv results");
     let (_, rows) = csv(&out_dir.join("frontier-summary.csv"));
     assert_eq!(rows.len(), m as usize);
     let (h, rows) = csv(&out_dir.join("crawl-report.csv"));
@@ -161,18 +184,6 @@ fn the_report_of_a_crawl_agrees_with_its_markers() {
     assert_eq!(get("URIs Processed"), results.to_string());
     assert_eq!(get("Pages Fetched"), answered.to_string());
     assert_eq!(get("Crawl Status"), "FINISHED");
-
-    // Elsewhere with --out: links reach the crawl by its path.
-    let t = tempfile::tempdir().unwrap();
-    common::ok(dragnet(&[
-        "report".as_ref(),
-        "--out".as_ref(),
-        t.path().join("r").as_os_str(),
-        c.dir.root().as_os_str(),
-    ]));
-    let elsewhere = std::fs::read_to_string(t.path().join("r/index.html")).unwrap();
-    let root = c.dir.root().canonicalize().unwrap();
-    assert!(elsewhere.contains(&format!("href=\"{}/indexes/index.cdxj\"", root.display())));
 }
 
 #[test]

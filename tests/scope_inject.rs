@@ -7,6 +7,7 @@ use crate::common;
 use std::collections::BTreeMap;
 
 use dragnet::config::Config;
+use dragnet::crawl::CrawlDir;
 use dragnet::exec::{run_cycles, CycleOptions};
 
 const M: u32 = 2;
@@ -210,45 +211,75 @@ fn run_measured(
 #[test]
 fn seed_and_inject_files_are_read_in_bounded_memory() {
     let t = tempfile::tempdir().unwrap();
-    let secs = std::time::Duration::from_secs(120);
-    let os = |s: &str| std::ffi::OsString::from(s);
     let small = t.path().join("small.txt");
     std::fs::write(&small, "http://a.example/\nhttp://b.example/\n").unwrap();
     let big = t.path().join("big.txt");
-    {
-        use std::io::Write;
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&big).unwrap());
-        f.write_all(b"http://a.example/\n").unwrap();
-        let chunk = vec![b'x'; 1 << 20];
-        for _ in 0..50 {
-            f.write_all(&chunk).unwrap();
-        }
-        f.write_all(b"\nhttp://b.example/\n").unwrap();
-        f.flush().unwrap();
-    }
-    let init = |seeds: &std::path::Path, dir: &std::path::Path| {
-        run_measured(
-            &[
-                &os("init"),
-                &os("--partitions"),
-                &os("1"),
-                &os("--seeds"),
-                seeds.as_os_str(),
-                dir.as_os_str(),
-            ],
-            secs,
-        )
-    };
-    let (code, err, small_rss) = init(&small, &t.path().join("a"));
+    write_a_50_mb_line(&big);
+    let (code, err, small_rss) = init_measured(&small, &t.path().join("a"));
     assert_eq!(code, Some(0), "{err}");
-    let (code, err, big_rss) = init(&big, &t.path().join("b"));
+    let dir = dragnet::crawl::CrawlDir::new(t.path().join("b"));
+    check_init_skips_the_long_line(&big, &dir, small_rss);
+    check_inject_of_dev_zero_gives_up_at_once(&dir, small_rss);
+    // The same file given to inject: the two good seeds, the long line reported.
+    let (code, err, _) = run_measured(
+        &[
+            &os("inject"),
+            &os("--seeds"),
+            big.as_os_str(),
+            dir.root().as_os_str(),
+        ],
+        LIMIT,
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("big.txt:2: skipped seed"), "{err}");
+}
+
+/// How long a measured run may take.
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+fn os(s: &str) -> std::ffi::OsString {
+    std::ffi::OsString::from(s)
+}
+
+/// A seed file at `path`: a good seed, a line of 50 MB without a newline until its end, and
+/// another good seed.
+fn write_a_50_mb_line(path: &std::path::Path) {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    f.write_all(b"http://a.example/\n").unwrap();
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..50 {
+        f.write_all(&chunk).unwrap();
+    }
+    f.write_all(b"\nhttp://b.example/\n").unwrap();
+    f.flush().unwrap();
+}
+
+/// `dragnet init --partitions 1 --seeds SEEDS DIR`, measured.
+fn init_measured(seeds: &std::path::Path, dir: &std::path::Path) -> (Option<i32>, String, i64) {
+    run_measured(
+        &[
+            &os("init"),
+            &os("--partitions"),
+            &os("1"),
+            &os("--seeds"),
+            seeds.as_os_str(),
+            dir.as_os_str(),
+        ],
+        LIMIT,
+    )
+}
+
+/// `init` of the crawl `dir` from `big` skips its long line, naming it, lists the good seeds
+/// around it, and peaks in about the memory (`small_rss`) of a normal seed file.
+fn check_init_skips_the_long_line(big: &std::path::Path, dir: &CrawlDir, small_rss: i64) {
+    let (code, err, big_rss) = init_measured(big, dir.root());
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("big.txt:2: skipped seed")
             && err.contains("52428800 bytes long, over the limit of 8192 bytes a line"),
         "{err}"
     );
-    let dir = dragnet::crawl::CrawlDir::new(t.path().join("b"));
     let seeds = {
         use dragnet::run::{Cursor, RunReader, Schema};
         let mut r = RunReader::open_expect(&dir.fetchlist(0, 0), Schema::FETCHLIST).unwrap();
@@ -269,23 +300,28 @@ fn seed_and_inject_files_are_read_in_bounded_memory() {
         big_rss < small_rss + (16 << 10),
         "peak {big_rss} KiB with the 50 MB line, {small_rss} KiB without"
     );
+}
 
-    // /dev/zero: no line ends; inject gives up at once, says where, and adds nothing.
-    let files = |root: &std::path::Path| {
-        let mut out = Vec::new();
-        let mut stack = vec![root.to_path_buf()];
-        while let Some(d) = stack.pop() {
-            for p in std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()) {
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    out.push((p.clone(), std::fs::read(&p).unwrap()));
-                }
+/// Every file under `root` with its bytes, sorted.
+fn files(root: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for p in std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()) {
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
             }
         }
-        out.sort();
-        out
-    };
+    }
+    out.sort();
+    out
+}
+
+/// /dev/zero: no line ends; inject into the crawl `dir` gives up at once, says where, peaks in
+/// about the memory (`small_rss`) of a normal init, and adds nothing.
+fn check_inject_of_dev_zero_gives_up_at_once(dir: &CrawlDir, small_rss: i64) {
     let before = files(dir.root());
     let started = std::time::Instant::now();
     let (code, err, zero_rss) = run_measured(
@@ -295,14 +331,14 @@ fn seed_and_inject_files_are_read_in_bounded_memory() {
             &os("/dev/zero"),
             dir.root().as_os_str(),
         ],
-        secs,
+        LIMIT,
     );
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("/dev/zero") && err.contains("line 1 has no end of line"),
         "{err}"
     );
-    assert!(started.elapsed() < secs);
+    assert!(started.elapsed() < LIMIT);
     assert!(
         zero_rss < small_rss + (16 << 10),
         "peak {zero_rss} KiB reading /dev/zero, {small_rss} KiB for a normal init"
@@ -311,16 +347,4 @@ fn seed_and_inject_files_are_read_in_bounded_memory() {
         before == files(dir.root()),
         "inject of /dev/zero changed the crawl"
     );
-    // The same file given to inject: the two good seeds, the long line reported.
-    let (code, err, _) = run_measured(
-        &[
-            &os("inject"),
-            &os("--seeds"),
-            big.as_os_str(),
-            dir.root().as_os_str(),
-        ],
-        secs,
-    );
-    assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("big.txt:2: skipped seed"), "{err}");
 }

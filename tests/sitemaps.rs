@@ -13,7 +13,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use dragnet::parse::sitemap::{self, Alternate, Kind, Limits, Sitemap};
+use dragnet::parse::sitemap::{self, Alternate, Kind, Limits, Sitemap, SitemapRef, UrlEntry};
 use serde_json::Value;
 
 fn sitemaps_dir() -> PathBuf {
@@ -69,29 +69,50 @@ fn kind_of_root(root: &str) -> Kind {
     }
 }
 
+/// The differences found in one document, described.
+struct Diffs<'a> {
+    doc: &'a Path,
+    found: Vec<String>,
+}
+
+impl Diffs<'_> {
+    /// Records `what` as a difference, with `detail`, unless `equal`.
+    fn check(&mut self, what: String, equal: bool, detail: String) {
+        if !equal {
+            self.found
+                .push(format!("{}: {what}: {detail}", self.doc.display()));
+        }
+    }
+}
+
 /// Every difference between `got` and `expected`, described; empty when they match.
 fn compare(doc: &Path, got: &Sitemap, expected: &Value) -> Vec<String> {
-    let mut diffs = Vec::new();
-    let mut check = |what: String, equal: bool, detail: String| {
-        if !equal {
-            diffs.push(format!("{}: {what}: {detail}", doc.display()));
-        }
+    let mut d = Diffs {
+        doc,
+        found: Vec::new(),
     };
+    compare_document(&mut d, got, expected);
+    compare_url_entries(&mut d, &got.urls, expected);
+    compare_sitemap_entries(&mut d, &got.sitemaps, expected);
+    d.found
+}
 
+/// The root kind, whether it is well-formed, and the `urls` and `sitemaps` in order.
+fn compare_document(d: &mut Diffs, got: &Sitemap, expected: &Value) {
     let roots = str_list(expected, "roots");
     let kind = kind_of_root(roots.first().map(String::as_str).unwrap_or(""));
-    check(
+    d.check(
         "kind".into(),
         got.kind == kind,
         format!("got {:?}, expected {kind:?}", got.kind),
     );
     let well_formed = expected["well_formed"].as_bool().expect("well_formed");
-    check(
+    d.check(
         "error".into(),
         got.error.is_some() != well_formed,
         format!("got {:?}, expected well_formed = {well_formed}", got.error),
     );
-    check(
+    d.check(
         "truncated".into(),
         !got.truncated,
         "got truncated = true".into(),
@@ -99,40 +120,43 @@ fn compare(doc: &Path, got: &Sitemap, expected: &Value) -> Vec<String> {
 
     let urls: Vec<String> = got.urls.iter().map(|u| u.loc.clone()).collect();
     let want = str_list(expected, "urls");
-    check(
+    d.check(
         "urls".into(),
         urls == want,
         format!("got {urls:?}, expected {want:?}"),
     );
     let sitemaps: Vec<String> = got.sitemaps.iter().map(|s| s.loc.clone()).collect();
     let want = str_list(expected, "sitemaps");
-    check(
+    d.check(
         "sitemaps".into(),
         sitemaps == want,
         format!("got {sitemaps:?}, expected {want:?}"),
     );
+}
 
+/// Every field of every `url_entries` item.
+fn compare_url_entries(d: &mut Diffs, got: &[UrlEntry], expected: &Value) {
     let url_entries = expected["url_entries"].as_array().expect("url_entries");
-    check(
+    d.check(
         "url_entries length".into(),
-        got.urls.len() == url_entries.len(),
-        format!("got {}, expected {}", got.urls.len(), url_entries.len()),
+        got.len() == url_entries.len(),
+        format!("got {}, expected {}", got.len(), url_entries.len()),
     );
-    for (i, (g, e)) in got.urls.iter().zip(url_entries).enumerate() {
+    for (i, (g, e)) in got.iter().zip(url_entries).enumerate() {
         let loc = opt_str(e, "loc");
-        check(
+        d.check(
             format!("url_entries[{i}].loc"),
             Some(&g.loc) == loc.as_ref(),
             format!("got {:?}, expected {loc:?}", g.loc),
         );
         let lastmod = opt_str(e, "lastmod");
-        check(
+        d.check(
             format!("url_entries[{i}].lastmod"),
             g.lastmod == lastmod,
             format!("got {:?}, expected {lastmod:?}", g.lastmod),
         );
         let changefreq = opt_str(e, "changefreq");
-        check(
+        d.check(
             format!("url_entries[{i}].changefreq"),
             g.changefreq == changefreq,
             format!("got {:?}, expected {changefreq:?}", g.changefreq),
@@ -143,7 +167,7 @@ fn compare(doc: &Path, got: &Sitemap, expected: &Value) -> Vec<String> {
             p.parse::<f64>()
                 .unwrap_or_else(|_| panic!("priority {p:?} is not a number"))
         });
-        check(
+        d.check(
             format!("url_entries[{i}].priority"),
             g.priority == want,
             format!("got {:?}, expected {priority:?}", g.priority),
@@ -162,40 +186,38 @@ fn compare(doc: &Path, got: &Sitemap, expected: &Value) -> Vec<String> {
                     .collect()
             })
             .unwrap_or_default();
-        check(
+        d.check(
             format!("url_entries[{i}].alternates"),
             g.alternates == want,
             format!("got {:?}, expected {want:?}", g.alternates),
         );
     }
+}
 
+/// Every field of every `sitemap_entries` item.
+fn compare_sitemap_entries(d: &mut Diffs, got: &[SitemapRef], expected: &Value) {
     let sitemap_entries = expected["sitemap_entries"]
         .as_array()
         .expect("sitemap_entries");
-    check(
+    d.check(
         "sitemap_entries length".into(),
-        got.sitemaps.len() == sitemap_entries.len(),
-        format!(
-            "got {}, expected {}",
-            got.sitemaps.len(),
-            sitemap_entries.len()
-        ),
+        got.len() == sitemap_entries.len(),
+        format!("got {}, expected {}", got.len(), sitemap_entries.len()),
     );
-    for (i, (g, e)) in got.sitemaps.iter().zip(sitemap_entries).enumerate() {
+    for (i, (g, e)) in got.iter().zip(sitemap_entries).enumerate() {
         let loc = opt_str(e, "loc");
-        check(
+        d.check(
             format!("sitemap_entries[{i}].loc"),
             Some(&g.loc) == loc.as_ref(),
             format!("got {:?}, expected {loc:?}", g.loc),
         );
         let lastmod = opt_str(e, "lastmod");
-        check(
+        d.check(
             format!("sitemap_entries[{i}].lastmod"),
             g.lastmod == lastmod,
             format!("got {:?}, expected {lastmod:?}", g.lastmod),
         );
     }
-    diffs
 }
 
 #[test]
