@@ -419,10 +419,11 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult, max_attempts: u32) -> bool {
             true
         }
     };
-    match f.error.as_str() {
+    use crate::records::FetchErrorKind as K;
+    match f.error_kind() {
         // Not attempted this cycle (the deadline came first, or its host is parked): back to
         // the frontier as it was, no attempt counted.
-        "deferred" | "parked" => {
+        Some(K::Deferred | K::Parked) => {
             if r.state != UrlState::Unfetched {
                 r.state = UrlState::Retry;
             }
@@ -432,11 +433,11 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult, max_attempts: u32) -> bool {
         // come back every cycle.
         // A TLS failure (of robots.txt, then refusing the host's URLs, or of the URL itself):
         // a certificate may be fixed, so retried like an unreachable robots.txt.
-        k if k == "robots_unreachable" || k == "host_failing" || crate::records::is_tls_kind(k) => {
+        Some(k) if matches!(k, K::RobotsUnreachable | K::HostFailing) || k.is_tls() => {
             r.recrawl_queued = 0;
             return give_up(r);
         }
-        "robots" | "ssrf" | "url" | "out_of_scope" => {
+        Some(K::Robots | K::Ssrf | K::Url | K::OutOfScope) => {
             r.state = UrlState::Gone;
             return false;
         }
@@ -450,7 +451,7 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult, max_attempts: u32) -> bool {
         // OPIC: the page's cash went to its out-links when it was parsed.
         r.score = 0.0;
     }
-    let usable = f.error.is_empty() || f.error == "decoded_too_large";
+    let usable = f.usable();
     r.state = match f.status {
         200..=299 if usable => UrlState::Fetched,
         304 => UrlState::NotModified,

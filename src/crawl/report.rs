@@ -57,6 +57,8 @@ impl StageReport {
 pub mod counter {
     /// fetch: URLs of the fetch list given a result.
     pub const URLS: &str = "urls";
+    /// fetch: results written (the fetch list's URLs and those followed in the run).
+    pub const RESULTS: &str = "results";
     /// fetch: HTTP requests made (pages and robots.txt).
     pub const REQUESTS: &str = "requests";
     /// Fetch: URLs followed within the run (results beyond the fetch list's).
@@ -73,6 +75,10 @@ pub mod counter {
     pub const ERROR_PREFIX: &str = "error_";
     /// fetch: WARC files written.
     pub const WARC_FILES: &str = "warc_files";
+    /// fetch: bytes of the WARC files written.
+    pub const WARC_BYTES: &str = "warc_bytes";
+    /// fetch: answers that slowed their host down (a 429 or 503, a 5xx after another).
+    pub const SLOWED_DOWN: &str = "slowed_down";
     /// Fetch: answers written as revisits of an identical payload (`[fetch] dedup`).
     pub const REVISITS: &str = "revisits";
     /// parse: 1 when the fetch ran the parse as the pages arrived (`[fetch] parse`).

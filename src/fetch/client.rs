@@ -59,7 +59,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::{self, Read};
+use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -72,8 +72,11 @@ use url::Url;
 use crate::config::fetch::FetchSection;
 use crate::fetch::guard;
 use crate::fetch::tls::{self, TlsConnector};
+use crate::records::FetchErrorKind;
 use crate::resolve::{DnsCache, Lookup, Resolver, SystemLookup};
 use crate::warc::Truncated;
+
+mod body;
 
 /// Validators from an earlier fetch, for a conditional GET.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -113,11 +116,11 @@ impl Cut {
     /// The error kind for the fetch result (`FetchResult::error`), if the cut makes the
     /// response unusable: `too_slow`, `timeout`, `disconnect`; `None` for the size cap and the
     /// content-type filter (the record is still what the crawl wants).
-    pub fn error_kind(self) -> Option<&'static str> {
+    pub fn error_kind(self) -> Option<FetchErrorKind> {
         match self {
-            Cut::TooSlow => Some("too_slow"),
-            Cut::Timeout => Some("timeout"),
-            Cut::Disconnect => Some("disconnect"),
+            Cut::TooSlow => Some(FetchErrorKind::TooSlow),
+            Cut::Timeout => Some(FetchErrorKind::Timeout),
+            Cut::Disconnect => Some(FetchErrorKind::Disconnect),
             Cut::Length | Cut::ContentType => None,
         }
     }
@@ -162,8 +165,57 @@ impl Fetched {
     }
 
     /// The error kind for `FetchResult::error`, if the answer is not usable.
-    pub fn error_kind(&self) -> Option<&'static str> {
+    pub fn error_kind(&self) -> Option<FetchErrorKind> {
         self.cut.and_then(Cut::error_kind)
+    }
+
+    /// An answer as far as its head: status, the head's bytes and the fields the crawl reads
+    /// (content type, validators, a redirect's `Location`, a `Retry-After`); no body yet.
+    fn from_head(
+        url: &Url,
+        parts: &http::response::Parts,
+        raw_request: Vec<u8>,
+        ip: IpAddr,
+        started: SystemTime,
+    ) -> Fetched {
+        let status = parts.status.as_u16();
+        let content_type = header(parts, "content-type")
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .unwrap_or_default();
+        let location = if (300..400).contains(&status) {
+            // Without user information: a Location's credentials reach no record, no URL db and
+            // no robots.txt request (links take the target through canonicalization as well).
+            header(parts, "location").and_then(|l| {
+                let mut to = url.join(&l).ok()?;
+                crate::keys::strip_userinfo(&mut to);
+                Some(String::from(to))
+            })
+        } else {
+            None
+        };
+        Fetched {
+            status,
+            raw_request,
+            raw_response_head: head_bytes(parts),
+            body: Vec::new(),
+            cut: None,
+            ip,
+            started,
+            duration: Duration::ZERO,
+            content_type,
+            etag: header(parts, "etag"),
+            last_modified: header(parts, "last-modified"),
+            location,
+            retry_after: matches!(status, 429 | 503)
+                .then(|| header(parts, "retry-after").and_then(|v| retry_after(&v)))
+                .flatten(),
+        }
     }
 
     /// The WARC response block: head then body.
@@ -173,6 +225,15 @@ impl Fetched {
         b.extend_from_slice(&self.body);
         b
     }
+}
+
+/// A response header's value, trimmed (`None` if absent or not text).
+fn header(parts: &http::response::Parts, name: &str) -> Option<String> {
+    parts
+        .headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_string())
 }
 
 /// A `Retry-After` value: delay-seconds, or an HTTP date (a date in the past is no delay).
@@ -187,57 +248,11 @@ pub(crate) fn retry_after(v: &str) -> Option<Duration> {
     ))
 }
 
-/// Why a fetch produced no answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// The URL cannot be fetched (not http/https, no host, unparsable).
-    Url,
-    /// The name did not resolve.
-    Dns,
-    /// Every address was refused by the SSRF guard.
-    Ssrf,
-    /// The connection could not be made or was lost before the response head.
-    Connect,
-    /// A timeout before the response head was complete.
-    Timeout,
-    /// The response head exceeded `max_header_bytes`.
-    HeadersTooLarge,
-    /// A TLS handshake failure other than the certificate reasons below.
-    Tls,
-    /// The server's certificate has expired (or is not yet valid).
-    TlsExpired,
-    /// The server's certificate is for another name.
-    TlsWrongName,
-    /// The server's certificate does not lead to a trusted root (self-signed, unknown CA).
-    TlsUntrusted,
-    /// The server did not speak HTTP/1.x correctly.
-    Protocol,
-}
-
-impl ErrorKind {
-    /// The short kind recorded in `FetchResult::error`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::Url => "url",
-            ErrorKind::Dns => "dns",
-            ErrorKind::Ssrf => "ssrf",
-            ErrorKind::Connect => "connect",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::HeadersTooLarge => "headers_too_large",
-            ErrorKind::Tls => "tls",
-            ErrorKind::TlsExpired => "tls_expired",
-            ErrorKind::TlsWrongName => "tls_wrong_name",
-            ErrorKind::TlsUntrusted => "tls_untrusted",
-            ErrorKind::Protocol => "protocol",
-        }
-    }
-}
-
 /// A failed fetch: a kind for the fetch result and a detail for logs.
 #[derive(Clone, Debug)]
 pub struct FetchError {
     /// What went wrong.
-    pub kind: ErrorKind,
+    pub kind: FetchErrorKind,
     /// The address tried, if one was chosen.
     pub ip: Option<IpAddr>,
     /// A human-readable detail.
@@ -245,7 +260,7 @@ pub struct FetchError {
 }
 
 impl FetchError {
-    fn new(kind: ErrorKind, ip: Option<IpAddr>, detail: impl Into<String>) -> FetchError {
+    fn new(kind: FetchErrorKind, ip: Option<IpAddr>, detail: impl Into<String>) -> FetchError {
         FetchError {
             kind,
             ip,
@@ -253,15 +268,16 @@ impl FetchError {
         }
     }
 
-    /// The short kind recorded in `FetchResult::error` (`dns`, `ssrf`, `timeout`, ...).
-    pub fn kind(&self) -> &'static str {
-        self.kind.as_str()
+    /// What went wrong, as `FetchResult::error` records it ([`FetchErrorKind::as_str`]:
+    /// `dns`, `ssrf`, `timeout`, ...).
+    pub fn kind(&self) -> FetchErrorKind {
+        self.kind
     }
 }
 
 impl fmt::Display for FetchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind(), self.detail)
+        write!(f, "{}: {}", self.kind, self.detail)
     }
 }
 
@@ -305,6 +321,57 @@ impl HostClient {
         let agent = ureq::Agent::with_parts(config.clone(), connector, pins.clone());
         HostClient { agent, pins }
     }
+}
+
+/// A URL as the client sends it: checked (`http` or `https`, a host, a port), without user
+/// information and fragment.
+struct Request<'a> {
+    host: url::Host<&'a str>,
+    port: u16,
+    /// The `Host` header: the host, and the port when the URL names one.
+    host_header: String,
+    /// The request target: the path and the query.
+    target: String,
+    /// What ureq connects to and asks for.
+    uri: Uri,
+}
+
+impl Request<'_> {
+    fn of(url: &Url) -> Result<Request<'_>, FetchError> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(url_error(url, "not an http or https URL"));
+        }
+        let host = url.host().ok_or_else(|| url_error(url, "no host"))?;
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| url_error(url, "no port"))?;
+        let host_str = url.host_str().unwrap_or_default();
+        let host_header = match url.port() {
+            Some(p) => format!("{host_str}:{p}"),
+            None => host_str.to_string(),
+        };
+        let mut target = url.path().to_string();
+        if let Some(q) = url.query() {
+            target.push('?');
+            target.push_str(q);
+        }
+        // No user info and no fragment on the wire.
+        let uri: Uri = format!("{}://{host_header}{target}", url.scheme())
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| url_error(url, &e.to_string()))?;
+        Ok(Request {
+            host,
+            port,
+            host_header,
+            target,
+            uri,
+        })
+    }
+}
+
+/// A `url` error: `url` cannot be fetched, and why.
+fn url_error(url: &Url, why: &str) -> FetchError {
+    FetchError::new(FetchErrorKind::Url, None, format!("{url}: {why}"))
 }
 
 /// `host:port` of a URI, the key of a pin (`None` without a host).
@@ -439,12 +506,10 @@ impl Fetcher {
     /// The address a fetch of `url` would connect to (the crawl's table, then DNS, then the SSRF
     /// guard), or why there is none. The fetch stage asks once per host, for the per-IP limit.
     pub fn address_of(&self, url: &Url) -> Result<IpAddr, FetchError> {
-        let host = url
-            .host()
-            .ok_or_else(|| FetchError::new(ErrorKind::Url, None, format!("{url}: no host")))?;
+        let host = url.host().ok_or_else(|| url_error(url, "no host"))?;
         let port = url
             .port_or_known_default()
-            .ok_or_else(|| FetchError::new(ErrorKind::Url, None, format!("{url}: no port")))?;
+            .ok_or_else(|| url_error(url, "no port"))?;
         self.resolve(&host, port)
     }
 
@@ -458,7 +523,7 @@ impl Fetcher {
                 Some(a) => a.to_vec(),
                 None if self.resolver.only() => {
                     return Err(FetchError::new(
-                        ErrorKind::Dns,
+                        FetchErrorKind::Dns,
                         None,
                         format!("{name}: not in the crawl's resolve table ([resolve] only = true)"),
                     ))
@@ -466,7 +531,7 @@ impl Fetcher {
                 None => self
                     .dns
                     .resolve(name, port)
-                    .map_err(|e| FetchError::new(ErrorKind::Dns, None, e))?
+                    .map_err(|e| FetchError::new(FetchErrorKind::Dns, None, e))?
                     .to_vec(),
             },
         };
@@ -479,11 +544,11 @@ impl Fetcher {
         }
         Err(match refused {
             Some((a, r)) => FetchError::new(
-                ErrorKind::Ssrf,
+                FetchErrorKind::Ssrf,
                 Some(a),
                 format!("{host} resolves to {a}, a {}", r.describe()),
             ),
-            None => FetchError::new(ErrorKind::Dns, None, format!("{host}: no address")),
+            None => FetchError::new(FetchErrorKind::Dns, None, format!("{host}: no address")),
         })
     }
 
@@ -511,6 +576,9 @@ impl Fetcher {
         self.get(client, url, Validators::default(), true)
     }
 
+    /// One GET of `url` over `client`'s connection: the address resolved and checked, the
+    /// request sent, the head read ([`Fetched::from_head`]), then the body if the crawl keeps
+    /// it (`robots`: a robots.txt, always read, to its own cap).
     fn get(
         &self,
         client: &HostClient,
@@ -518,37 +586,57 @@ impl Fetcher {
         validators: Validators<'_>,
         robots: bool,
     ) -> Result<Fetched, FetchError> {
-        let url_err = |why: &str| FetchError::new(ErrorKind::Url, None, format!("{url}: {why}"));
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(url_err("not an http or https URL"));
-        }
-        let host = url.host().ok_or_else(|| url_err("no host"))?;
-        let port = url
-            .port_or_known_default()
-            .ok_or_else(|| url_err("no port"))?;
-        let host_str = url.host_str().unwrap_or_default();
-        let host_header = match url.port() {
-            Some(p) => format!("{host_str}:{p}"),
-            None => host_str.to_string(),
-        };
-        let mut target = url.path().to_string();
-        if let Some(q) = url.query() {
-            target.push('?');
-            target.push_str(q);
-        }
-        // No user info and no fragment on the wire.
-        let uri: Uri = format!("{}://{host_header}{target}", url.scheme())
-            .parse()
-            .map_err(|e: http::uri::InvalidUri| url_err(&e.to_string()))?;
-
+        let req = Request::of(url)?;
         let start = Instant::now();
         let started = SystemTime::now();
-        let ip = self.resolve(&host, port)?;
-        let key = pin_key(&uri).ok_or_else(|| url_err("no host"))?;
-        client.pins.pin(key.clone(), SocketAddr::new(ip, port));
+        let ip = self.resolve(&req.host, req.port)?;
+        let key = pin_key(&req.uri).ok_or_else(|| url_error(url, "no host"))?;
+        client.pins.pin(key.clone(), SocketAddr::new(ip, req.port));
 
+        let headers = self.headers(&req.host_header, validators);
+        let mut raw_request = format!("GET {} HTTP/1.1\r\n", req.target).into_bytes();
+        let mut call = client.agent.get(req.uri);
+        for (n, v) in &headers {
+            raw_request.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
+            call = call.header(*n, *v);
+        }
+        raw_request.extend_from_slice(b"\r\n");
+
+        let response = call.call();
+        // The resolver is only asked while connecting: drop the pin so the table stays as small
+        // as the number of fetches in flight.
+        client.pins.unpin(&key);
+        let (parts, body) = response.map_err(|e| classify(e, ip))?.into_parts();
+        let mut fetched = Fetched::from_head(url, &parts, raw_request, ip, started);
+        if robots || self.wants(&fetched.content_type) {
+            let max = usize::try_from(self.cfg.max_body.0).unwrap_or(usize::MAX);
+            let max = if robots {
+                max.min(crate::robots::MAX_ROBOTS_BYTES)
+            } else {
+                max
+            };
+            // A body's announced length (at most the cap) sizes its buffer: no regrowth copies.
+            let hint = header(&parts, "content-length")
+                .and_then(|v| v.parse::<usize>().ok())
+                .map_or(0, |n| n.min(max));
+            let reader = body.into_reader();
+            (fetched.body, fetched.cut) = body::read_body(&self.cfg, reader, start, max, hint);
+        } else {
+            fetched.cut = Some(Cut::ContentType);
+        }
+        fetched.duration = start.elapsed();
+        Ok(fetched)
+    }
+
+    /// The request's headers, in the order sent: `Host`, `User-Agent`, `Accept`,
+    /// `Accept-Encoding`, then `From` and the validators when there are.
+    fn headers<'a>(
+        &'a self,
+        host_header: &'a str,
+        validators: Validators<'a>,
+    ) -> Vec<(&'static str, &'a str)> {
         let mut headers: Vec<(&str, &str)> = vec![
-            ("Host", &host_header),
+            ("Host", host_header),
             ("User-Agent", &self.cfg.user_agent),
             ("Accept", "*/*"),
             ("Accept-Encoding", "gzip, deflate, br"),
@@ -562,85 +650,7 @@ impl Fetcher {
         if let Some(lm) = validators.last_modified {
             headers.push(("If-Modified-Since", lm));
         }
-        let mut raw_request = format!("GET {target} HTTP/1.1\r\n").into_bytes();
-        let mut req = client.agent.get(uri);
-        for (n, v) in &headers {
-            raw_request.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
-            req = req.header(*n, *v);
-        }
-        raw_request.extend_from_slice(b"\r\n");
-
-        let response = req.call();
-        // The resolver is only asked while connecting: drop the pin so the table stays as small
-        // as the number of fetches in flight.
-        client.pins.unpin(&key);
-        let response = response.map_err(|e| classify(e, ip))?;
-        let (parts, body) = response.into_parts();
-        let status = parts.status.as_u16();
-        let raw_response_head = head_bytes(&parts);
-        let header = |name: &str| {
-            parts
-                .headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(|v| v.trim().to_string())
-        };
-        let content_type = header("content-type")
-            .map(|v| {
-                v.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default();
-        let location = if (300..400).contains(&status) {
-            // Without user information: a Location's credentials reach no record, no URL db and
-            // no robots.txt request (links take the target through canonicalization as well).
-            header("location").and_then(|l| {
-                let mut to = url.join(&l).ok()?;
-                crate::keys::strip_userinfo(&mut to);
-                Some(String::from(to))
-            })
-        } else {
-            None
-        };
-        let mut fetched = Fetched {
-            status,
-            raw_request,
-            raw_response_head,
-            body: Vec::new(),
-            cut: None,
-            ip,
-            started,
-            duration: Duration::ZERO,
-            content_type,
-            etag: header("etag"),
-            last_modified: header("last-modified"),
-            location,
-            retry_after: matches!(status, 429 | 503)
-                .then(|| header("retry-after").and_then(|v| retry_after(&v)))
-                .flatten(),
-        };
-        if robots || self.wants(&fetched.content_type) {
-            let max = usize::try_from(self.cfg.max_body.0).unwrap_or(usize::MAX);
-            let max = if robots {
-                max.min(crate::robots::MAX_ROBOTS_BYTES)
-            } else {
-                max
-            };
-            // A body's announced length (at most the cap) sizes its buffer: no regrowth copies.
-            let hint = header("content-length")
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .map_or(0, |n| n.min(max));
-            let (bytes, cut) = self.read_body(body.into_reader(), start, max, hint);
-            fetched.body = bytes;
-            fetched.cut = cut;
-        } else {
-            fetched.cut = Some(Cut::ContentType);
-        }
-        fetched.duration = start.elapsed();
-        Ok(fetched)
+        headers
     }
 
     /// Whether bodies of `media_type` are kept (`content_types`; empty keeps all).
@@ -655,138 +665,48 @@ impl Fetcher {
                 }
             })
     }
-
-    /// Reads a body up to `max_body`, checking the rate and the total time after each read.
-    ///
-    /// The body is read straight into its own buffer (sized by the announced length), not
-    /// through a scratch buffer: one copy from the client's buffer, none zeroed.
-    fn read_body(
-        &self,
-        r: impl Read,
-        start: Instant,
-        max: usize,
-        hint: usize,
-    ) -> (Vec<u8>, Option<Cut>) {
-        let mut paced = Paced {
-            inner: r,
-            start,
-            grace: secs(self.cfg.min_rate_grace_secs),
-            total: secs(self.cfg.total_timeout_secs),
-            min_rate: self.cfg.min_rate as f64,
-            got: 0,
-            stop: None,
-        };
-        // Without an announced length, room for a typical page: no run of small reads.
-        let first = if hint > 0 { hint } else { BODY_CHUNK.min(max) };
-        let mut body = Vec::with_capacity(first);
-        // At the cap, one more byte tells a body of exactly `max` from a longer one.
-        let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
-        let read = (&mut paced).take(limit).read_to_end(&mut body);
-        if body.len() > max {
-            body.truncate(max);
-            return (body, Some(Cut::Length));
-        }
-        match (read, paced.stop) {
-            (Ok(_), _) => (body, None),
-            (Err(_), Some(cut)) => (body, Some(cut)),
-            (Err(e), None) => (body, Some(read_error_cut(&e))),
-        }
-    }
-}
-
-/// Bytes a body without an announced length is first given room for.
-const BODY_CHUNK: usize = 16 << 10;
-
-/// A body reader that ends the body once the total time is over or, after the grace period,
-/// the average rate falls below `min_rate`: checked after each read that returned bytes; the
-/// next read then fails, and `stop` says why.
-struct Paced<R> {
-    inner: R,
-    start: Instant,
-    grace: Duration,
-    total: Duration,
-    min_rate: f64,
-    got: usize,
-    stop: Option<Cut>,
-}
-
-impl<R: Read> Read for Paced<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Some(cut) = self.stop {
-            return Err(io::Error::other(format!("body ended: {cut:?}")));
-        }
-        let n = self.inner.read(buf)?;
-        if n > 0 {
-            self.got += n;
-            let elapsed = self.start.elapsed();
-            if elapsed >= self.total {
-                self.stop = Some(Cut::Timeout);
-            } else if elapsed > self.grace
-                && (self.got as f64) < self.min_rate * elapsed.as_secs_f64()
-            {
-                self.stop = Some(Cut::TooSlow);
-            }
-        }
-        Ok(n)
-    }
-}
-
-/// How a read error mid-body ends the body.
-fn read_error_cut(e: &io::Error) -> Cut {
-    if e.kind() == io::ErrorKind::TimedOut {
-        return Cut::Timeout;
-    }
-    if let Some(inner) = e.get_ref().and_then(|i| i.downcast_ref::<ureq::Error>()) {
-        if matches!(inner, ureq::Error::Timeout(_)) {
-            return Cut::Timeout;
-        }
-        if let ureq::Error::Io(io) = inner {
-            if io.kind() == io::ErrorKind::TimedOut {
-                return Cut::Timeout;
-            }
-        }
-    }
-    Cut::Disconnect
 }
 
 /// Maps a ureq error before the response head to a fetch error.
 fn classify(e: ureq::Error, ip: IpAddr) -> FetchError {
     use ureq::Error as E;
     let kind = match &e {
-        E::Timeout(_) => ErrorKind::Timeout,
-        E::HostNotFound => ErrorKind::Dns,
-        E::LargeResponseHeader(..) => ErrorKind::HeadersTooLarge,
+        E::Timeout(_) => FetchErrorKind::Timeout,
+        E::HostNotFound => FetchErrorKind::Dns,
+        E::LargeResponseHeader(..) => FetchErrorKind::HeadersTooLarge,
         // ureq-proto parses at most 128 response headers; more is a head too large too (the
         // error type is ureq-proto's, not re-exported, hence the message).
-        E::Protocol(p) if p.to_string().contains("too many headers") => ErrorKind::HeadersTooLarge,
+        E::Protocol(p) if p.to_string().contains("too many headers") => {
+            FetchErrorKind::HeadersTooLarge
+        }
         E::Rustls(r) => tls_kind(r),
-        E::Tls(_) | E::Pem(_) | E::TlsRequired => ErrorKind::Tls,
+        E::Tls(_) | E::Pem(_) | E::TlsRequired => FetchErrorKind::Tls,
         E::Io(io) => match io.kind() {
-            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ErrorKind::Timeout,
-            io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => ErrorKind::Protocol,
-            _ => ErrorKind::Connect,
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => FetchErrorKind::Timeout,
+            io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => FetchErrorKind::Protocol,
+            _ => FetchErrorKind::Connect,
         },
-        E::ConnectionFailed => ErrorKind::Connect,
-        E::BadUri(_) | E::Http(_) => ErrorKind::Url,
-        _ => ErrorKind::Protocol,
+        E::ConnectionFailed => FetchErrorKind::Connect,
+        E::BadUri(_) | E::Http(_) => FetchErrorKind::Url,
+        _ => FetchErrorKind::Protocol,
     };
     FetchError::new(kind, Some(ip), e.to_string())
 }
 
 /// The kind of a rustls failure: the certificate reasons an operator acts on, else `tls`.
-fn tls_kind(e: &rustls::Error) -> ErrorKind {
+fn tls_kind(e: &rustls::Error) -> FetchErrorKind {
     use rustls::CertificateError as C;
     match e {
         rustls::Error::InvalidCertificate(c) => match c {
             C::Expired
             | C::ExpiredContext { .. }
             | C::NotValidYet
-            | C::NotValidYetContext { .. } => ErrorKind::TlsExpired,
-            C::NotValidForName | C::NotValidForNameContext { .. } => ErrorKind::TlsWrongName,
-            C::UnknownIssuer | C::BadSignature => ErrorKind::TlsUntrusted,
-            _ => ErrorKind::Tls,
+            | C::NotValidYetContext { .. } => FetchErrorKind::TlsExpired,
+            C::NotValidForName | C::NotValidForNameContext { .. } => FetchErrorKind::TlsWrongName,
+            C::UnknownIssuer | C::BadSignature => FetchErrorKind::TlsUntrusted,
+            _ => FetchErrorKind::Tls,
         },
-        _ => ErrorKind::Tls,
+        _ => FetchErrorKind::Tls,
     }
 }
 

@@ -23,7 +23,7 @@
 
 use std::time::Duration;
 
-use super::{Dec, DecodeError, Enc};
+use super::{Dec, DecodeError, Enc, FetchErrorKind};
 use crate::robots::{AgentRules, RobotsStatus};
 use crate::run::{Cursor, RunReader, Schema};
 
@@ -231,7 +231,7 @@ pub enum Policy {
     /// robots.txt could not be fetched because the TLS handshake failed (an expired, wrong-name
     /// or untrusted certificate): unreachable, and its URLs are recorded with that reason (the
     /// fetch error kind, `tls_expired`, ...), retried in a later run like `robots_unreachable`.
-    Tls(&'static str),
+    Tls(FetchErrorKind),
 }
 
 impl Policy {
@@ -247,13 +247,13 @@ impl Policy {
     /// `None` if the agent may fetch `url`; otherwise the error kind recorded for it:
     /// `robots` (disallowed), `robots_unreachable` (retried in a later run), a TLS failure's
     /// kind (likewise) or `ssrf`.
-    pub fn refusal(&self, url: &str) -> Option<&'static str> {
+    pub fn refusal(&self, url: &str) -> Option<FetchErrorKind> {
         match self {
-            Policy::Rules(r) => (!r.allowed(url)).then_some("robots"),
+            Policy::Rules(r) => (!r.allowed(url)).then_some(FetchErrorKind::Robots),
             Policy::AllowAll => None,
-            Policy::Unreachable => Some("robots_unreachable"),
-            Policy::Ssrf => Some("ssrf"),
-            Policy::Tls(kind) => Some(kind),
+            Policy::Unreachable => Some(FetchErrorKind::RobotsUnreachable),
+            Policy::Ssrf => Some(FetchErrorKind::Ssrf),
+            Policy::Tls(kind) => Some(*kind),
         }
     }
 
@@ -383,7 +383,10 @@ mod tests {
         let ttl = Duration::from_secs(10);
         let rules = h.robots_for("https://a.test").unwrap();
         let p = Policy::new(&rules.status(), "dragnet");
-        assert_eq!(p.refusal("https://a.test/private/x"), Some("robots"));
+        assert_eq!(
+            p.refusal("https://a.test/private/x"),
+            Some(FetchErrorKind::Robots)
+        );
         assert_eq!(p.refusal("https://a.test/public"), None);
         assert_eq!(p.crawl_delay(), Some(Duration::from_secs(2)));
         assert!(rules.fresh(14_999, ttl, 0));
@@ -391,7 +394,10 @@ mod tests {
         // 503: unreachable, disallow all, and only trusted within the run that saw it.
         let down = h.robots_for("http://a.test").unwrap();
         let p = Policy::new(&down.status(), "dragnet");
-        assert_eq!(p.refusal("http://a.test/"), Some("robots_unreachable"));
+        assert_eq!(
+            p.refusal("http://a.test/"),
+            Some(FetchErrorKind::RobotsUnreachable)
+        );
         assert!(down.fresh(6_500, ttl, 6_000));
         assert!(!down.fresh(6_500, ttl, 6_001));
         let gone = OriginRobots {

@@ -19,15 +19,17 @@
 
 mod frontier;
 mod hosts;
+mod kind;
 mod links;
 mod split;
 mod url;
 
 pub use frontier::FrontierUpdate;
 pub use hosts::{next_budget, HostRecord, OriginRobots, Policy};
+pub use kind::FetchErrorKind;
 pub use links::{LinkKind, LinkRecord, PageRecord};
 pub use split::SplitRecord;
-pub use url::{is_tls_kind, Capture, FetchItem, FetchResult, UrlRecord, UrlState};
+pub use url::{Capture, FetchItem, FetchResult, UrlRecord, UrlState};
 
 use crate::run::format::{get_varint, put_varint};
 

@@ -1,7 +1,7 @@
 //! The records about one URL: [`FetchItem`] (to fetch), [`FetchResult`] (what fetching gave)
 //! and [`UrlRecord`] with its [`UrlState`] (what the URL db knows).
 
-use super::{Dec, DecodeError, Enc};
+use super::{Dec, DecodeError, Enc, FetchErrorKind};
 
 /// One URL to fetch: the payload of a fetch list ([`crate::run::Schema::FETCHLIST`]), keyed by
 /// host key and URL fingerprint.
@@ -302,12 +302,6 @@ impl UrlRecord {
     }
 }
 
-/// Whether `kind` (a fetch result's error kind: `FetchError::kind` of `crate::fetch::client`)
-/// is a TLS failure.
-pub fn is_tls_kind(kind: &str) -> bool {
-    kind == "tls" || kind.starts_with("tls_")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,9 +417,9 @@ pub struct FetchResult {
     pub last_modified: String,
     /// `Location` of a redirect, resolved against the URL (it re-enters the crawl as a link).
     pub redirect: String,
-    /// Why there is no usable answer: empty, or a short kind such as `timeout`, `connect`,
-    /// `robots` (disallowed), `ssrf` (address refused), `too_slow`, `headers_too_large`,
-    /// `deferred` (deadline reached), `dns`.
+    /// Why there is no usable answer: empty, or a [`FetchErrorKind`]'s string (`timeout`,
+    /// `robots`, `deferred`, ...). Kept as the string, so a kind another build wrote still
+    /// decodes; read it with [`FetchResult::error_kind`].
     pub error: String,
     /// Link distance from the seeds, from the fetch list (v2; 0 in v1 records).
     pub depth: u32,
@@ -446,6 +440,17 @@ impl FetchResult {
     /// Version 2 adds `depth` and `priority`, version 3 `payload_digest`, `record_id` and
     /// `revisit`; a result is written in the oldest version that can hold it.
     const VERSION: u8 = 3;
+
+    /// The error kind, if `error` names one this build knows (`None`: no error, or a kind
+    /// written by another build, which callers take as an unnamed failure).
+    pub fn error_kind(&self) -> Option<FetchErrorKind> {
+        FetchErrorKind::parse(&self.error)
+    }
+
+    /// Whether the answer is usable: no error, or only `decoded_too_large`.
+    pub fn usable(&self) -> bool {
+        self.error.is_empty() || self.error_kind() == Some(FetchErrorKind::DecodedTooLarge)
+    }
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {

@@ -11,7 +11,7 @@ use dragnet::crawl::report::counter;
 use dragnet::crawl::{CrawlDir, Stage};
 use dragnet::error::{Error, Result};
 use dragnet::exec::CycleReport;
-use dragnet::records::FetchResult;
+use dragnet::records::{FetchErrorKind as K, FetchResult};
 use dragnet::run::{Cursor, RunReader, Schema};
 use dragnet::util::plural;
 use websim::audit::Report as Audit;
@@ -188,17 +188,19 @@ fn tally_fetches(crawl: &CrawlDir, s: &mut DemoSummary, m: u32) -> Result<BTreeS
                 // Attempted: a request went out (not refused by robots or the guard, not left
                 // for a later cycle, not refused because the origin's certificate failed when
                 // its robots.txt was fetched: a TLS kind without a fetch time).
-                let refused = matches!(
-                    f.error.as_str(),
-                    "deferred"
-                        | "robots"
-                        | "ssrf"
-                        | "url"
-                        | "robots_unreachable"
-                        | "host_failing"
-                        | "out_of_scope"
-                ) || (f.fetched_at_ms == 0
-                    && dragnet::records::is_tls_kind(&f.error));
+                let refused = match f.error_kind() {
+                    Some(
+                        K::Deferred
+                        | K::Robots
+                        | K::Ssrf
+                        | K::Url
+                        | K::RobotsUnreachable
+                        | K::HostFailing
+                        | K::OutOfScope,
+                    ) => true,
+                    Some(k) => k.is_tls() && f.fetched_at_ms == 0,
+                    None => false,
+                };
                 let attempted = !refused;
                 if attempted {
                     s.fetches += 1;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use url::Url;
@@ -15,9 +15,7 @@ use super::{
     CLOCK_MARGIN,
 };
 use crate::error::{Error, Result};
-use crate::records::next_budget;
-use crate::records::FetchItem;
-use crate::records::HostRecord;
+use crate::records::{next_budget, FetchErrorKind, FetchItem, HostRecord};
 use crate::run::{self, Cursor, RunReader};
 
 /// Hosts the feeder reads ahead and admits by priority (its memory: these hosts' URLs).
@@ -37,6 +35,17 @@ fn take_best(window: &mut Vec<WindowHost>) -> WindowHost {
         }
     }
     window.remove(best)
+}
+
+/// A host the feeder gives the scheduler: its key and name, the address of its per-IP limit,
+/// its URLs, its record, and the lifetime budget its listed URLs spent.
+struct HostToAdd {
+    hk: u64,
+    name: String,
+    ip: Option<IpAddr>,
+    jobs: Vec<Job>,
+    record: HostRecord,
+    listed: u64,
 }
 
 /// Hosts the DNS prefetch may look up ahead of the feeder.
@@ -224,11 +233,7 @@ impl Shared<'_> {
         // one. Its URLs go back untried and the cycle does not wait for it.
         if record.parked_until > self.cycle {
             self.hosts_fed.fetch_add(1, Relaxed);
-            for j in jobs {
-                self.emit(&j, &error_result(&j, "parked"))?;
-            }
-            lock(&self.host_out).push(&run::fp_key(hk), &record.encode())?;
-            return Ok(());
+            return self.pass_host(hk, jobs, &record, FetchErrorKind::Parked);
         }
         // Back from a park: a fresh try, not the failures that parked it.
         if record.parked_until != 0 {
@@ -238,6 +243,29 @@ impl Shared<'_> {
         // (The DNS prefetch has usually looked the name up already.)
         let ip: Option<IpAddr> = first.and_then(|u| self.fetcher.address_of(&u).ok());
         self.hosts_fed.fetch_add(1, Relaxed);
+        let Some(mut st) = self.wait_for_room(max_waiting)? else {
+            return Ok(());
+        };
+        if st.deferred || Instant::now() >= self.deadline {
+            self.defer_locked(&mut st);
+            drop(st);
+            return self.pass_host(hk, jobs, &record, FetchErrorKind::Deferred);
+        }
+        let host = HostToAdd {
+            hk,
+            name,
+            ip,
+            jobs,
+            record,
+            listed,
+        };
+        self.enter_rotation(st, host);
+        Ok(())
+    }
+
+    /// Waits while `max_waiting` hosts already wait for a back queue (or until the deadline,
+    /// which defers the rest); `None` once a worker has failed.
+    fn wait_for_room(&self, max_waiting: usize) -> Result<Option<MutexGuard<'_, Sched>>> {
         let mut st = lock(&self.sched);
         while !st.deferred && st.sched.hosts().1 >= max_waiting {
             st = self
@@ -249,22 +277,40 @@ impl Shared<'_> {
                 self.defer_locked(&mut st);
             }
             if lock(&self.failure).is_some() {
-                return Ok(());
+                return Ok(None);
             }
             crate::interrupt::check()?;
         }
-        if st.deferred || Instant::now() >= self.deadline {
-            self.defer_locked(&mut st);
-            drop(st);
-            // The host never enters the table: its URLs are deferred, its record goes out as is.
-            for j in jobs {
-                self.emit(&j, &error_result(&j, "deferred"))?;
-            }
-            lock(&self.host_out).push(&run::fp_key(hk), &record.encode())?;
-            return Ok(());
+        Ok(Some(st))
+    }
+
+    /// A host that never enters the table: its URLs are recorded with `kind`, its record goes
+    /// out as is.
+    fn pass_host(
+        &self,
+        hk: u64,
+        jobs: Vec<Job>,
+        record: &HostRecord,
+        kind: FetchErrorKind,
+    ) -> Result<()> {
+        for j in jobs {
+            self.emit(&j, &error_result(&j, kind))?;
         }
-        // The host may not be contacted before the time its last request earned, which may lie
-        // in this run if the last one ended moments ago.
+        lock(&self.host_out).push(&run::fp_key(hk), &record.encode())
+    }
+
+    /// Puts a host in the table and its URLs in the scheduler (`st`, held), not to be leased
+    /// before the time its last request earned, which may lie in this run if the last one
+    /// ended moments ago.
+    fn enter_rotation(&self, mut st: MutexGuard<'_, Sched>, host: HostToAdd) {
+        let HostToAdd {
+            hk,
+            name,
+            ip,
+            mut jobs,
+            record,
+            listed,
+        } = host;
         let now = Instant::now();
         let wait = carried_wait(
             record.next_allowed_ms,
@@ -296,14 +342,12 @@ impl Shared<'_> {
         );
         // The host's URLs highest priority first (the fetch list has them by fingerprint), so a
         // deadline leaves its least wanted ones.
-        let mut jobs = jobs;
         jobs.sort_by(|a, b| b.item.priority.total_cmp(&a.item.priority));
         st.sched
             .add_host_after(name, ip, jobs.into_iter().collect(), not_before, now);
         self.publish_hosts(&st);
         drop(st);
         self.wake.notify_one();
-        Ok(())
     }
 
     /// URLs this run may follow on a host: `[fetch] follow_per_host`, at most the new URLs a
@@ -362,7 +406,7 @@ impl Shared<'_> {
         st.deferred = true;
         for (_, jobs) in st.sched.defer_all() {
             for j in jobs {
-                if let Err(e) = self.finish_job(&j, error_result(&j, "deferred")) {
+                if let Err(e) = self.finish_job(&j, error_result(&j, FetchErrorKind::Deferred)) {
                     self.fail(e);
                 }
             }

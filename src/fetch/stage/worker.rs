@@ -1,6 +1,7 @@
 //! The workers: lease a host, fetch robots.txt or the URL, write the WARC and the result, give
 //! the host back with its delay (see the parent module's docs).
 
+use std::net::IpAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -13,10 +14,14 @@ use crate::crawl::report::counter;
 use crate::error::Result;
 use crate::fetch::client::{Cut, Fetched, HostClient, Validators};
 use crate::fetch::schedule::{politeness_delay, Lease, Next};
-use crate::records::{Capture, FetchItem, FetchResult};
+use crate::records::{Capture, FetchErrorKind, FetchItem, FetchResult};
 use crate::records::{OriginRobots, Policy};
 use crate::run;
 use crate::warc::writer::{Exchange, ExchangeLocations, ResponseKind, Revisit};
+
+/// What handling a lease gives: the host's delay, the URL to put back (robots.txt was fetched
+/// instead), and the URLs of the host to follow in this run.
+pub(super) type Handled = (Duration, Option<Job>, Vec<Job>);
 
 /// URLs followed beyond the cap in the cycle's window that may wait in a partition's queues at a
 /// time (about 200 bytes each: some 13 MiB).
@@ -70,7 +75,9 @@ impl Shared<'_> {
             let mut st = lock(&self.sched);
             if let Some(job) = requeue {
                 if st.deferred {
-                    if let Err(e) = self.finish_job(&job, error_result(&job, "deferred")) {
+                    if let Err(e) =
+                        self.finish_job(&job, error_result(&job, FetchErrorKind::Deferred))
+                    {
                         self.fail(e);
                     }
                 } else if let Some((origin, kind)) = self.refused_outright(&job) {
@@ -93,7 +100,9 @@ impl Shared<'_> {
             // Links followed in the run join the back of the host's queue.
             for job in follows {
                 if st.deferred {
-                    if let Err(e) = self.finish_job(&job, error_result(&job, "deferred")) {
+                    if let Err(e) =
+                        self.finish_job(&job, error_result(&job, FetchErrorKind::Deferred))
+                    {
                         self.fail(e);
                     }
                 } else {
@@ -114,33 +123,12 @@ impl Shared<'_> {
 
     /// Handles one lease: returns the host's delay, the URL to put back if robots.txt was
     /// fetched instead, and the URLs of the host to follow in this run.
-    pub(super) fn process(&self, lease: &Lease<Job>) -> Result<(Duration, Option<Job>, Vec<Job>)> {
+    pub(super) fn process(&self, lease: &Lease<Job>) -> Result<Handled> {
         let job = &lease.item;
-        // Followed beyond the cap while the cycle's window was open, and it has closed since:
-        // left to the frontier (the merge queues it as a new URL), not fetched.
-        if job.extra && !self.window_open() {
-            self.extended_deferred.fetch_add(1, Relaxed);
-            self.finish_job(job, error_result(job, "deferred"))?;
-            return Ok((Duration::ZERO, None, Vec::new()));
-        }
-        let url = match Url::parse(&job.item.url) {
-            Ok(u) => u,
-            Err(_) => {
-                self.finish_job(job, error_result(job, "url"))?;
-                return Ok((Duration::ZERO, None, Vec::new()));
-            }
+        let url = match self.refusal_before_host(job) {
+            Ok(url) => url,
+            Err(kind) => return self.settle(job, kind),
         };
-        // The scope as configured now: a rule added since the URL entered the frontier applies
-        // to it too (the split applied the rules of its day).
-        if self
-            .cfg
-            .scope
-            .refusal(&job.item.url, url.host_str().unwrap_or(""), job.item.depth)
-            .is_some()
-        {
-            self.finish_job(job, error_result(job, "out_of_scope"))?;
-            return Ok((Duration::ZERO, None, Vec::new()));
-        }
         let origin = url.origin().ascii_serialization();
         let (policy, failing, client, ip) = {
             let mut hosts = lock(&self.hosts);
@@ -155,8 +143,7 @@ impl Shared<'_> {
             )
         };
         if failing {
-            self.finish_job(job, error_result(job, "host_failing"))?;
-            return Ok((Duration::ZERO, None, Vec::new()));
+            return self.settle(job, FetchErrorKind::HostFailing);
         }
         let Some(policy) = policy else {
             let permit = ip.map(|ip| self.ip_gate.acquire(ip, self.deadline));
@@ -172,21 +159,58 @@ impl Shared<'_> {
             return Ok((delay, Some(again), Vec::new()));
         };
         if let Some(kind) = policy.refusal(url.as_str()) {
-            self.finish_job(job, error_result(job, kind))?;
-            return Ok((Duration::ZERO, None, Vec::new()));
+            return self.settle(job, kind);
         }
+        self.fetch_page(job, &url, &client, ip, &policy)
+    }
+
+    /// The job's URL, or why it is refused before its host is looked at: followed beyond the
+    /// cap while the cycle's window was open and it has closed since (`deferred`: left to the
+    /// frontier, which the merge queues it in as a new URL), not a URL (`url`), or out of the
+    /// scope as configured now (a rule added since the URL entered the frontier applies to it
+    /// too: the split applied the rules of its day).
+    fn refusal_before_host(&self, job: &Job) -> std::result::Result<Url, FetchErrorKind> {
+        if job.extra && !self.window_open() {
+            self.extended_deferred.fetch_add(1, Relaxed);
+            return Err(FetchErrorKind::Deferred);
+        }
+        let url = Url::parse(&job.item.url).map_err(|_| FetchErrorKind::Url)?;
+        let host = url.host_str().unwrap_or("");
+        match self.cfg.scope.refusal(&job.item.url, host, job.item.depth) {
+            Some(_) => Err(FetchErrorKind::OutOfScope),
+            None => Ok(url),
+        }
+    }
+
+    /// Settles a job without a request: its result records `kind`, and the host is given back
+    /// at once.
+    fn settle(&self, job: &Job, kind: FetchErrorKind) -> Result<Handled> {
+        self.finish_job(job, error_result(job, kind))?;
+        Ok((Duration::ZERO, None, Vec::new()))
+    }
+
+    /// Fetches the job's URL, which `policy` allows, over the host's `client` (the address's
+    /// turn first, shared with every partition this process fetches): stores the answer,
+    /// follows what it links to, and works out the delay the request earned its host.
+    fn fetch_page(
+        &self,
+        job: &Job,
+        url: &Url,
+        client: &HostClient,
+        ip: Option<IpAddr>,
+        policy: &Policy,
+    ) -> Result<Handled> {
         let validators = Validators {
             etag: Some(job.item.etag.as_str()).filter(|s| !s.is_empty()),
             last_modified: Some(job.item.last_modified.as_str()).filter(|s| !s.is_empty()),
         };
-        // The address's turn, shared with every partition this process fetches.
         let permit = ip.map(|ip| self.ip_gate.acquire(ip, self.deadline));
         let t = Instant::now();
-        let outcome = self.fetcher.fetch_with(&client, &url, validators);
+        let outcome = self.fetcher.fetch_with(client, url, validators);
         let took = t.elapsed();
         drop(permit);
         // A URL refused by the SSRF guard never left the machine: not a request.
-        let refused = matches!(&outcome, Err(e) if e.kind() == "ssrf");
+        let refused = matches!(&outcome, Err(e) if e.kind() == FetchErrorKind::Ssrf);
         if !refused {
             self.counters.requests.fetch_add(1, Relaxed);
         }
@@ -202,13 +226,13 @@ impl Shared<'_> {
                 if fetched.status == 429 || fetched.status >= 500 {
                     slow_down = Some((fetched.status, fetched.retry_after));
                 }
-                let r = self.store(job, &url, &fetched)?;
-                follows = self.parse_and_follow(job, &url, &fetched, &r, &policy)?;
+                let r = self.store(job, url, &fetched)?;
+                follows = self.parse_and_follow(job, url, &fetched, &r, policy)?;
                 r
             }
             Err(e) => {
                 // A failed TLS handshake sent no request and left no connection half-read.
-                abandoned = !crate::records::is_tls_kind(e.kind());
+                abandoned = !e.kind().is_tls();
                 let mut r = error_result(job, e.kind());
                 r.fetched_at_ms = unix_ms(SystemTime::now() - took);
                 r.duration_ms = took.as_millis().min(u128::from(u32::MAX)) as u32;
@@ -216,7 +240,7 @@ impl Shared<'_> {
             }
         };
         // A cut body (slow drip, reset, timeout) is a failure even with a status line.
-        let answered = result.error.is_empty() || result.error == "decoded_too_large";
+        let answered = result.usable();
         let mut delay = self.delay(policy.crawl_delay(), took);
         if abandoned {
             delay = delay.max(took.max(ABANDON_BACKOFF));
@@ -331,14 +355,14 @@ impl Shared<'_> {
 
     /// The origin of `job` and the error kind, when its origin's policy refuses every URL
     /// without a request (robots.txt unreachable, a TLS failure, the SSRF guard).
-    fn refused_outright(&self, job: &Job) -> Option<(String, &'static str)> {
+    fn refused_outright(&self, job: &Job) -> Option<(String, FetchErrorKind)> {
         let origin = origin_of(job)?;
         let hosts = lock(&self.hosts);
         let kind = match hosts.get(&job.host_key)?.policies.get(&origin)?.as_ref() {
-            Policy::Unreachable => "robots_unreachable",
-            Policy::Tls(kind) => kind,
-            Policy::Ssrf => "ssrf",
             Policy::Rules(_) | Policy::AllowAll => return None,
+            p @ (Policy::Unreachable | Policy::Tls(_) | Policy::Ssrf) => {
+                p.refusal(&job.item.url)?
+            }
         };
         Some((origin, kind))
     }
@@ -370,7 +394,9 @@ impl Shared<'_> {
         if !matches!(status, 429 | 503) && n < 2 {
             return Duration::ZERO;
         }
-        *lock(&self.tally).entry("slowed_down".into()).or_default() += 1;
+        *lock(&self.tally)
+            .entry(counter::SLOWED_DOWN.into())
+            .or_default() += 1;
         let doubling = 2f64.powi(i32::try_from(n - 1).unwrap_or(i32::MAX).min(62));
         let backoff = secs((f.backoff_base_secs * doubling).min(f.backoff_max_secs));
         let asked = retry_after.map_or(Duration::ZERO, |r| r.min(secs(f.max_retry_after_secs)));
@@ -429,7 +455,7 @@ impl Shared<'_> {
         loop {
             let got = match self.fetcher.fetch_robots(client, &target) {
                 Ok(g) => g,
-                Err(e) if e.kind() == "ssrf" => {
+                Err(e) if e.kind() == FetchErrorKind::Ssrf => {
                     // Refused before any byte left: no request, and nothing to ask again.
                     ssrf = true;
                     break;
@@ -440,7 +466,7 @@ impl Shared<'_> {
                     // A certificate failure: unreachable, with its reason kept for the URLs. The
                     // handshake ended cleanly (no HTTP request went out, no connection was cut
                     // off mid-answer), so it earns no abandonment back-off.
-                    tls_failure = crate::records::is_tls_kind(e.kind()).then(|| e.kind());
+                    tls_failure = Some(e.kind()).filter(|k| k.is_tls());
                     abandoned = tls_failure.is_none();
                     break; // no answer: unreachable
                 }
@@ -579,13 +605,13 @@ impl Shared<'_> {
             .bytes
             .fetch_add(got.body.len() as u64, Relaxed);
         let (loc, revisit) = self.write_warc(url.as_str(), got, &job.item.capture)?;
-        let mut error = got.error_kind().unwrap_or("").to_owned();
+        let mut error = got.error_kind();
         let mut digest = 0;
         if (200..300).contains(&got.status) && got.cut != Some(Cut::ContentType) {
             let (payload_digest, capped) = digest_body(got, self.cfg.fetch.max_decoded.0);
             digest = payload_digest;
-            if capped && error.is_empty() {
-                error = "decoded_too_large".into();
+            if capped && error.is_none() {
+                error = Some(FetchErrorKind::DecodedTooLarge);
             }
         }
         Ok(FetchResult {
@@ -603,7 +629,7 @@ impl Shared<'_> {
             etag: got.etag.clone().unwrap_or_default(),
             last_modified: got.last_modified.clone().unwrap_or_default(),
             redirect: got.location.clone().unwrap_or_default(),
-            error,
+            error: error.map_or_else(String::new, |k| k.as_str().to_owned()),
             depth: job.item.depth,
             priority: job.item.priority,
             payload_digest: loc.response.payload_digest.clone().unwrap_or_default(),
@@ -691,20 +717,21 @@ fn origin_of(job: &Job) -> Option<String> {
 /// the host answered (any status, or robots.txt rules that refuse the URL), `None` neither (not
 /// attempted: deferred, parked, a bad URL, out of scope, refused by the SSRF guard).
 pub(super) fn host_failed(r: &FetchResult) -> Option<bool> {
-    match r.error.as_str() {
-        "deferred" | "parked" | "url" | "out_of_scope" | "ssrf" => None,
-        "robots_unreachable" | "host_failing" => Some(true),
-        "robots" => Some(false),
-        k if crate::records::is_tls_kind(k) => Some(true),
+    use FetchErrorKind as K;
+    match r.error_kind() {
+        Some(K::Deferred | K::Parked | K::Url | K::OutOfScope | K::Ssrf) => None,
+        Some(K::RobotsUnreachable | K::HostFailing) => Some(true),
+        Some(K::Robots) => Some(false),
+        Some(k) if k.is_tls() => Some(true),
         _ => Some(r.status == 0),
     }
 }
 
 /// A result without an answer.
-pub(super) fn error_result(job: &Job, kind: &str) -> FetchResult {
+pub(super) fn error_result(job: &Job, kind: FetchErrorKind) -> FetchResult {
     FetchResult {
         url: job.item.url.clone(),
-        error: kind.to_owned(),
+        error: kind.as_str().to_owned(),
         depth: job.item.depth,
         priority: job.item.priority,
         ..FetchResult::default()

@@ -41,7 +41,7 @@ use crate::crawl::report::counter;
 use crate::crawl::{CrawlDir, Stage};
 use crate::error::{Error, Result};
 use crate::ops::{CycleState, PartitionState, Status, StatusOptions};
-use crate::records::{FetchResult, HostRecord, PageRecord, UrlRecord, UrlState};
+use crate::records::{FetchErrorKind, FetchResult, HostRecord, PageRecord, UrlRecord, UrlState};
 use crate::run::{RunReader, Schema};
 
 /// Distinct hosts tracked one by one; the rest are summed into `(other hosts)`.
@@ -439,14 +439,14 @@ fn fill_from_status(crawl: &CrawlDir, s: &Status, r: &mut Report, skipped: &mut 
                 Stage::Fetch => {
                     row.fetch_done = st.done;
                     row.urls = get(counter::URLS);
-                    row.results = get("results");
+                    row.results = get(counter::RESULTS);
                     row.followed = get(counter::FOLLOWED);
                     row.revisits = get(counter::REVISITS);
                     row.bytes = get(counter::BYTES);
-                    row.warc_bytes = get("warc_bytes");
+                    row.warc_bytes = get(counter::WARC_BYTES);
                     row.requests = get(counter::REQUESTS);
                     row.robots_requests = get(counter::ROBOTS_REQUESTS);
-                    row.slowed_down = get("slowed_down");
+                    row.slowed_down = get(counter::SLOWED_DOWN);
                     for (k, &v) in &st.counts {
                         if k == counter::NO_ANSWER {
                             *row.status.entry(k.clone()).or_default() += v;
@@ -456,7 +456,11 @@ fn fill_from_status(crawl: &CrawlDir, s: &Status, r: &mut Report, skipped: &mut 
                             *row.errors.entry(kind.to_owned()).or_default() += v;
                         }
                     }
-                    row.deferred = row.errors.get("deferred").copied().unwrap_or(0);
+                    row.deferred = row
+                        .errors
+                        .get(FetchErrorKind::Deferred.as_str())
+                        .copied()
+                        .unwrap_or(0);
                     if st.max_seconds > 0.0 {
                         row.pages_per_sec = row.results as f64 / st.max_seconds;
                     }
@@ -568,7 +572,7 @@ fn read_fetched(
             *r.status_codes.entry(fr.status).or_default() += 1;
             let h = hosts.get(crate::keys::host_of(&fr.url));
             h.urls += 1;
-            if fr.error == "robots" {
+            if fr.error_kind() == Some(FetchErrorKind::Robots) {
                 h.robots += 1;
                 r.hosts.robots_disallowed += 1;
             } else if !fr.error.is_empty() {

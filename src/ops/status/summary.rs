@@ -10,6 +10,7 @@ use super::{CycleState, CycleStatus, StageStatus, Status, MAX_TRACKED_HOSTS};
 use crate::crawl::report::counter;
 use crate::crawl::Holder;
 use crate::crawl::{CrawlDir, Stage};
+use crate::records::FetchErrorKind;
 use crate::util::plural;
 
 /// Columns a summary line takes at most (but for the crawl's path, printed whole).
@@ -24,10 +25,8 @@ const SHOW_HOSTS: usize = 4;
 const SHOW_ERRORS: usize = 3;
 /// Lines of the "next" section.
 const SHOW_NEXT: usize = 3;
-/// The fetch counter of WARC bytes written (`src/fetch/stage.rs`).
-const WARC_BYTES: &str = "warc_bytes";
 /// The fetch error kind of URLs the deadline left for a later cycle.
-const DEFERRED: &str = "deferred";
+const DEFERRED: &str = FetchErrorKind::Deferred.as_str();
 
 /// `s` on one line (control characters escaped), cut to `width` characters.
 fn clip(s: &str, width: usize) -> String {
@@ -262,10 +261,10 @@ impl Status {
         for c in &self.cycles {
             for st in c.stages.iter().filter(|st| st.stage == Stage::Fetch) {
                 let get = |k: &str| st.counts.get(k).copied().unwrap_or(0);
-                total += get(WARC_BYTES);
+                total += get(counter::WARC_BYTES);
                 files += get(counter::WARC_FILES);
                 if Some(c.cycle) == self.fetch_cycle {
-                    last = get(WARC_BYTES);
+                    last = get(counter::WARC_BYTES);
                 }
             }
         }
