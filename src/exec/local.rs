@@ -538,3 +538,23 @@ pub fn failure(crawl: &CrawlDir, report: &CycleReport) -> Option<(String, i32)> 
         EXIT_CYCLE_INCOMPLETE,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stages_serialize_by_name_in_name_order() {
+        let mut stages = ByStage::default();
+        for (i, s) in Stage::CYCLE.into_iter().enumerate() {
+            stages.insert(s, i);
+        }
+        assert_eq!(
+            serde_json::to_string(&stages).unwrap(),
+            r#"{"fetch":0,"merge":3,"parse":1,"prioritize":4,"split":2}"#
+        );
+        assert_eq!(stages["merge"], 3);
+        assert_eq!(stages[Stage::Split], 2);
+        assert_eq!(stages.get(Stage::Init), None);
+    }
+}
