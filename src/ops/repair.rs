@@ -634,7 +634,7 @@ fn rebuild_frontier(
     let mut entries = Vec::new();
     while r.advance()? {
         let u = UrlRecord::decode(r.payload())
-            .map_err(|e| Error::corrupt(&urldb, 0, format!("URL record: {e}")))?;
+            .map_err(|e| Error::corrupt(&urldb, r.block_offset(), format!("URL record: {e}")))?;
         let waiting = match u.state {
             UrlState::Unfetched | UrlState::Retry => true,
             UrlState::Fetched | UrlState::NotModified | UrlState::Redirected => {

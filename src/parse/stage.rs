@@ -201,8 +201,13 @@ pub fn parse_partition(crawl: &CrawlDir, cfg: &Config, cycle: u32, p: u32) -> Re
 
     let mut results = RunReader::open_expect(&fetched_path, Schema::FETCHED)?;
     while results.advance()? {
-        let fr = FetchResult::decode(results.payload())
-            .map_err(|e| Error::corrupt(&fetched_path, 0, format!("fetch result: {e}")))?;
+        let fr = FetchResult::decode(results.payload()).map_err(|e| {
+            Error::corrupt(
+                &fetched_path,
+                results.block_offset(),
+                format!("fetch result: {e}"),
+            )
+        })?;
         let mut head = None;
         let mut decoded = std::mem::take(&mut ex.body);
         decoded.clear();
@@ -343,8 +348,13 @@ pub fn for_each_html_page(
     let mut decoded = Vec::new();
     let mut read = 0;
     while results.advance()? {
-        let fr = FetchResult::decode(results.payload())
-            .map_err(|e| Error::corrupt(&fetched_path, 0, format!("fetch result: {e}")))?;
+        let fr = FetchResult::decode(results.payload()).map_err(|e| {
+            Error::corrupt(
+                &fetched_path,
+                results.block_offset(),
+                format!("fetch result: {e}"),
+            )
+        })?;
         if fr.status == 0
             || !reads_body(&fr, false)
             || fr.warc_file.is_empty()

@@ -242,7 +242,7 @@ impl Prioritize<'_> {
         while r.advance()? {
             let fp = run::key_u64(r.key());
             let u = FrontierUpdate::decode(r.payload())
-                .map_err(|e| Error::corrupt(path, 0, format!("{fp:016x}: {e}")))?;
+                .map_err(|e| Error::corrupt(path, r.block_offset(), format!("{fp:016x}: {e}")))?;
             self.bump(
                 if u.new {
                     "inserted_new"
@@ -514,8 +514,13 @@ impl Lookup {
         if !self.positioned || self.reader.key() != target.as_slice() {
             return Ok(None);
         }
-        let r = UrlRecord::decode(self.reader.payload())
-            .map_err(|e| Error::corrupt(&self.path, 0, format!("{fp:016x}: {e}")))?;
+        let r = UrlRecord::decode(self.reader.payload()).map_err(|e| {
+            Error::corrupt(
+                &self.path,
+                self.reader.block_offset(),
+                format!("{fp:016x}: {e}"),
+            )
+        })?;
         Ok(Some(r))
     }
 

@@ -276,8 +276,9 @@ impl Split<'_> {
         loop {
             let next = if reader.advance()? {
                 let key: [u8; 16] = reader.key().try_into().expect("16-byte links key");
-                let l = LinkRecord::decode(reader.payload())
-                    .map_err(|e| Error::corrupt(path, 0, format!("link record: {e}")))?;
+                let l = LinkRecord::decode(reader.payload()).map_err(|e| {
+                    Error::corrupt(path, reader.block_offset(), format!("link record: {e}"))
+                })?;
                 self.bump(counter::LINKS, 1);
                 Some((key, l))
             } else {

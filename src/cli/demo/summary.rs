@@ -184,7 +184,7 @@ fn tally_fetches(crawl: &CrawlDir, s: &mut DemoSummary, m: u32) -> Result<BTreeS
             let mut r = RunReader::open_expect(&path, Schema::FETCHED)?;
             while r.advance()? {
                 let f = FetchResult::decode(r.payload())
-                    .map_err(|e| Error::corrupt(&path, 0, e.to_string()))?;
+                    .map_err(|e| Error::corrupt(&path, r.block_offset(), e.to_string()))?;
                 // Attempted: a request went out (not refused by robots or the guard, not left
                 // for a later cycle, not refused because the origin's certificate failed when
                 // its robots.txt was fetched: a TLS kind without a fetch time).

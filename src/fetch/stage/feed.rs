@@ -201,8 +201,13 @@ impl Shared<'_> {
 
     pub(super) fn job(&self, fetchlist: &RunReader, path: &Path) -> Result<Job> {
         let key = fetchlist.key();
-        let item = FetchItem::decode(fetchlist.payload())
-            .map_err(|e| Error::corrupt(path, 0, format!("fetch list record {}: {e}", hex(key))))?;
+        let item = FetchItem::decode(fetchlist.payload()).map_err(|e| {
+            Error::corrupt(
+                path,
+                fetchlist.block_offset(),
+                format!("fetch list record {}: {e}", hex(key)),
+            )
+        })?;
         Ok(Job {
             host_key: run::key_u64(&key[..8]),
             fp: run::key_u64(&key[8..16]),

@@ -360,14 +360,24 @@ fn pages(crawl: &CrawlDir, cycle: u32, p: u32, t: &mut TableWriter) -> Result<u6
     let mut have_fetched = fetched.advance()?;
     let prefix = crate::crawl::warc_filename_prefix(cycle);
     while pages.advance()? {
-        let page = PageRecord::decode(pages.payload())
-            .map_err(|e| Error::corrupt(&pages_path, 0, format!("page record: {e}")))?;
+        let page = PageRecord::decode(pages.payload()).map_err(|e| {
+            Error::corrupt(
+                &pages_path,
+                pages.block_offset(),
+                format!("page record: {e}"),
+            )
+        })?;
         while have_fetched && fetched.key() < pages.key() {
             have_fetched = fetched.advance()?;
         }
         let fr = if have_fetched && fetched.key() == pages.key() {
-            FetchResult::decode(fetched.payload())
-                .map_err(|e| Error::corrupt(&fetched_path, 0, format!("fetch result: {e}")))?
+            FetchResult::decode(fetched.payload()).map_err(|e| {
+                Error::corrupt(
+                    &fetched_path,
+                    fetched.block_offset(),
+                    format!("fetch result: {e}"),
+                )
+            })?
         } else {
             FetchResult::default()
         };
@@ -405,7 +415,7 @@ fn urls(path: &Path, t: &mut TableWriter) -> Result<u64> {
     let mut r = RunReader::open_expect(path, Schema::URLDB)?;
     while r.advance()? {
         let u = UrlRecord::decode(r.payload())
-            .map_err(|e| Error::corrupt(path, 0, format!("URL record: {e}")))?;
+            .map_err(|e| Error::corrupt(path, r.block_offset(), format!("URL record: {e}")))?;
         t.row(&[
             Val::Str(&u.url),
             Val::Str(u.state.name()),
