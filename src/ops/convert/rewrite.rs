@@ -141,7 +141,7 @@ pub(super) fn markers(
     let (crawl, cycle, p) = (unit.crawl, unit.cycle, unit.p);
     let mut m = marker.clone();
     m.outputs = staging.outputs.clone();
-    if let Some(b) = m.counts.get_mut("warc_bytes") {
+    if let Some(b) = m.counts.get_mut(crate::crawl::report::counter::WARC_BYTES) {
         *b = b.saturating_sub(staging.bytes_in) + staging.bytes_out;
     }
     let done = crawl.done_path(cycle, Stage::Fetch, p);
