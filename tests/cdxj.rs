@@ -152,30 +152,7 @@ fn a_crawl_keeps_a_pywb_collection_the_cycles_index_merged_into_the_crawls() {
     let cycles: Vec<u32> = c.dir.cycles()[..r.cycles.len()].to_vec();
     let mut union = Vec::new();
     for &cycle in &cycles {
-        // The cycle's index is its partitions' merged, and each partition's is what
-        // `dragnet index` makes of its WARC files (with their paths under cycles/).
-        let mut parts = Vec::new();
-        for p in 0..3 {
-            parts.extend(cdxj_lines(&c.dir.partition_cdxj(cycle, p)));
-        }
-        parts.sort();
-        assert_eq!(cdxj_lines(&c.dir.cycle_cdxj(cycle)), parts, "cycle {cycle}");
-        let mut files: Vec<PathBuf> = std::fs::read_dir(c.dir.warc_dir(cycle))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        files.sort();
-        let renamed: Vec<String> = sorted_index(&files)
-            .lines()
-            .map(|l| {
-                l.replace(
-                    "\"filename\": \"p",
-                    &format!("\"filename\": \"{cycle:06}/warc/p"),
-                )
-            })
-            .collect();
-        assert_eq!(parts, renamed, "cycle {cycle}");
-        union.extend(parts);
+        union.extend(check_the_cycles_index(&c.dir, cycle));
     }
     union.sort();
     let whole = dragnet::ops::index::crawl_index(&c.dir);
@@ -193,22 +170,72 @@ fn a_crawl_keeps_a_pywb_collection_the_cycles_index_merged_into_the_crawls() {
         let want = format!("WARC-Target-URI: {}\r\n", j["url"].as_str().unwrap());
         assert!(String::from_utf8_lossy(&rec).contains(&want), "{l}");
     }
+    check_the_index_is_made_again(&c.dir, &cycles, &union);
+}
+
+/// The index of `cycle` is its partitions' merged, and each partition's is what `dragnet
+/// index` makes of its WARC files (with their paths under cycles/). Returns its lines.
+fn check_the_cycles_index(dir: &dragnet::crawl::CrawlDir, cycle: u32) -> Vec<String> {
+    let mut parts = Vec::new();
+    for p in 0..3 {
+        parts.extend(cdxj_lines(&dir.partition_cdxj(cycle, p)));
+    }
+    parts.sort();
+    assert_eq!(cdxj_lines(&dir.cycle_cdxj(cycle)), parts, "cycle {cycle}");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.warc_dir(cycle))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let renamed: Vec<String> = sorted_index(&files)
+        .lines()
+        .map(|l| {
+            l.replace(
+                "\"filename\": \"p",
+                &format!("\"filename\": \"{cycle:06}/warc/p"),
+            )
+        })
+        .collect();
+    assert_eq!(parts, renamed, "cycle {cycle}");
+    parts
+}
+
+/// The crawl's index (of `union`, over `cycles`) is made again when a cycle ends: nothing added
+/// to a whole one, rebuilt the same when missing, redone after a kill, healed when damaged, and
+/// a lost partition index made again from the WARC files.
+fn check_the_index_is_made_again(dir: &dragnet::crawl::CrawlDir, cycles: &[u32], union: &[String]) {
+    let whole = dragnet::ops::index::crawl_index(dir);
     // Ending a cycle again adds nothing; without indexes/ it is rebuilt the same.
     let last = *cycles.last().unwrap();
-    let again = dragnet::ops::index::after_cycle(&c.dir, 3, last).unwrap();
+    let again = dragnet::ops::index::after_cycle(dir, 3, last).unwrap();
     assert!(again.cycles_added.is_empty(), "{again:?}");
-    std::fs::remove_dir_all(c.dir.indexes_dir()).unwrap();
-    let rebuilt = dragnet::ops::index::after_cycle(&c.dir, 3, last).unwrap();
+    std::fs::remove_dir_all(dir.indexes_dir()).unwrap();
+    let rebuilt = dragnet::ops::index::after_cycle(dir, 3, last).unwrap();
     assert_eq!(rebuilt.cycles_added, cycles);
     assert_eq!(cdxj_lines(&whole), union);
     // A merge killed after the index was written but before its list of cycles: redone, the
     // index holds each line once.
-    std::fs::write(c.dir.indexes_dir().join("index.cycles"), "0\n").unwrap();
-    dragnet::ops::index::after_cycle(&c.dir, 3, last).unwrap();
+    std::fs::write(dir.indexes_dir().join("index.cycles"), "0\n").unwrap();
+    dragnet::ops::index::after_cycle(dir, 3, last).unwrap();
     assert_eq!(cdxj_lines(&whole), union);
-    // A damaged crawl index (a line that does not parse, lines out of order, a cut last line)
-    // or a damaged cycle index is derived data: the next cycle's end makes it again, says so,
-    // and no bad line is carried on.
+    check_a_damaged_index_is_healed(dir, cycles, union);
+    // A partition index lost (a crawl older than them) is made again from the WARC files.
+    std::fs::remove_file(dir.partition_cdxj(0, 1)).unwrap();
+    let cycle_index = cdxj_lines(&dir.cycle_cdxj(0));
+    dragnet::ops::index::index_cycle(dir, 3, 0).unwrap();
+    assert_eq!(cdxj_lines(&dir.cycle_cdxj(0)), cycle_index);
+}
+
+/// A damaged crawl index (a line that does not parse, lines out of order, a cut last line) or a
+/// damaged cycle index is derived data: the next cycle's end makes it again, says so, and no bad
+/// line is carried on.
+fn check_a_damaged_index_is_healed(
+    dir: &dragnet::crawl::CrawlDir,
+    cycles: &[u32],
+    union: &[String],
+) {
+    let whole = dragnet::ops::index::crawl_index(dir);
+    let last = *cycles.last().unwrap();
     let good = std::fs::read(&whole).unwrap();
     let damages: [fn(&mut Vec<u8>); 3] = [
         |b| {
@@ -231,23 +258,18 @@ fn a_crawl_keeps_a_pywb_collection_the_cycles_index_merged_into_the_crawls() {
         let mut b = good.clone();
         damage(&mut b);
         std::fs::write(&whole, &b).unwrap();
-        let healed = dragnet::ops::index::after_cycle(&c.dir, 3, last).unwrap();
+        let healed = dragnet::ops::index::after_cycle(dir, 3, last).unwrap();
         assert_eq!(healed.healed.len(), 1, "{healed:?}");
         assert_eq!(healed.cycles_added, cycles);
         assert_eq!(cdxj_lines(&whole), union);
     }
-    let cycle0 = std::fs::read(c.dir.cycle_cdxj(0)).unwrap();
+    let cycle0 = std::fs::read(dir.cycle_cdxj(0)).unwrap();
     let mut b = cycle0.clone();
     b.truncate(b.len() - 3);
-    std::fs::write(c.dir.cycle_cdxj(0), &b).unwrap();
-    std::fs::remove_dir_all(c.dir.indexes_dir()).unwrap();
-    let healed = dragnet::ops::index::after_cycle(&c.dir, 3, last).unwrap();
+    std::fs::write(dir.cycle_cdxj(0), &b).unwrap();
+    std::fs::remove_dir_all(dir.indexes_dir()).unwrap();
+    let healed = dragnet::ops::index::after_cycle(dir, 3, last).unwrap();
     assert_eq!(healed.healed.len(), 1, "{healed:?}");
-    assert_eq!(std::fs::read(c.dir.cycle_cdxj(0)).unwrap(), cycle0);
+    assert_eq!(std::fs::read(dir.cycle_cdxj(0)).unwrap(), cycle0);
     assert_eq!(cdxj_lines(&whole), union);
-    // A partition index lost (a crawl older than them) is made again from the WARC files.
-    std::fs::remove_file(c.dir.partition_cdxj(0, 1)).unwrap();
-    let cycle_index = cdxj_lines(&c.dir.cycle_cdxj(0));
-    dragnet::ops::index::index_cycle(&c.dir, 3, 0).unwrap();
-    assert_eq!(cdxj_lines(&c.dir.cycle_cdxj(0)), cycle_index);
 }

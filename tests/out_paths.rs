@@ -349,67 +349,89 @@ fn reparse_refuses_every_dangerous_out_dir_and_replaces_its_own_output_only_with
     let input = inputs.join("input.warc.zst");
     std::fs::copy(&warc, &input).unwrap();
     let crawl_before = tree(&root);
-    let reparse = |input: &Path, out: &Path, force: bool| -> Vec<PathBuf> {
-        let mut a: Vec<PathBuf> = vec!["reparse".into(), "--warc".into(), input.into()];
-        a.push("--out".into());
-        a.push(out.to_path_buf());
-        if force {
-            a.push("--force".into());
-        }
-        a
-    };
-    let run = |input: &Path, out: &Path, force: bool, why: &str| {
-        let a = reparse(input, out, force);
-        let a: Vec<&Path> = a.iter().map(PathBuf::as_path).collect();
-        refused(&a, out, why);
-    };
-    // Inside a crawl: the crawl itself, a directory of it, a file of it, new names in it.
-    run(&input, &root, true, "crawl directory");
-    run(
-        &warc,
+    check_reparse_refuses_places_in_the_crawl(&root, &warc, &input);
+    check_reparse_refuses_inputs_links_and_what_is_not_its_own(&t, &inputs, &input);
+    assert_eq!(tree(&root), crawl_before, "the crawl changed");
+    check_reparse_replaces_its_own_output_only_with_force(&t, &input);
+}
+
+/// `dragnet reparse --warc INPUT --out OUT [--force]`.
+fn reparse_args(input: &Path, out: &Path, force: bool) -> Vec<PathBuf> {
+    let mut a: Vec<PathBuf> = vec!["reparse".into(), "--warc".into(), input.into()];
+    a.push("--out".into());
+    a.push(out.to_path_buf());
+    if force {
+        a.push("--force".into());
+    }
+    a
+}
+
+/// [`refused`], for `dragnet reparse` of `input` into `out`.
+fn reparse_refused(input: &Path, out: &Path, force: bool, why: &str) {
+    let a = reparse_args(input, out, force);
+    let a: Vec<&Path> = a.iter().map(PathBuf::as_path).collect();
+    refused(&a, out, why);
+}
+
+/// Inside a crawl (at `root`): the crawl itself, a directory of it, a file of it, new names in
+/// it. `warc` is a WARC file of the crawl, `input` a copy of it outside.
+fn check_reparse_refuses_places_in_the_crawl(root: &Path, warc: &Path, input: &Path) {
+    reparse_refused(input, root, true, "crawl directory");
+    reparse_refused(
+        warc,
         &root.join("indexes"),
         true,
         "inside the crawl directory",
     );
-    run(
-        &input,
+    reparse_refused(
+        input,
         &root.join("cycles/000000"),
         true,
         "inside the crawl directory",
     );
-    for target in crawl_targets(&root) {
-        run(&input, &target, true, "inside the crawl directory");
+    for target in crawl_targets(root) {
+        reparse_refused(input, &target, true, "inside the crawl directory");
     }
-    run(
-        &input,
+    reparse_refused(
+        input,
         &root.join("new/deeper"),
         true,
         "inside the crawl directory",
     );
-    // The input's directory (it holds the input), the input itself, a link to the directory.
-    run(&input, &inputs, true, "holds the input");
-    run(&input, &input, true, "input");
+}
+
+/// The input's directory (`inputs`, it holds the input), the input itself, a link to a
+/// directory, the dangerous targets outside a crawl (in `t`) and a directory with a file of
+/// someone else's.
+fn check_reparse_refuses_inputs_links_and_what_is_not_its_own(
+    t: &Path,
+    inputs: &Path,
+    input: &Path,
+) {
+    reparse_refused(input, inputs, true, "holds the input");
+    reparse_refused(input, input, true, "input");
     let link = t.join("link-to-dir");
     std::fs::create_dir(t.join("empty")).unwrap();
     std::os::unix::fs::symlink(t.join("empty"), &link).unwrap();
-    run(&input, &link, true, "symbolic link");
-    for (target, why) in outside_targets(&t) {
+    reparse_refused(input, &link, true, "symbolic link");
+    for (target, why) in outside_targets(t) {
         let why = match why {
             "directory" => continue, // an empty directory is a fine output directory
             "--force" => "not a directory",
             w => w,
         };
-        run(&input, &target, true, why);
+        reparse_refused(input, &target, true, why);
     }
     let full = t.join("full");
     std::fs::create_dir(&full).unwrap();
     std::fs::write(full.join("notes.txt"), b"mine").unwrap();
-    run(&input, &full, true, "notes.txt");
-    assert_eq!(tree(&root), crawl_before, "the crawl changed");
+    reparse_refused(input, &full, true, "notes.txt");
+}
 
-    // A new directory (and its parents); an empty one; an earlier output replaced with --force
-    // only, and nothing else in it.
-    let args = |out: &Path, force: bool| reparse(&input, out, force);
+/// A new directory (and its parents); an empty one; an earlier output replaced with --force
+/// only, and nothing else in it; no temporary left in `t`.
+fn check_reparse_replaces_its_own_output_only_with_force(t: &Path, input: &Path) {
+    let args = |out: &Path, force: bool| reparse_args(input, out, force);
     let ok = |a: Vec<PathBuf>| {
         common::ok(dragnet(&a.iter().map(PathBuf::as_path).collect::<Vec<_>>()));
     };
@@ -420,7 +442,7 @@ fn reparse_refuses_every_dangerous_out_dir_and_replaces_its_own_output_only_with
     ok(args(&t.join("some-dir"), false));
     assert_eq!(tree_top(&t.join("some-dir")).len(), 3);
     let first = tree(&out);
-    run(&input, &out, false, "--force");
+    reparse_refused(input, &out, false, "--force");
     assert_eq!(tree(&out), first);
     let mut a = args(&out, true);
     a.push("--text".into());
@@ -443,10 +465,10 @@ fn reparse_refuses_every_dangerous_out_dir_and_replaces_its_own_output_only_with
         "the old WET file went"
     );
     assert!(
-        tree(&t)
+        tree(t)
             .keys()
             .all(|p| !p.to_string_lossy().contains(".tmp.")),
         "a temporary was left: {:?}",
-        tree(&t)
+        tree(t)
     );
 }

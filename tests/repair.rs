@@ -63,7 +63,10 @@ fn fixture() -> Fixture {
 }
 
 /// The captures of a crawl: every WARC file's bytes and every line of the crawl's CDXJ index.
-fn captures(dir: &Path) -> (Vec<(PathBuf, Vec<u8>)>, Vec<String>) {
+type Captures = (Vec<(PathBuf, Vec<u8>)>, Vec<String>);
+
+/// The [`Captures`] of the crawl in `dir`.
+fn captures(dir: &Path) -> Captures {
     let warcs = common::snapshot(&dir.join("cycles"))
         .into_iter()
         .filter(|(p, _)| p.components().any(|c| c.as_os_str() == "warc"))
@@ -124,6 +127,17 @@ fn ends_as_wanted(f: &Fixture, dir: &Path, what: &str) {
 #[test]
 fn every_derived_file_is_made_again_and_no_capture_is_lost() {
     let f = fixture();
+    let undamaged = captures(&f.base);
+    for (what, target) in &derived_files(&f) {
+        damage_and_repair(&f, what, target, &undamaged);
+    }
+    check_a_file_that_cannot_be_made_again_is_quarantined(&f, &undamaged);
+    f.server.stop();
+}
+
+/// A derived file of each kind a cycle writes, relative to the crawl, with what it is.
+fn derived_files(f: &Fixture) -> Vec<(&'static str, PathBuf)> {
+    use dragnet::crawl::Stage;
     let crawl = dragnet::crawl::CrawlDir::new(&f.base);
     let rel = |p: &Path| p.strip_prefix(&f.base).unwrap().to_path_buf();
     // The partition whose frontier holds the most, and its queue file.
@@ -132,8 +146,7 @@ fn every_derived_file_is_made_again_and_no_capture_is_lost() {
         .filter(|f| f.exists())
         .max_by_key(|f| std::fs::metadata(f).unwrap().len())
         .unwrap();
-    use dragnet::crawl::Stage;
-    let cases: Vec<(&str, PathBuf)> = vec![
+    vec![
         ("a page of a frontier queue", rel(&frontier)),
         ("the newest URL db", rel(&crawl.state_file(0, "urldb", 2))),
         ("the newest seen set", rel(&crawl.state_file(1, "seen", 2))),
@@ -158,73 +171,88 @@ fn every_derived_file_is_made_again_and_no_capture_is_lost() {
             "a prioritize marker",
             rel(&crawl.done_path(0, Stage::Prioritize, 1)),
         ),
-    ];
-    let undamaged = captures(&f.base);
-    for (what, target) in &cases {
-        let dir = f.scratch.join(what.replace([' ', '\''], "-"));
-        common::copy_dir(&f.base, &dir);
-        let path = dir.join(target);
-        let good = std::fs::read(&path).unwrap();
-        damage(&dir, &path, what);
-        // `status` still reports the crawl.
-        let status = dragnet(&["status"], &dir);
-        assert_eq!(status.status.code(), Some(0), "{what}: {}", text(&status));
-        let r = repair(&dir, what);
-        eprintln!(
-            "repair of {what}: regenerated {}, frontiers rebuilt {}, quarantined {}",
-            r["regenerated"], r["frontiers_rebuilt"], r["quarantined"]
-        );
-        assert!(r["rolled_back_to"].is_null(), "{what}: {r}");
-        if target.components().any(|c| c.as_os_str() == "frontier") {
-            assert!(
-                !r["frontiers_rebuilt"].as_array().unwrap().is_empty(),
-                "{what}: {r}"
-            );
-        } else {
-            assert!(
-                r["regenerated"]
-                    .as_array()
-                    .unwrap()
-                    .contains(&serde_json::json!(target)),
-                "{what}: {r}"
-            );
-            // A links run made from the WARC may order links to one target otherwise (proven
-            // the same through the split); everything else is the same bytes.
-            let name = target.to_string_lossy();
-            if !name.ends_with(".done") && !name.contains("links") {
-                assert!(
-                    std::fs::read(&path).unwrap() == good,
-                    "{what}: not the same bytes"
-                );
-            }
-            // The damaged copy is kept, at the same relative path under quarantine/T/.
-            let q = dir.join(r["quarantine"].as_str().unwrap()).join(target);
-            assert!(q.is_file(), "{what}: {} not kept", q.display());
-        }
-        assert!(
-            captures(&dir) == undamaged,
-            "{what}: a capture changed or went"
-        );
-        ends_as_wanted(&f, &dir, what);
-    }
+    ]
+}
 
-    // A derived file no longer needed that cannot be made again (its stage's inputs pruned) is
-    // moved to quarantine, not a reason to refuse for ever.
+/// In a copy of the crawl, damages `target` (`what`), repairs it without a rollback, checks it
+/// was made again (or its frontier rebuilt), that the captures are `undamaged`, and that the
+/// crawl ends as wanted.
+fn damage_and_repair(f: &Fixture, what: &str, target: &Path, undamaged: &Captures) {
+    let dir = f.scratch.join(what.replace([' ', '\''], "-"));
+    common::copy_dir(&f.base, &dir);
+    let path = dir.join(target);
+    let good = std::fs::read(&path).unwrap();
+    damage(&dir, &path, what);
+    // `status` still reports the crawl.
+    let status = dragnet(&["status"], &dir);
+    assert_eq!(status.status.code(), Some(0), "{what}: {}", text(&status));
+    let r = repair(&dir, what);
+    eprintln!(
+        "repair of {what}: regenerated {}, frontiers rebuilt {}, quarantined {}",
+        r["regenerated"], r["frontiers_rebuilt"], r["quarantined"]
+    );
+    assert!(r["rolled_back_to"].is_null(), "{what}: {r}");
+    if target.components().any(|c| c.as_os_str() == "frontier") {
+        assert!(
+            !r["frontiers_rebuilt"].as_array().unwrap().is_empty(),
+            "{what}: {r}"
+        );
+    } else {
+        check_made_again(&dir, what, target, &r, &good);
+    }
+    assert!(
+        captures(&dir) == *undamaged,
+        "{what}: a capture changed or went"
+    );
+    ends_as_wanted(f, &dir, what);
+}
+
+/// The repair (its report `r`) of the crawl in `dir` made `target` (`what`, once `good`) again:
+/// the same bytes (a links run aside), the damaged copy kept in quarantine.
+fn check_made_again(dir: &Path, what: &str, target: &Path, r: &serde_json::Value, good: &[u8]) {
+    assert!(
+        r["regenerated"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!(target)),
+        "{what}: {r}"
+    );
+    // A links run made from the WARC may order links to one target otherwise (proven
+    // the same through the split); everything else is the same bytes.
+    let name = target.to_string_lossy();
+    if !name.ends_with(".done") && !name.contains("links") {
+        assert!(
+            std::fs::read(dir.join(target)).unwrap() == good,
+            "{what}: not the same bytes"
+        );
+    }
+    // The damaged copy is kept, at the same relative path under quarantine/T/.
+    let q = dir.join(r["quarantine"].as_str().unwrap()).join(target);
+    assert!(q.is_file(), "{what}: {} not kept", q.display());
+}
+
+/// A derived file no longer needed that cannot be made again (its stage's inputs pruned) is
+/// moved to quarantine, not a reason to refuse for ever.
+fn check_a_file_that_cannot_be_made_again_is_quarantined(f: &Fixture, undamaged: &Captures) {
     let what = "an old seen set whose inputs were pruned";
     let dir = f.scratch.join("old-seen");
     common::copy_dir(&f.base, &dir);
     let c = dragnet::crawl::CrawlDir::new(&dir);
     std::fs::remove_file(c.state_file(0, "seen", 0)).unwrap();
     std::fs::remove_file(c.state_file(0, "urldb", 0)).unwrap();
-    let target = rel(&crawl.state_file(0, "seen", 1));
+    let crawl = dragnet::crawl::CrawlDir::new(&f.base);
+    let target = crawl
+        .state_file(0, "seen", 1)
+        .strip_prefix(&f.base)
+        .unwrap()
+        .to_path_buf();
     damage(&dir, &dir.join(&target), what);
     let r = repair(&dir, what);
     assert!(r["rolled_back_to"].is_null(), "{what}: {r}");
     assert_eq!(r["quarantined"][0][0], serde_json::json!(target), "{r}");
     assert!(!dir.join(&target).exists(), "{what}: still in the crawl");
-    assert!(captures(&dir) == undamaged, "{what}: a capture changed");
-    ends_as_wanted(&f, &dir, what);
-    f.server.stop();
+    assert!(captures(&dir) == *undamaged, "{what}: a capture changed");
+    ends_as_wanted(f, &dir, what);
 }
 
 /// Damage only a rollback can repair (a host table the fetch wrote, which nothing else holds)

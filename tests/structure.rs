@@ -279,12 +279,46 @@ type Edges = BTreeMap<String, BTreeMap<String, String>>;
 
 /// The modules of the tree at `src` and their dependencies, each with the line that makes it.
 fn module_graph(src: &Path) -> (Vec<String>, Edges) {
-    let src = src.to_path_buf();
+    let mut mods = read_modules(src);
+    let names: Vec<String> = mods.keys().cloned().collect();
+    for name in &names {
+        let re = reexports(name, &mods[name].code);
+        mods.get_mut(name).unwrap().reexports = re;
+    }
+    // Edges, with the line that makes each.
+    let mut edges: Edges = BTreeMap::new();
+    for name in &names {
+        let m = &mods[name];
+        for (n, p) in paths_named(&m.code) {
+            let Some(abs) = absolute(name, &p) else {
+                continue;
+            };
+            let Some(target) = resolve(&mods, &abs) else {
+                continue;
+            };
+            // A module's use of itself is nothing; the crate root only declares modules.
+            if target == *name || name.is_empty() {
+                continue;
+            }
+            let rel = m.file.strip_prefix(src).unwrap().display().to_string();
+            edges
+                .entry(name.clone())
+                .or_default()
+                .entry(target)
+                .or_insert(format!("src/{rel}:{n}: {p}"));
+        }
+    }
+    (names, edges)
+}
+
+/// Every module of the tree at `src` (tests modules aside) by its path, with its code lines
+/// (no re-exports yet).
+fn read_modules(src: &Path) -> BTreeMap<String, Module> {
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(src, &mut files);
     let mut mods: BTreeMap<String, Module> = BTreeMap::new();
     for f in files {
-        let path = module_path(&src, &f);
+        let path = module_path(src, &f);
         if path.ends_with("tests") {
             continue;
         }
@@ -304,84 +338,65 @@ fn module_graph(src: &Path) -> (Vec<String>, Edges) {
             },
         );
     }
-    // Re-exports: `pub use sub::{A, B}` in a module maps A and B to `module::sub`.
-    let names: Vec<String> = mods.keys().cloned().collect();
-    for name in &names {
-        let mut re = BTreeMap::new();
-        for (_, stmt) in use_statements(&mods[name].code) {
-            let Some(tree) = stmt
-                .strip_prefix("pub use ")
-                .map(|s| s.trim().trim_end_matches(';'))
-            else {
-                continue;
-            };
-            for p in expand(tree) {
-                let full = absolute(name, &p).unwrap_or_else(|| {
-                    join(
-                        &name
-                            .split("::")
-                            .filter(|s| !s.is_empty())
-                            .collect::<Vec<_>>(),
-                        &p,
-                    )
-                });
-                if let Some((module, item)) = full.rsplit_once("::") {
-                    re.insert(item.to_owned(), module.to_owned());
-                }
+    mods
+}
+
+/// Re-exports of the module `name` (of `code`): `pub use sub::{A, B}` maps A and B to
+/// `module::sub`.
+fn reexports(name: &str, code: &[(usize, String)]) -> BTreeMap<String, String> {
+    let mut re = BTreeMap::new();
+    for (_, stmt) in use_statements(code) {
+        let Some(tree) = stmt
+            .strip_prefix("pub use ")
+            .map(|s| s.trim().trim_end_matches(';'))
+        else {
+            continue;
+        };
+        for p in expand(tree) {
+            let full = absolute(name, &p).unwrap_or_else(|| {
+                join(
+                    &name
+                        .split("::")
+                        .filter(|s| !s.is_empty())
+                        .collect::<Vec<_>>(),
+                    &p,
+                )
+            });
+            if let Some((module, item)) = full.rsplit_once("::") {
+                re.insert(item.to_owned(), module.to_owned());
             }
-        }
-        mods.get_mut(name).unwrap().reexports = re;
-    }
-    // Edges, with the line that makes each.
-    let mut edges: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    for name in &names {
-        let m = &mods[name];
-        let mut paths: Vec<(usize, String)> = Vec::new();
-        for (n, stmt) in use_statements(&m.code) {
-            if stmt.starts_with("pub use ") {
-                continue; // a re-export is not a use
-            }
-            let tree = stmt
-                .trim_start_matches("pub(crate) ")
-                .trim_start_matches("use ")
-                .trim()
-                .trim_end_matches(';');
-            for p in expand(tree) {
-                paths.push((n, p));
-            }
-        }
-        for (n, line) in &m.code {
-            let t = line.trim_start();
-            if t.starts_with("use ")
-                || t.starts_with("pub use ")
-                || t.starts_with("pub(crate) use ")
-            {
-                continue;
-            }
-            for p in inline_paths(line) {
-                paths.push((*n, p));
-            }
-        }
-        for (n, p) in paths {
-            let Some(abs) = absolute(name, &p) else {
-                continue;
-            };
-            let Some(target) = resolve(&mods, &abs) else {
-                continue;
-            };
-            // A module's use of itself is nothing; the crate root only declares modules.
-            if target == *name || name.is_empty() {
-                continue;
-            }
-            let rel = m.file.strip_prefix(&src).unwrap().display().to_string();
-            edges
-                .entry(name.clone())
-                .or_default()
-                .entry(target)
-                .or_insert(format!("src/{rel}:{n}: {p}"));
         }
     }
-    (names, edges)
+    re
+}
+
+/// Every path `code` names, with its line: in its `use` statements (not re-exports), and
+/// inline elsewhere.
+fn paths_named(code: &[(usize, String)]) -> Vec<(usize, String)> {
+    let mut paths: Vec<(usize, String)> = Vec::new();
+    for (n, stmt) in use_statements(code) {
+        if stmt.starts_with("pub use ") {
+            continue; // a re-export is not a use
+        }
+        let tree = stmt
+            .trim_start_matches("pub(crate) ")
+            .trim_start_matches("use ")
+            .trim()
+            .trim_end_matches(';');
+        for p in expand(tree) {
+            paths.push((n, p));
+        }
+    }
+    for (n, line) in code {
+        let t = line.trim_start();
+        if t.starts_with("use ") || t.starts_with("pub use ") || t.starts_with("pub(crate) use ") {
+            continue;
+        }
+        for p in inline_paths(line) {
+            paths.push((*n, p));
+        }
+    }
+    paths
 }
 
 /// The layer order: the top-level modules listed in the first ```text block after the heading

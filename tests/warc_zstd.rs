@@ -90,9 +90,45 @@ fn zstd_file(frames: &[&[u8]], size: bool, checksum: bool) -> Vec<u8> {
 #[test]
 fn skipping_zstd_records_by_their_frame_headers_ends_where_reading_them_does() {
     let dir = tempfile::tempdir().unwrap();
-    // Our writer's files, and frames made here: with and without content size and checksum, a
-    // resource of 300 KiB of noise (raw blocks) and one of 300 KiB of one byte (RLE blocks).
-    let w = write_sample(dir.path(), Compression::None, u64::MAX, 6);
+    let records = sample_records(dir.path());
+    let frames: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+    let ours = write_sample(&dir.path().join("zst"), Compression::Zstd, u64::MAX, 6);
+    let mut files = vec![ours.files[0].clone()];
+    for (size, checksum) in [(true, true), (true, false), (false, true), (false, false)] {
+        let p = dir.path().join(format!("made-{size}-{checksum}.warc.zst"));
+        std::fs::write(&p, zstd_file(&frames, size, checksum)).unwrap();
+        files.push(p);
+    }
+    for p in &files {
+        check_skipped_ends_where_read_ends(p);
+    }
+
+    // What is skipped is not read: a bad checksum in the last frame goes unseen where the
+    // content size lets the frame be skipped, and is caught where it must be read whole.
+    for (size, p) in [(true, &files[1]), (false, &files[3])] {
+        let mut bad = std::fs::read(p).unwrap();
+        let n = bad.len();
+        bad[n - 1] ^= 0xff;
+        let q = dir.path().join("bad-checksum.warc.zst");
+        std::fs::write(&q, bad).unwrap();
+        assert!(read_all(&q).is_err());
+        assert_eq!(skip_all(&q).is_ok(), size, "content size {size}");
+    }
+
+    // A frame holding two records is refused, as `finish` refuses it.
+    let two = [records[0].clone(), records[1].clone()].concat();
+    let p = dir.path().join("two.warc.zst");
+    std::fs::write(&p, zstd_file(&[&two], true, true)).unwrap();
+    let e = skip_all(&p).unwrap_err();
+    assert!(e.to_string().contains("one per member"), "{e}");
+
+    check_a_cut_file_is_named_or_ends_between_frames(dir.path(), &files[1]);
+}
+
+/// Records to frame: our writer's plain sample's, then a resource of 300 KiB of noise (raw
+/// blocks) and one of 300 KiB of one byte (RLE blocks).
+fn sample_records(dir: &Path) -> Vec<Vec<u8>> {
+    let w = write_sample(dir, Compression::None, u64::MAX, 6);
     let plain = std::fs::read(&w.files[0]).unwrap();
     let ends: Vec<_> = read_all(&w.files[0])
         .unwrap()
@@ -122,64 +158,43 @@ fn skipping_zstd_records_by_their_frame_headers_ends_where_reading_them_does() {
         r.extend_from_slice(b"\r\n\r\n");
         records.push(r);
     }
-    let frames: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
-    let ours = write_sample(&dir.path().join("zst"), Compression::Zstd, u64::MAX, 6);
-    let mut files = vec![ours.files[0].clone()];
-    for (size, checksum) in [(true, true), (true, false), (false, true), (false, false)] {
-        let p = dir.path().join(format!("made-{size}-{checksum}.warc.zst"));
-        std::fs::write(&p, zstd_file(&frames, size, checksum)).unwrap();
-        files.push(p);
-    }
-    for p in &files {
-        let read = read_all(p).unwrap();
-        let skipped = skip_all(p).unwrap();
-        assert_eq!(skipped.len(), read.len(), "{}", p.display());
-        for ((h, end), (rh, _, rend)) in skipped.iter().zip(&read) {
-            assert_eq!(h, rh);
-            assert_eq!((end.offset, end.length), (rend.offset, rend.length));
-            for (check, name) in [
-                (&end.block_digest, "WARC-Block-Digest"),
-                (&end.payload_digest, "WARC-Payload-Digest"),
-            ] {
-                // Skipped frames check nothing; frames read whole (no content size) check
-                // nothing either, as digests are not asked for.
-                let want = if h.get(name).is_some() {
-                    DigestCheck::Unchecked
-                } else {
-                    DigestCheck::Absent
-                };
-                assert_eq!(*check, want, "{name} in {}", p.display());
-            }
+    records
+}
+
+/// Every record of `p` skipped by its frame headers has the header and ends where reading it
+/// whole does, and checks no digest.
+fn check_skipped_ends_where_read_ends(p: &Path) {
+    let read = read_all(p).unwrap();
+    let skipped = skip_all(p).unwrap();
+    assert_eq!(skipped.len(), read.len(), "{}", p.display());
+    for ((h, end), (rh, _, rend)) in skipped.iter().zip(&read) {
+        assert_eq!(h, rh);
+        assert_eq!((end.offset, end.length), (rend.offset, rend.length));
+        for (check, name) in [
+            (&end.block_digest, "WARC-Block-Digest"),
+            (&end.payload_digest, "WARC-Payload-Digest"),
+        ] {
+            // Skipped frames check nothing; frames read whole (no content size) check
+            // nothing either, as digests are not asked for.
+            let want = if h.get(name).is_some() {
+                DigestCheck::Unchecked
+            } else {
+                DigestCheck::Absent
+            };
+            assert_eq!(*check, want, "{name} in {}", p.display());
         }
     }
+}
 
-    // What is skipped is not read: a bad checksum in the last frame goes unseen where the
-    // content size lets the frame be skipped, and is caught where it must be read whole.
-    for (size, p) in [(true, &files[1]), (false, &files[3])] {
-        let mut bad = std::fs::read(p).unwrap();
-        let n = bad.len();
-        bad[n - 1] ^= 0xff;
-        let q = dir.path().join("bad-checksum.warc.zst");
-        std::fs::write(&q, bad).unwrap();
-        assert!(read_all(&q).is_err());
-        assert_eq!(skip_all(&q).is_ok(), size, "content size {size}");
-    }
-
-    // A frame holding two records is refused, as `finish` refuses it.
-    let two = [records[0].clone(), records[1].clone()].concat();
-    let p = dir.path().join("two.warc.zst");
-    std::fs::write(&p, zstd_file(&[&two], true, true)).unwrap();
-    let e = skip_all(&p).unwrap_err();
-    assert!(e.to_string().contains("one per member"), "{e}");
-
-    // A file cut anywhere is an error naming it, or (cut between frames) the records before.
-    let good = std::fs::read(&files[1]).unwrap();
-    let boundaries: Vec<u64> = skip_all(&files[1])
+/// `file` cut anywhere is an error naming it, or (cut between frames) the records before.
+fn check_a_cut_file_is_named_or_ends_between_frames(dir: &Path, file: &Path) {
+    let good = std::fs::read(file).unwrap();
+    let boundaries: Vec<u64> = skip_all(file)
         .unwrap()
         .iter()
         .map(|r| r.1.offset + r.1.length)
         .collect();
-    let cut = dir.path().join("cut.warc.zst");
+    let cut = dir.join("cut.warc.zst");
     for len in (0..good.len())
         .step_by(97)
         .chain(good.len() - 5..good.len())

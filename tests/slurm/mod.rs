@@ -330,27 +330,7 @@ fn a_fetch_task_run_again_after_its_fetch_committed_parses_the_partition() {
 #[test]
 fn a_large_crawl_is_cut_into_arrays_slurm_accepts() {
     let tmp = tempfile::tempdir().unwrap();
-    let seeds = tmp.path().join("seeds.txt");
-    std::fs::write(&seeds, "http://a.example/\nhttp://b.example/\n").unwrap();
-    let config = tmp.path().join("crawl.toml");
-    std::fs::write(
-        &config,
-        "[crawl]\nname = \"big crawl\"\npartitions = 2500\n[slurm]\nmax_array = 1000\n\
-         parallel = 8\nargs = [\"--partition=crawl\"]\nfetch_args = [\"--cpus-per-task=4\"]\n\
-         [fetch]\nparse = false\n",
-    )
-    .unwrap();
-    let root = tmp.path().join("crawl");
-    common::ok(
-        Command::new(env!("CARGO_BIN_EXE_dragnet"))
-            .args(["init", "--seeds"])
-            .arg(&seeds)
-            .arg("--config")
-            .arg(&config)
-            .arg(&root)
-            .output()
-            .unwrap(),
-    );
+    let root = init_a_crawl_of_2500_partitions(tmp.path());
     // The parse runs as its own array (`[fetch] parse = false`): five arrays per cycle.
     let out = common::ok(
         Command::new(env!("CARGO_BIN_EXE_dragnet"))
@@ -364,65 +344,11 @@ fn a_large_crawl_is_cut_into_arrays_slurm_accepts() {
     let sub: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let jobs = sub["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 5 * 3 + 1);
-    let argv = |j: &serde_json::Value| -> Vec<String> {
-        j["argv"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap().to_owned())
-            .collect()
-    };
     for (s, stage) in ["fetch", "parse", "split", "merge", "prioritize"]
         .iter()
         .enumerate()
     {
-        let arrays = &jobs[s * 3..s * 3 + 3];
-        let parts: Vec<&str> = arrays
-            .iter()
-            .map(|j| j["partitions"].as_str().unwrap())
-            .collect();
-        assert_eq!(parts, ["0-999", "1000-1999", "2000-2499"], "{stage}");
-        for (i, j) in arrays.iter().enumerate() {
-            assert_eq!(j["what"], *stage);
-            let a = argv(j);
-            let n = if i == 2 { 499 } else { 999 };
-            assert!(a.contains(&format!("--array=0-{n}%8")), "{a:?}");
-            assert!(a.contains(&"--partition=crawl".to_owned()), "{a:?}");
-            assert_eq!(a.contains(&"--cpus-per-task=4".to_owned()), s == 0, "{a:?}");
-            assert!(a.contains(&format!("--job-name=dragnet-big_crawl-c0-{stage}")));
-            let wrap = a.last().unwrap();
-            assert!(
-                wrap.starts_with(&format!(
-                    "--wrap=exec /opt/dragnet/bin/dragnet slurm task --stage {stage} --cycle 0 \
-                     --partitions {}",
-                    parts[i]
-                )),
-                "{wrap}"
-            );
-            // The merge waits for every array of the split; the parse, split and prioritize of
-            // a partition for its task in the array before, the one of the same partitions.
-            assert!(a.contains(&"--requeue".to_owned()), "{a:?}");
-            // A dry run prints commands to run as they are: not held.
-            assert!(!a.contains(&"--hold".to_owned()), "{a:?}");
-            if *stage == "merge" {
-                let before: Vec<&str> = jobs[(s - 1) * 3..s * 3]
-                    .iter()
-                    .map(|j| j["id"].as_str().unwrap())
-                    .collect();
-                assert!(
-                    a.contains(&format!("--dependency=afterok:{}", before.join(":"))),
-                    "{a:?}"
-                );
-            } else if s > 0 {
-                let before = jobs[(s - 1) * 3 + i]["id"].as_str().unwrap();
-                assert!(
-                    a.contains(&format!("--dependency=aftercorr:{before}")),
-                    "{a:?}"
-                );
-            } else {
-                assert!(!a.iter().any(|x| x.starts_with("--dependency")), "{a:?}");
-            }
-        }
+        check_the_arrays_of_a_stage(jobs, s, stage);
     }
     let finish = argv(&jobs[15]);
     assert!(
@@ -432,6 +358,107 @@ fn a_large_crawl_is_cut_into_arrays_slurm_accepts() {
             .contains("slurm finish --cycle 0 --binary /opt/dragnet/bin/dragnet --then-cycles 2 "),
         "{finish:?}"
     );
+}
+
+/// `dragnet init` in `tmp` of a crawl of 2500 partitions with arrays of at most 1000 tasks, 8
+/// at a time, sbatch arguments of its own, and the parse as its own stage. Returns its root.
+fn init_a_crawl_of_2500_partitions(tmp: &std::path::Path) -> std::path::PathBuf {
+    let seeds = tmp.join("seeds.txt");
+    std::fs::write(&seeds, "http://a.example/\nhttp://b.example/\n").unwrap();
+    let config = tmp.join("crawl.toml");
+    std::fs::write(
+        &config,
+        "[crawl]\nname = \"big crawl\"\npartitions = 2500\n[slurm]\nmax_array = 1000\n\
+         parallel = 8\nargs = [\"--partition=crawl\"]\nfetch_args = [\"--cpus-per-task=4\"]\n\
+         [fetch]\nparse = false\n",
+    )
+    .unwrap();
+    let root = tmp.join("crawl");
+    common::ok(
+        Command::new(env!("CARGO_BIN_EXE_dragnet"))
+            .args(["init", "--seeds"])
+            .arg(&seeds)
+            .arg("--config")
+            .arg(&config)
+            .arg(&root)
+            .output()
+            .unwrap(),
+    );
+    root
+}
+
+/// The sbatch arguments of the job `j` of a dry run.
+fn argv(j: &serde_json::Value) -> Vec<String> {
+    j["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The three arrays of `stage` (the `s`th of the cycle) among the dry run's `jobs`: 1000, 1000
+/// and 500 tasks, 8 at a time, with the crawl's sbatch arguments, each task running the stage
+/// on its partitions after what it waits for.
+fn check_the_arrays_of_a_stage(jobs: &[serde_json::Value], s: usize, stage: &str) {
+    let arrays = &jobs[s * 3..s * 3 + 3];
+    let parts: Vec<&str> = arrays
+        .iter()
+        .map(|j| j["partitions"].as_str().unwrap())
+        .collect();
+    assert_eq!(parts, ["0-999", "1000-1999", "2000-2499"], "{stage}");
+    for (i, j) in arrays.iter().enumerate() {
+        assert_eq!(j["what"], *stage);
+        let a = argv(j);
+        let n = if i == 2 { 499 } else { 999 };
+        assert!(a.contains(&format!("--array=0-{n}%8")), "{a:?}");
+        assert!(a.contains(&"--partition=crawl".to_owned()), "{a:?}");
+        assert_eq!(a.contains(&"--cpus-per-task=4".to_owned()), s == 0, "{a:?}");
+        assert!(a.contains(&format!("--job-name=dragnet-big_crawl-c0-{stage}")));
+        let wrap = a.last().unwrap();
+        assert!(
+            wrap.starts_with(&format!(
+                "--wrap=exec /opt/dragnet/bin/dragnet slurm task --stage {stage} --cycle 0 \
+                 --partitions {}",
+                parts[i]
+            )),
+            "{wrap}"
+        );
+        assert!(a.contains(&"--requeue".to_owned()), "{a:?}");
+        // A dry run prints commands to run as they are: not held.
+        assert!(!a.contains(&"--hold".to_owned()), "{a:?}");
+        check_what_the_array_waits_for(jobs, s, i, stage, &a);
+    }
+}
+
+/// The merge waits for every array of the split; the parse, split and prioritize of a
+/// partition for its task in the array before, the one of the same partitions (`a`: the
+/// arguments of array `i` of `stage`, the `s`th).
+fn check_what_the_array_waits_for(
+    jobs: &[serde_json::Value],
+    s: usize,
+    i: usize,
+    stage: &str,
+    a: &[String],
+) {
+    if stage == "merge" {
+        let before: Vec<&str> = jobs[(s - 1) * 3..s * 3]
+            .iter()
+            .map(|j| j["id"].as_str().unwrap())
+            .collect();
+        assert!(
+            a.contains(&format!("--dependency=afterok:{}", before.join(":"))),
+            "{a:?}"
+        );
+    } else if s > 0 {
+        let before = jobs[(s - 1) * 3 + i]["id"].as_str().unwrap();
+        assert!(
+            a.contains(&format!("--dependency=aftercorr:{before}")),
+            "{a:?}"
+        );
+    } else {
+        assert!(!a.iter().any(|x| x.starts_with("--dependency")), "{a:?}");
+    }
 }
 
 mod cluster;
