@@ -332,7 +332,7 @@ fn write_sample_exchange(w: &mut WarcWriter, i: usize, records: &mut Vec<Written
         ResponseKind::NotModified(_) | ResponseKind::IdenticalPayload(_) => RecordType::Revisit,
     };
     records.push((loc.response.clone(), rt, uri.clone(), resp.clone()));
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         let m = w
             .write_metadata(
                 &uri,

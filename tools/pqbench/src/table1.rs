@@ -251,187 +251,290 @@ fn table1_row(
     base: Option<&Table1Row>,
 ) -> Result<Table1Row, String> {
     let sched = common.sched;
-    {
-        let t = t.max(1);
-        let per_slice = (cfg.r / t).max(1);
-        let setup = SliceSetup {
-            slices: t,
-            per_slice,
-            pager: PagerOptions {
-                page_size: common.page_size,
-                cache_pages: cache_for_percent(cfg.n, common.page_size, cfg.ram_percent),
-                durable: false,
-            },
-            seed: common.seed,
-            paper_selects: selects == Selects::Paper,
-        };
-        let dir = tempfile::Builder::new()
-            .prefix("pq-table1-")
-            .tempdir_in(&common.work)
-            .map_err(|e| format!("temporary directory in {}: {e}", common.work.display()))?;
-        let mut q = open(dir.path(), &setup)?;
-        if q.slice_count() != t {
-            return Err(format!(
-                "asked for {t} slices, the queue has {}",
-                q.slice_count()
-            ));
+    let t = t.max(1);
+    let per_slice = (cfg.r / t).max(1);
+    let setup = SliceSetup {
+        slices: t,
+        per_slice,
+        pager: PagerOptions {
+            page_size: common.page_size,
+            cache_pages: cache_for_percent(cfg.n, common.page_size, cfg.ram_percent),
+            durable: false,
+        },
+        seed: common.seed,
+        paper_selects: selects == Selects::Paper,
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("pq-table1-")
+        .tempdir_in(&common.work)
+        .map_err(|e| format!("temporary directory in {}: {e}", common.work.display()))?;
+    let mut q = open(dir.path(), &setup)?;
+    if q.slice_count() != t {
+        return Err(format!(
+            "asked for {t} slices, the queue has {}",
+            q.slice_count()
+        ));
+    }
+    let steps = sched.warmup + measured;
+    let (fills, batches) = row_workload(cfg, stream, &*q, shares, t, per_slice, steps);
+    if batches.len() < steps || batches.iter().any(|b| b.len() != per_slice * t) {
+        return Err(format!("table1 T={t}: the workload is too short"));
+    }
+    for chunk in &fills {
+        q.insert_many(chunk).map_err(|e| failed(t, "fill", e))?;
+    }
+    if q.len() != cfg.n {
+        return Err(format!(
+            "table1 T={t}: {} entries after the fill, expected {}",
+            q.len(),
+            cfg.n
+        ));
+    }
+    q.reset_stats();
+    let work = run_supersteps(&mut *q, &batches, per_slice, cfg, sched.warmup)?;
+    let row = work.row((shares, selects), &setup, cfg.n, measured, base);
+    eprintln!(
+        "pqbench: table1: {}, {:?} SELECTs, T={t} R/T={per_slice}: extract {:.3}, insert {:.3} \
+         (comparisons); {:.3}, {:.3} (I/Os); {:.1} ms/superstep",
+        shares.label(),
+        selects,
+        row.extract_cmp,
+        row.insert_cmp,
+        row.extract_io,
+        row.insert_io,
+        row.ms_per_superstep
+    );
+    Ok(row)
+}
+
+/// The message of a queue error in `what` of the row of T = `t`.
+fn failed(t: usize, what: &str, e: dragnet::error::Error) -> String {
+    format!("table1 T={t}: {what}: {e}")
+}
+
+/// The fill of the queue `q` (T = `t` slices), as insert-many calls, and the inserts of each of
+/// `steps` supersteps (R/T = `per_slice` for each slice), taken from `stream` and shared among
+/// the slices as `shares`.
+fn row_workload(
+    cfg: &Table1Config,
+    stream: &[Entry],
+    q: &dyn SlicedQueue,
+    shares: Shares,
+    t: usize,
+    per_slice: usize,
+    steps: usize,
+) -> (Vec<Vec<Entry>>, Vec<Vec<Entry>>) {
+    match shares {
+        Shares::Hashed | Shares::Equal => {
+            let (fill, rest) = stream.split_at(cfg.n as usize);
+            let fills = fill.chunks(cfg.r.max(1)).map(<[Entry]>::to_vec).collect();
+            let batches = if shares == Shares::Hashed {
+                rest.chunks(per_slice * t)
+                    .take(steps)
+                    .map(<[Entry]>::to_vec)
+                    .collect()
+            } else {
+                let per = by_slice(rest, q, &vec![per_slice * steps; t]);
+                interleave(&per, &vec![0; t], per_slice, steps)
+            };
+            (fills, batches)
         }
-        let err = |what: &str, e: dragnet::error::Error| format!("table1 T={t}: {what}: {e}");
-        let steps = sched.warmup + measured;
-        // The fill, as insert-many calls, and the inserts of every superstep.
-        let (fills, batches): (Vec<Vec<Entry>>, Vec<Vec<Entry>>) = match shares {
-            Shares::Hashed | Shares::Equal => {
-                let (fill, rest) = stream.split_at(cfg.n as usize);
-                let fills = fill.chunks(cfg.r.max(1)).map(<[Entry]>::to_vec).collect();
-                let batches = if shares == Shares::Hashed {
-                    rest.chunks(per_slice * t)
-                        .take(steps)
-                        .map(<[Entry]>::to_vec)
-                        .collect()
-                } else {
-                    let per = by_slice(rest, &*q, &vec![per_slice * steps; t]);
-                    interleave(&per, &vec![0; t], per_slice, steps)
-                };
-                (fills, batches)
-            }
-            Shares::Symmetric => {
-                let n = cfg.n as usize;
-                let sizes: Vec<usize> = (0..t).map(|s| n / t + usize::from(s < n % t)).collect();
-                let want: Vec<usize> = sizes.iter().map(|f| f + per_slice * steps).collect();
-                let per = by_slice(stream, &*q, &want);
-                let fill_steps = sizes.iter().max().map_or(0, |m| m.div_ceil(per_slice));
-                let mut fills = Vec::with_capacity(fill_steps);
-                for i in 0..fill_steps {
-                    let chunk: Vec<Entry> = per
-                        .iter()
-                        .zip(&sizes)
-                        .flat_map(|(p, &f)| {
-                            p[(i * per_slice).min(f)..((i + 1) * per_slice).min(f)].iter()
-                        })
-                        .copied()
-                        .collect();
-                    fills.push(chunk);
-                }
-                (fills, interleave(&per, &sizes, per_slice, steps))
-            }
-        };
-        if batches.len() < steps || batches.iter().any(|b| b.len() != per_slice * t) {
-            return Err(format!("table1 T={t}: the workload is too short"));
+        Shares::Symmetric => symmetric_workload(cfg.n as usize, stream, q, t, per_slice, steps),
+    }
+}
+
+/// [`Shares::Symmetric`]: every slice filled with `n`/T entries by insert-many of R/T, then R/T
+/// inserted into every slice in each superstep.
+fn symmetric_workload(
+    n: usize,
+    stream: &[Entry],
+    q: &dyn SlicedQueue,
+    t: usize,
+    per_slice: usize,
+    steps: usize,
+) -> (Vec<Vec<Entry>>, Vec<Vec<Entry>>) {
+    let sizes: Vec<usize> = (0..t).map(|s| n / t + usize::from(s < n % t)).collect();
+    let want: Vec<usize> = sizes.iter().map(|f| f + per_slice * steps).collect();
+    let per = by_slice(stream, q, &want);
+    let fill_steps = sizes.iter().max().map_or(0, |m| m.div_ceil(per_slice));
+    let mut fills = Vec::with_capacity(fill_steps);
+    for i in 0..fill_steps {
+        let chunk: Vec<Entry> = per
+            .iter()
+            .zip(&sizes)
+            .flat_map(|(p, &f)| p[(i * per_slice).min(f)..((i + 1) * per_slice).min(f)].iter())
+            .copied()
+            .collect();
+        fills.push(chunk);
+    }
+    (fills, interleave(&per, &sizes, per_slice, steps))
+}
+
+/// One superstep as the queue ran it: each slice's counter deltas of the extract call and of
+/// the insert call, the whole queue's, and the wall seconds of the two calls.
+struct Superstep {
+    extract: Vec<IoStats>,
+    insert: Vec<IoStats>,
+    whole: IoStats,
+    extract_secs: f64,
+    insert_secs: f64,
+}
+
+/// Superstep `step` of the queue `q` (of `n` entries, T slices): every slice extracts its
+/// `per_slice` into `out`, then the queue inserts `batch`; checks what came out and that the
+/// queue holds `n` entries again.
+fn superstep(
+    q: &mut dyn SlicedQueue,
+    step: usize,
+    per_slice: usize,
+    batch: &[Entry],
+    n: u64,
+    out: &mut Vec<Entry>,
+) -> Result<Superstep, String> {
+    let t = q.slice_count();
+    let want = per_slice * t;
+    out.clear();
+    let s0 = q.stats();
+    let te = Instant::now();
+    let e = q
+        .parallel_superstep(per_slice, &[], out)
+        .map_err(|e| failed(t, "extract superstep", e))?;
+    let de = te.elapsed().as_secs_f64();
+    if out.len() != want {
+        return Err(format!(
+            "table1 T={t} superstep {step}: extracted {} entries, expected {want}",
+            out.len()
+        ));
+    }
+    let ti = Instant::now();
+    let i = q
+        .parallel_superstep(0, batch, out)
+        .map_err(|e| failed(t, "insert superstep", e))?;
+    let di = ti.elapsed().as_secs_f64();
+    let s1 = q.stats();
+    if e.len() != t || i.len() != t {
+        return Err(format!(
+            "table1 T={t}: superstep returned {} and {} slice counters",
+            e.len(),
+            i.len()
+        ));
+    }
+    if q.len() != n {
+        return Err(format!(
+            "table1 T={t} superstep {step}: {} entries, expected {n}",
+            q.len()
+        ));
+    }
+    Ok(Superstep {
+        extract: e,
+        insert: i,
+        whole: delta(&s1, &s0),
+        extract_secs: de,
+        insert_secs: di,
+    })
+}
+
+/// The work of the measured supersteps: each slice's, superstep by superstep, and the totals.
+#[derive(Default)]
+struct Work {
+    ext_cmp: Vec<Vec<u64>>,
+    ext_io: Vec<Vec<u64>>,
+    ins_cmp: Vec<Vec<u64>>,
+    ins_io: Vec<Vec<u64>>,
+    step_cmp: Vec<Vec<u64>>,
+    ms_e: f64,
+    ms_i: f64,
+    cmp_total: u64,
+    io_total: u64,
+}
+
+/// Runs a superstep per batch of `batches` on `q`, and returns the work of those after the
+/// first `warmup`.
+fn run_supersteps(
+    q: &mut dyn SlicedQueue,
+    batches: &[Vec<Entry>],
+    per_slice: usize,
+    cfg: &Table1Config,
+    warmup: usize,
+) -> Result<Work, String> {
+    let mut work = Work::default();
+    let mut out = Vec::with_capacity(cfg.r);
+    for (step, batch) in batches.iter().enumerate() {
+        let s = superstep(q, step, per_slice, batch, cfg.n, &mut out)?;
+        if step >= warmup {
+            work.add(&s);
         }
-        for chunk in &fills {
-            q.insert_many(chunk).map_err(|e| err("fill", e))?;
-        }
-        if q.len() != cfg.n {
-            return Err(format!(
-                "table1 T={t}: {} entries after the fill, expected {}",
-                q.len(),
-                cfg.n
-            ));
-        }
-        q.reset_stats();
-        let mut ext_cmp = Vec::new();
-        let mut ext_io = Vec::new();
-        let mut ins_cmp = Vec::new();
-        let mut ins_io = Vec::new();
-        let mut step_cmp = Vec::new();
-        let (mut ms_e, mut ms_i) = (0.0, 0.0);
-        let (mut cmp_total, mut io_total) = (0u64, 0u64);
-        let mut out = Vec::with_capacity(cfg.r);
-        let want = per_slice * t;
-        for (step, batch) in batches.iter().enumerate() {
-            out.clear();
-            let s0 = q.stats();
-            let te = Instant::now();
-            let e = q
-                .parallel_superstep(per_slice, &[], &mut out)
-                .map_err(|e| err("extract superstep", e))?;
-            let de = te.elapsed().as_secs_f64();
-            if out.len() != want {
-                return Err(format!(
-                    "table1 T={t} superstep {step}: extracted {} entries, expected {want}",
-                    out.len()
-                ));
-            }
-            let ti = Instant::now();
-            let i = q
-                .parallel_superstep(0, batch, &mut out)
-                .map_err(|e| err("insert superstep", e))?;
-            let di = ti.elapsed().as_secs_f64();
-            let s1 = q.stats();
-            if e.len() != t || i.len() != t {
-                return Err(format!(
-                    "table1 T={t}: superstep returned {} and {} slice counters",
-                    e.len(),
-                    i.len()
-                ));
-            }
-            if q.len() != cfg.n {
-                return Err(format!(
-                    "table1 T={t} superstep {step}: {} entries, expected {}",
-                    q.len(),
-                    cfg.n
-                ));
-            }
-            if step < sched.warmup {
-                continue;
-            }
-            let d = delta(&s1, &s0);
-            cmp_total += d.comparisons;
-            io_total += d.block_ios();
-            ms_e += 1e3 * de;
-            ms_i += 1e3 * di;
-            ext_cmp.push(e.iter().map(|s| s.comparisons).collect::<Vec<_>>());
-            ext_io.push(e.iter().map(|s| s.block_ios()).collect::<Vec<_>>());
-            ins_cmp.push(i.iter().map(|s| s.comparisons).collect::<Vec<_>>());
-            ins_io.push(i.iter().map(|s| s.block_ios()).collect::<Vec<_>>());
-            step_cmp.push(
-                e.iter()
-                    .zip(&i)
-                    .map(|(a, b)| a.comparisons + b.comparisons)
-                    .collect::<Vec<_>>(),
-            );
-        }
+    }
+    Ok(work)
+}
+
+impl Work {
+    /// Adds the work of the measured superstep `s`.
+    fn add(&mut self, s: &Superstep) {
+        let (e, i) = (&s.extract, &s.insert);
+        self.cmp_total += s.whole.comparisons;
+        self.io_total += s.whole.block_ios();
+        self.ms_e += 1e3 * s.extract_secs;
+        self.ms_i += 1e3 * s.insert_secs;
+        self.ext_cmp
+            .push(e.iter().map(|s| s.comparisons).collect::<Vec<_>>());
+        self.ext_io
+            .push(e.iter().map(|s| s.block_ios()).collect::<Vec<_>>());
+        self.ins_cmp
+            .push(i.iter().map(|s| s.comparisons).collect::<Vec<_>>());
+        self.ins_io
+            .push(i.iter().map(|s| s.block_ios()).collect::<Vec<_>>());
+        self.step_cmp.push(
+            e.iter()
+                .zip(i)
+                .map(|(a, b)| a.comparisons + b.comparisons)
+                .collect::<Vec<_>>(),
+        );
+    }
+
+    /// The row of this work: the queue opened as `setup`, `n` entries, `measured` supersteps,
+    /// the speed-up relative to `base`.
+    fn row(
+        &self,
+        (shares, selects): (Shares, Selects),
+        setup: &SliceSetup,
+        n: u64,
+        measured: usize,
+        base: Option<&Table1Row>,
+    ) -> Table1Row {
         let s = measured as f64;
-        let ms = (ms_e + ms_i) / s;
+        let ms = (self.ms_e + self.ms_i) / s;
         let speedup = base.map_or(1.0, |r0| r0.ms_per_superstep / ms);
-        let row = Table1Row {
+        Table1Row {
             shares,
             selects,
-            t,
-            per_slice,
-            n: cfg.n,
+            t: setup.slices,
+            per_slice: setup.per_slice,
+            n,
             supersteps: measured,
             cache_pages: setup.pager.cache_pages,
-            extract_cmp: efficiency(&ext_cmp),
-            insert_cmp: efficiency(&ins_cmp),
-            extract_io: efficiency(&ext_io),
-            insert_io: efficiency(&ins_io),
-            superstep_cmp: efficiency(&step_cmp),
+            extract_cmp: efficiency(&self.ext_cmp),
+            insert_cmp: efficiency(&self.ins_cmp),
+            extract_io: efficiency(&self.ext_io),
+            insert_io: efficiency(&self.ins_io),
+            superstep_cmp: efficiency(&self.step_cmp),
             windows: WINDOWS
                 .iter()
                 .map(|&w| WindowEfficiency {
                     supersteps: w,
-                    extract_cmp: efficiency(&windows(&ext_cmp, w)),
-                    insert_cmp: efficiency(&windows(&ins_cmp, w)),
+                    extract_cmp: efficiency(&windows(&self.ext_cmp, w)),
+                    insert_cmp: efficiency(&windows(&self.ins_cmp, w)),
                 })
                 .collect(),
-            extract_cmp_run: efficiency(&[column_sums(&ext_cmp)]),
-            insert_cmp_run: efficiency(&[column_sums(&ins_cmp)]),
-            comparisons_per_superstep: cmp_total as f64 / s,
-            ios_per_superstep: io_total as f64 / s,
+            extract_cmp_run: efficiency(&[column_sums(&self.ext_cmp)]),
+            insert_cmp_run: efficiency(&[column_sums(&self.ins_cmp)]),
+            comparisons_per_superstep: self.cmp_total as f64 / s,
+            ios_per_superstep: self.io_total as f64 / s,
             ms_per_superstep: ms,
-            ms_extract: ms_e / s,
-            ms_insert: ms_i / s,
+            ms_extract: self.ms_e / s,
+            ms_insert: self.ms_i / s,
             speedup,
-        };
-        eprintln!(
-            "pqbench: table1: {}, {:?} SELECTs, T={t} R/T={per_slice}: extract {:.3}, insert {:.3} \
-             (comparisons); {:.3}, {:.3} (I/Os); {:.1} ms/superstep",
-            shares.label(),
-            selects,
-            row.extract_cmp, row.insert_cmp, row.extract_io, row.insert_io, ms
-        );
-        Ok(row)
+        }
     }
 }
 
