@@ -25,82 +25,7 @@ fn commands_that_make_a_crawl_refuse_a_place_inside_or_over_one() {
     ]));
     std::os::unix::fs::symlink(&dir, t.path().join("link")).unwrap();
     let before = common::snapshot(&dir);
-    let cases: Vec<(&str, Vec<String>, &str)> = vec![
-        (
-            "init over a crawl",
-            vec!["init".into(), "--seeds".into(), s(&seeds), s(&dir)],
-            "already a crawl",
-        ),
-        (
-            "init inside a crawl's state",
-            vec![
-                "init".into(),
-                "--seeds".into(),
-                s(&seeds),
-                s(&dir.join("state/new")),
-            ],
-            "inside the crawl",
-        ),
-        (
-            "init inside a crawl, through a symlink",
-            vec![
-                "init".into(),
-                "--seeds".into(),
-                s(&seeds),
-                s(&t.path().join("link/cycles/x")),
-            ],
-            "inside the crawl",
-        ),
-        (
-            "init inside a crawl, through ..",
-            vec![
-                "init".into(),
-                "--seeds".into(),
-                s(&seeds),
-                s(&dir.join("cycles/../sub")),
-            ],
-            "inside the crawl",
-        ),
-        (
-            "demo into a crawl",
-            vec!["demo".into(), "--dir".into(), s(&dir)],
-            "already a crawl",
-        ),
-        (
-            "repartition onto the crawl itself",
-            vec![
-                "repartition".into(),
-                "--partitions".into(),
-                "3".into(),
-                s(&dir),
-                s(&dir),
-            ],
-            "the crawl itself",
-        ),
-        (
-            "repartition onto a symlink to the crawl",
-            vec![
-                "repartition".into(),
-                "--partitions".into(),
-                "3".into(),
-                s(&dir),
-                s(&t.path().join("link")),
-            ],
-            "the crawl itself",
-        ),
-        (
-            "repartition inside the crawl",
-            vec![
-                "repartition".into(),
-                "--partitions".into(),
-                "3".into(),
-                s(&dir),
-                s(&dir.join("state")),
-            ],
-            "inside the crawl",
-        ),
-    ];
-    for (what, args, says) in cases {
+    for (what, args, says) in dangerous_places(t.path(), &seeds, &dir) {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = dragnet(&args);
         let text = common::out_text(&out);
@@ -112,4 +37,89 @@ fn commands_that_make_a_crawl_refuse_a_place_inside_or_over_one() {
         );
     }
     assert!(!dir.join("state/new").exists() && !dir.join("sub").exists());
+}
+
+/// (what, the command, what its refusal says): commands that make a crawl, pointed inside or
+/// over the crawl `dir` (made in `t` from `seeds`; `t/link` links to it).
+fn dangerous_places(
+    t: &Path,
+    seeds: &Path,
+    dir: &Path,
+) -> Vec<(&'static str, Vec<String>, &'static str)> {
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    vec![
+        (
+            "init over a crawl",
+            vec!["init".into(), "--seeds".into(), s(seeds), s(dir)],
+            "already a crawl",
+        ),
+        (
+            "init inside a crawl's state",
+            vec![
+                "init".into(),
+                "--seeds".into(),
+                s(seeds),
+                s(&dir.join("state/new")),
+            ],
+            "inside the crawl",
+        ),
+        (
+            "init inside a crawl, through a symlink",
+            vec![
+                "init".into(),
+                "--seeds".into(),
+                s(seeds),
+                s(&t.join("link/cycles/x")),
+            ],
+            "inside the crawl",
+        ),
+        (
+            "init inside a crawl, through ..",
+            vec![
+                "init".into(),
+                "--seeds".into(),
+                s(seeds),
+                s(&dir.join("cycles/../sub")),
+            ],
+            "inside the crawl",
+        ),
+        (
+            "demo into a crawl",
+            vec!["demo".into(), "--dir".into(), s(dir)],
+            "already a crawl",
+        ),
+        (
+            "repartition onto the crawl itself",
+            vec![
+                "repartition".into(),
+                "--partitions".into(),
+                "3".into(),
+                s(dir),
+                s(dir),
+            ],
+            "the crawl itself",
+        ),
+        (
+            "repartition onto a symlink to the crawl",
+            vec![
+                "repartition".into(),
+                "--partitions".into(),
+                "3".into(),
+                s(dir),
+                s(&t.join("link")),
+            ],
+            "the crawl itself",
+        ),
+        (
+            "repartition inside the crawl",
+            vec![
+                "repartition".into(),
+                "--partitions".into(),
+                "3".into(),
+                s(dir),
+                s(&dir.join("state")),
+            ],
+            "inside the crawl",
+        ),
+    ]
 }
