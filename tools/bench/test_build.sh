@@ -97,7 +97,8 @@ timed() {
     [ -n "$t_build" ] || t_build=$t_total
     local crates downloaded
     crates=$(grep -c '^[0-9.]* *Compiling ' "$log" || true)
-    downloaded=$(grep -m1 -o 'Downloaded [0-9]* crates.*' "$log" || true)
+    # The crates.io index and the downloads come before the first crate is compiled.
+    downloaded=$(awk '$2 == "Downloaded" {n++} $2 == "Compiling" {if (n) printf "%d crates downloaded in the first %.0f s", n, $1; exit}' "$log")
     awk -v rc="$rc" -v b="$t_build" -v t="$t_total" -v n="$crates" -v d="${downloaded:+; $downloaded}" 'BEGIN {
         printf "   exit %d; build %.0f s (%d crates compiled%s), after the build %.0f s, total %.0f s\n", rc, b, n, d, t-b, t }'
     echo "   CPU time (user + system, build and run): $cpu s"
