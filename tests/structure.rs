@@ -212,6 +212,13 @@ fn inline_paths(line: &str) -> Vec<String> {
     out
 }
 
+/// Writes `text` to `rel` under `src`, making its directories (the self-tests' module trees).
+fn write_file(src: &Path, rel: &str, text: &str) {
+    let p = src.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
 #[test]
 fn no_import_circles_between_library_modules() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -229,11 +236,7 @@ fn no_import_circles_between_library_modules() {
 fn the_circle_check_finds_a_circle_through_a_reexport() {
     let t = tempfile::tempdir().unwrap();
     let src = t.path();
-    let write = |rel: &str, text: &str| {
-        let p = src.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| write_file(src, rel, text);
     write("lib.rs", "pub mod a;\npub mod b;\n");
     write("a/mod.rs", "mod x;\nmod y;\npub use x::X;\npub use y::Y;\n");
     write("a/x.rs", "use crate::b::B;\npub struct X(B);\n");
@@ -477,11 +480,7 @@ fn each_module_imports_only_the_layers_below_it() {
 fn the_layer_check_finds_an_import_of_a_layer_above() {
     let t = tempfile::tempdir().unwrap();
     let src = t.path();
-    let write = |rel: &str, text: &str| {
-        let p = src.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let write = |rel: &str, text: &str| write_file(src, rel, text);
     write("lib.rs", "pub mod low;\npub mod high;\n");
     write("low/mod.rs", "mod x;\npub use x::X;\n");
     write("low/x.rs", "pub struct X;\n");
