@@ -364,6 +364,7 @@ fn a_node_that_goes_away_mid_cycle_has_its_tasks_run_on_the_others() {
     // is brought back and the next one seen goes away.)
     let mut back = NodeBack(None);
     let mut lost = false;
+    let mut missed = Vec::new();
     crawl_through_slurm(&c, || {
         if lost {
             return;
@@ -382,12 +383,19 @@ fn a_node_that_goes_away_mid_cycle_has_its_tasks_run_on_the_others() {
             back.0 = Some(node);
             lost = !String::from_utf8_lossy(&out.stdout).contains(" and 0 job processes");
             if !lost {
+                missed.push(node);
                 drop(std::mem::replace(&mut back, NodeBack(None)));
             }
         }
     });
     server.stop();
-    let node = back.0.clone().expect("a node running a stage was seen");
+    let node = back.0.clone().unwrap_or_else(|| {
+        panic!(
+            "no node was stopped while it ran a stage: the chain ended first ({} stops came after \
+             the stage had ended: {missed:?})",
+            missed.len()
+        )
+    });
     assert!(
         whole_logs(c.dir.root()).contains(", run 2"),
         "no task ran a second time after {node} went away\n{}",
