@@ -380,7 +380,7 @@ fn a_node_that_goes_away_mid_cycle_has_its_tasks_run_on_the_others() {
                     .output()
                     .unwrap(),
             );
-            back.0 = Some(node);
+            back.0 = Some(node.clone());
             lost = !String::from_utf8_lossy(&out.stdout).contains(" and 0 job processes");
             if !lost {
                 missed.push(node);
