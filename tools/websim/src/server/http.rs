@@ -49,6 +49,16 @@ pub(crate) fn find_head_end(
     max_head: usize,
 ) -> Result<Option<usize>, HeadError> {
     let mut start = *from;
+    // A request line starts with a method token (after blank lines): anything else, such as a
+    // TLS ClientHello sent to the plain-HTTP port, is answered 400 at once, as nginx does, not
+    // left waiting for a line end that never comes.
+    if start == 0 {
+        if let Some(&b) = buf.iter().find(|&&b| b != b'\r' && b != b'\n') {
+            if !b.is_ascii_graphic() {
+                return Err(HeadError::Bad("not an HTTP request"));
+            }
+        }
+    }
     while let Some(nl) = buf[start..].iter().position(|&b| b == b'\n') {
         let end = start + nl;
         if start == 0 && end > max_line {
@@ -496,6 +506,18 @@ mod tests {
             Ok(None)
         );
         assert_eq!(from, 25); // where the next line starts
+    }
+
+    #[test]
+    fn a_tls_client_hello_is_refused_at_once() {
+        // The first bytes of a TLS record (handshake, TLS 1.0 record version), no line end.
+        let mut from = 0;
+        assert_eq!(
+            find_head_end(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01], &mut from, 50, 1000),
+            Err(HeadError::Bad("not an HTTP request"))
+        );
+        let mut from = 0;
+        assert_eq!(find_head_end(b"\r\nGE", &mut from, 50, 1000), Ok(None));
     }
 
     #[test]
