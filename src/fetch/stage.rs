@@ -90,8 +90,10 @@ use partition::PartitionRun;
 use worker::error_result;
 
 /// Least delay after a request whose connection was dropped mid-response or failed: the server
-/// may still be writing to the old connection until it notices, and a host that needed cutting
-/// off deserves a pause. (The delay is also at least as long as the failed request took.)
+/// may still be writing to the old connection until it notices (its next write fails), and a
+/// host that needed cutting off deserves a pause. How long the request took counts through
+/// `delay_factor`, as for any request: a slow drip cut after the 30 s total timeout earns 60 s
+/// by default; a crawl that sets the factor to 0 (the demo) waits this long, not as long again.
 const ABANDON_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Slack added to every non-zero delay. The server stamps a response's end when its last write

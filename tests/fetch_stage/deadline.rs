@@ -1,5 +1,6 @@
 //! The fetch deadline (`[fetch] deadline`): what is left when it passes is deferred, not lost,
-//! and it is each host's lowest-priority URLs, and the lowest-priority hosts, that are left.
+//! and it is each host's lowest-priority URLs, and the lowest-priority hosts, that are left; and
+//! what the stage does not wait for (the URLs of a host given up for the run).
 
 use super::*;
 
@@ -165,4 +166,51 @@ fn a_deadline_leaves_the_lowest_priority_hosts() {
         "fetched down to {lowest_fetched}, left up to {highest_left}: {all:?}"
     );
     server.stop();
+}
+
+/// A host given up for the run (`max_host_failures` failures in a row) has its other URLs
+/// settled as `host_failing` at once, without a request and without waiting out the delay its
+/// last failure earned: here 30 to 60 s (`delay_factor` 60 x the drip's 0.5 s until `min_rate`
+/// cuts it, or the 1 s total timeout), which the stage must not spend (it ends in about a
+/// second; it took 13 s with a factor of 20 before).
+#[test]
+fn a_host_given_up_has_its_other_urls_settled_without_waiting_out_its_delay() {
+    let (web, server) = start(WebConfig {
+        seed: 21,
+        hosts: 4,
+        pages: 6,
+        hostile_every: 2,
+        drip_interval: Duration::from_millis(200),
+        max_crawl_delay: Duration::from_millis(100),
+        ..WebConfig::default()
+    });
+    let drip = web
+        .hosts
+        .iter()
+        .find(|h| h.hostile == Some(Hostile::SlowDrip))
+        .expect("a host drips")
+        .index;
+    let urls: Vec<String> = (0..6)
+        .map(|page| web.url(PageRef::Page { host: drip, page }))
+        .collect();
+    let mut cfg = test_config();
+    cfg.crawl.partitions = 1;
+    cfg.fetch.threads = 1;
+    cfg.fetch.max_host_failures = 1;
+    cfg.fetch.total_timeout_secs = 1.0;
+    cfg.fetch.delay_factor = 60.0;
+    cfg.fetch.deadline_secs = 120.0;
+    let c = crawl_of(&web, &urls, cfg);
+    let t0 = Instant::now();
+    fetch_all(&c, 0);
+    let took = t0.elapsed();
+    let got = results(&c, 0);
+    assert_eq!(got.len(), urls.len());
+    let given_up = got.values().filter(|r| r.error == "host_failing").count();
+    assert_eq!(given_up, urls.len() - 1, "{got:#?}");
+    assert!(
+        took < Duration::from_secs(15),
+        "the host's other URLs waited out its delay: {took:?}"
+    );
+    assert_polite(server);
 }

@@ -109,6 +109,18 @@ impl Shared<'_> {
                     st.sched.push_back(lease.host, job);
                 }
             }
+            if self.failing(lease.item.host_key) {
+                // The host is given up for the run: its other URLs are settled now, without a
+                // request, rather than each waiting out the host's delay (after a timeout, as
+                // long again) only to be refused.
+                for j in st.sched.drain_where(lease.host, |_| true) {
+                    if let Err(e) =
+                        self.finish_job(&j, error_result(&j, FetchErrorKind::HostFailing))
+                    {
+                        self.fail(e);
+                    }
+                }
+            }
             // With the margin, as `note_request` recorded it for the next run.
             st.sched
                 .complete(lease.host, Instant::now(), with_margin(delay));
@@ -133,11 +145,9 @@ impl Shared<'_> {
         let (policy, failing, client, ip) = {
             let mut hosts = lock(&self.hosts);
             let h = hosts.get_mut(&job.host_key).expect("host of a lease");
-            let failing = self.cfg.fetch.max_host_failures > 0
-                && h.record.consecutive_failures >= self.cfg.fetch.max_host_failures;
             (
                 self.policy(h, &origin),
-                failing,
+                self.failing_host(h),
                 Arc::clone(&h.client),
                 h.ip,
             )
@@ -162,6 +172,20 @@ impl Shared<'_> {
             return self.settle(job, kind);
         }
         self.fetch_page(job, &url, &client, ip, &policy)
+    }
+
+    /// Whether the host failed `[fetch] max_host_failures` requests in a row: given up for the
+    /// rest of the run (its URLs are settled as `host_failing`, without a request).
+    fn failing_host(&self, h: &HostState) -> bool {
+        let max = self.cfg.fetch.max_host_failures;
+        max > 0 && h.record.consecutive_failures >= max
+    }
+
+    /// [`Self::failing_host`] of the host `hk` (false once it has left the run's table).
+    fn failing(&self, hk: u64) -> bool {
+        lock(&self.hosts)
+            .get(&hk)
+            .is_some_and(|h| self.failing_host(h))
     }
 
     /// The job's URL, or why it is refused before its host is looked at: followed beyond the
@@ -243,7 +267,7 @@ impl Shared<'_> {
         let answered = result.usable();
         let mut delay = self.delay(policy.crawl_delay(), took);
         if abandoned {
-            delay = delay.max(took.max(ABANDON_BACKOFF));
+            delay = delay.max(ABANDON_BACKOFF);
         }
         if result.status > 0 {
             delay = delay.max(self.back_off(job.host_key, slow_down));
@@ -519,7 +543,7 @@ impl Shared<'_> {
         }
         let mut delay = self.delay(crawl_delay, took);
         if abandoned {
-            delay = delay.max(took.max(ABANDON_BACKOFF));
+            delay = delay.max(ABANDON_BACKOFF);
         }
         if ssrf {
             // Nothing was sent: no delay earned, no failure counted against the host.
