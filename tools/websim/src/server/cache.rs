@@ -1,5 +1,5 @@
 //! A bounded cache of whole answers, for sites whose answers are pure functions of the request
-//! ([`Site::cache_key_headers`]).
+//! ([`Site::cache_key_headers`](crate::site::Site::cache_key_headers)).
 //!
 //! Why: rendering a synthetic page (tens of KB of generated text) costs far more than serving
 //! it, so a benchmark that fetches the same URLs over and over measured the renderer, not the
