@@ -118,7 +118,8 @@ pub struct FetchSection {
     pub deadline_secs: f64,
     /// A host whose requests fail this many times in a row (no answer, timeout, slow drip, cut
     /// body) is given up for the run: its remaining URLs are recorded as `host_failing` at once
-    /// (without waiting out the host's delay) and retried in a later cycle. 0 never gives up (only the deadline ends such a host).
+    /// (without waiting out the host's delay) and retried in a later cycle. 0 never gives up
+    /// (only the deadline ends such a host).
     pub max_host_failures: u32,
     /// A host that failed in this many fetch runs in a row (it had URLs and none got an answer:
     /// robots.txt unreachable, connection refused, timeouts, TLS failures) is *parked*: its URLs

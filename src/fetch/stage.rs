@@ -92,8 +92,8 @@ use worker::error_result;
 /// Least delay after a request whose connection was dropped mid-response or failed: the server
 /// may still be writing to the old connection until it notices (its next write fails), and a
 /// host that needed cutting off deserves a pause. How long the request took counts through
-/// `delay_factor`, as for any request: a slow drip cut after the 30 s total timeout earns 60 s
-/// by default; a crawl that sets the factor to 0 (the demo) waits this long, not as long again.
+/// `delay_factor`, as for any request: a slow drip cut after the 60 s total timeout earns 120
+/// s by default; a crawl that sets the factor to 0 (the demo) waits this long, not as long again.
 const ABANDON_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Slack added to every non-zero delay. The server stamps a response's end when its last write
