@@ -62,11 +62,13 @@
 //! the second time may differ, so a re-run gives the same *set* of results, not the same bytes.
 //!
 //! One partition's run (setup, run loop, commit) is `stage/partition.rs`; the feeder lives in
-//! `stage/feed.rs`, the workers in `stage/worker.rs`, in-run following in `stage/follow.rs`.
+//! `stage/feed.rs`, the workers in `stage/worker.rs`, robots.txt fetching and the per-origin
+//! policy in `stage/robots.rs`, in-run following in `stage/follow.rs`.
 
 mod feed;
 mod follow;
 mod partition;
+mod robots;
 mod worker;
 
 use std::collections::{BTreeMap, HashMap};
