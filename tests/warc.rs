@@ -320,6 +320,7 @@ fn write_sample_exchange(w: &mut WarcWriter, i: usize, records: &mut Vec<Written
         // The block in two pieces, split anywhere (in the head, at its end, in the body).
         response: &resp[..(i * 7) % (resp.len() + 1)],
         response_rest: &resp[(i * 7) % (resp.len() + 1)..],
+        response_head: None,
         kind: kind.clone(),
     };
     let loc = w.write_exchange(&ex).unwrap();
@@ -540,6 +541,7 @@ fn digests_are_warcios_sha1_base32() {
             request: Some(b"GET / HTTP/1.1\r\nHost: example.test\r\n\r\n"),
             response: resp,
             response_rest: &[],
+            response_head: None,
             kind: ResponseKind::Response { truncated: None },
         })
         .unwrap();

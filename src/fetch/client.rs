@@ -74,6 +74,7 @@ use crate::fetch::guard;
 use crate::fetch::tls::{self, TlsConnector};
 use crate::records::FetchErrorKind;
 use crate::resolve::{DnsCache, Lookup, Resolver, SystemLookup};
+use crate::warc::http::{read_head, HttpHead, DEFAULT_MAX_HEAD};
 use crate::warc::Truncated;
 
 mod body;
@@ -135,6 +136,9 @@ pub struct Fetched {
     pub raw_request: Vec<u8>,
     /// Status line and headers of the response, ending with the blank line.
     pub raw_response_head: Vec<u8>,
+    /// `raw_response_head` parsed, once for the WARC index line, the payload's decoding and the
+    /// parse (`None` if it does not parse, which a head this client wrote always does).
+    pub head: Option<HttpHead>,
     /// The body as received: de-chunked, still content-encoded, at most `max_body` bytes.
     pub body: Vec<u8>,
     /// Why the body is incomplete, if it is.
@@ -199,10 +203,13 @@ impl Fetched {
         } else {
             None
         };
+        let raw_response_head = head_bytes(parts);
+        let head = read_head(&mut &raw_response_head[..], DEFAULT_MAX_HEAD).ok();
         Fetched {
             status,
             raw_request,
-            raw_response_head: head_bytes(parts),
+            raw_response_head,
+            head,
             body: Vec::new(),
             cut: None,
             ip,
@@ -594,10 +601,15 @@ impl Fetcher {
         client.pins.pin(key.clone(), SocketAddr::new(ip, req.port));
 
         let headers = self.headers(&req.host_header, validators);
-        let mut raw_request = format!("GET {} HTTP/1.1\r\n", req.target).into_bytes();
+        let mut raw_request = Vec::with_capacity(256);
+        for piece in ["GET ", &req.target, " HTTP/1.1\r\n"] {
+            raw_request.extend_from_slice(piece.as_bytes());
+        }
         let mut call = client.agent.get(req.uri);
         for (n, v) in &headers {
-            raw_request.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
+            for piece in [n, ": ", v, "\r\n"] {
+                raw_request.extend_from_slice(piece.as_bytes());
+            }
             call = call.header(*n, *v);
         }
         raw_request.extend_from_slice(b"\r\n");

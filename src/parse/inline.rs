@@ -34,18 +34,19 @@ use crate::crawl::{CrawlDir, DoneMarker};
 use crate::error::Result;
 use crate::records::FetchResult;
 use crate::run::{KeepFirst, RunWriter, Schema, Sorter};
-use crate::warc::http::{self, HttpHead};
+use crate::warc::http::HttpHead;
 
 /// A response's HTTP head and its decoded payload (borrowed from the body when it has no
 /// coding).
-pub(crate) type Document<'a> = (HttpHead, Cow<'a, [u8]>);
+pub(crate) type Document<'a> = (&'a HttpHead, Cow<'a, [u8]>);
 
-/// The decoded response the parse of `fr` reads, from the head and body bytes a fetch received:
-/// `None` when the parse reads no body for it (not a 2xx HTML page, sitemap or feed) or the head
-/// does not parse. Needs no [`InlineParse`]: workers decode in parallel, outside its lock.
+/// The decoded response the parse of `fr` reads, from the head a fetch received (parsed) and its
+/// body bytes: `None` when the parse reads no body for it (not a 2xx HTML page, sitemap or feed)
+/// or the head did not parse. Needs no [`InlineParse`]: workers decode in parallel, outside its
+/// lock.
 pub(crate) fn document<'a>(
     fr: &FetchResult,
-    raw_head: &[u8],
+    head: Option<&'a HttpHead>,
     rest: &'a [u8],
     max_decoded: u64,
     requisites: bool,
@@ -53,9 +54,9 @@ pub(crate) fn document<'a>(
     if fr.status == 0 || !reads_body(fr, requisites) {
         return None;
     }
-    let head = http::read_head(&mut &raw_head[..], http::DEFAULT_MAX_HEAD).ok()?;
+    let head = head?;
     let mut decoded = Vec::new();
-    let body = match payload(max_decoded, &head, rest, rest, &mut decoded) {
+    let body = match payload(max_decoded, head, rest, rest, &mut decoded) {
         Some(b) => Cow::Borrowed(b),
         None => Cow::Owned(decoded),
     };
@@ -135,7 +136,7 @@ impl InlineParse {
             ex.bump("records", 1);
         }
         let (head, body) = match doc {
-            Some((h, b)) => (Some(h), &b[..]),
+            Some((h, b)) => (Some(*h), &b[..]),
             None => (None, &[][..]),
         };
         let mut links = out.as_mut().map(|o| &mut o.links);

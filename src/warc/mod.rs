@@ -382,17 +382,19 @@ impl IdGen {
         let mut b = xxhash_rust::xxh3::xxh3_128(&input).to_le_bytes();
         b[6] = (b[6] & 0x0f) | 0x40; // version 4
         b[8] = (b[8] & 0x3f) | 0x80; // variant 10
-        let hex = |r: std::ops::Range<usize>| -> String {
-            b[r].iter().map(|x| format!("{x:02x}")).collect()
-        };
-        format!(
-            "<urn:uuid:{}-{}-{}-{}-{}>",
-            hex(0..4),
-            hex(4..6),
-            hex(6..8),
-            hex(8..10),
-            hex(10..16)
-        )
+                                     // Written digit by digit: two IDs per page, so no formatting machinery per byte.
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut id = String::with_capacity(47);
+        id.push_str("<urn:uuid:");
+        for (i, x) in b.iter().enumerate() {
+            if matches!(i, 4 | 6 | 8 | 10) {
+                id.push('-');
+            }
+            id.push(HEX[usize::from(x >> 4)] as char);
+            id.push(HEX[usize::from(x & 0x0f)] as char);
+        }
+        id.push('>');
+        id
     }
 }
 
@@ -450,6 +452,26 @@ mod tests {
         assert_eq!(id.len(), "<urn:uuid:>".len() + 36);
         assert_eq!(&id[24..25], "4", "{id}");
         assert!(matches!(&id[29..30], "8" | "9" | "a" | "b"), "{id}");
+        // The canonical 8-4-4-4-12 text of the generator's 16 bytes, lowercase.
+        let mut c = IdGen::new(IdSource::Seeded(7));
+        c.counter = 41;
+        let mut input = [0u8; 24];
+        input[..16].copy_from_slice(&c.key);
+        input[16..].copy_from_slice(&42u64.to_le_bytes());
+        let mut u = xxhash_rust::xxh3::xxh3_128(&input).to_le_bytes();
+        u[6] = (u[6] & 0x0f) | 0x40;
+        u[8] = (u[8] & 0x3f) | 0x80;
+        let h =
+            |r: std::ops::Range<usize>| u[r].iter().map(|x| format!("{x:02x}")).collect::<String>();
+        let want = format!(
+            "<urn:uuid:{}-{}-{}-{}-{}>",
+            h(0..4),
+            h(4..6),
+            h(6..8),
+            h(8..10),
+            h(10..16)
+        );
+        assert_eq!(c.next_id(), want);
         let mut r1 = IdGen::new(IdSource::Random);
         let mut r2 = IdGen::new(IdSource::Random);
         assert_ne!(r1.next_id(), r2.next_id());

@@ -29,6 +29,7 @@ use std::time::SystemTime;
 use super::cdxj::{self, CdxjSorter};
 use super::dictionary::{Codec, Dictionary};
 use super::digest;
+use super::http::HttpHead;
 use super::{
     file_name, warc_date, Compression, IdGen, IdSource, RecordType, Truncated, WarcHeader,
     PROFILE_IDENTICAL_PAYLOAD_DIGEST, PROFILE_SERVER_NOT_MODIFIED, WARC_VERSION,
@@ -180,6 +181,9 @@ pub struct Exchange<'a> {
     /// in separate buffers passes them as they are instead of copying them into one (empty
     /// otherwise).
     pub response_rest: &'a [u8],
+    /// The response's head parsed already, if the caller has it (the CDXJ line reads its status
+    /// and media type); `None` parses it from `response`.
+    pub response_head: Option<&'a HttpHead>,
     /// Response or not-modified revisit.
     pub kind: ResponseKind<'a>,
 }
@@ -237,6 +241,8 @@ struct Rec<'a> {
     content_type: &'a str,
     /// The block, in pieces written one after the other.
     block: [&'a [u8]; 2],
+    /// The block's HTTP head, parsed by the caller (else parsed here for the index).
+    head: Option<&'a HttpHead>,
     payload: Payload,
 }
 
@@ -359,6 +365,7 @@ impl WarcWriter {
                     extra,
                     content_type: "application/http;msgtype=request",
                     block: [block, &[]],
+                    head: None,
                     payload: Payload::Http,
                 })?)
             }
@@ -418,6 +425,7 @@ impl WarcWriter {
                 ResponseKind::IdenticalPayload(_) => [ex.response, &[]],
                 _ => [ex.response, ex.response_rest],
             },
+            head: ex.response_head,
             payload,
         })?;
         self.maybe_rotate()?;
@@ -447,6 +455,7 @@ impl WarcWriter {
                 .collect(),
             content_type: "application/warc-fields",
             block: [&block, &[]],
+            head: None,
             payload: Payload::Block,
         })?;
         self.maybe_rotate()?;
@@ -476,6 +485,7 @@ impl WarcWriter {
                 .collect(),
             content_type: "text/plain",
             block: [text.as_bytes(), &[]],
+            head: None,
             payload: Payload::None,
         })?;
         self.maybe_rotate()?;
@@ -552,6 +562,7 @@ impl WarcWriter {
             extra: vec![("WARC-Filename", name)],
             content_type: "application/warc-fields",
             block: [&block, &[]],
+            head: None,
             payload: Payload::None,
         })?;
         Ok(())
@@ -646,15 +657,18 @@ impl WarcWriter {
         open.whole = open.file.written();
         if let (Some(sorter), Some(ix)) = (self.index.as_mut(), self.cfg.index.as_ref()) {
             if cdxj::is_indexed(&rec.kind) {
-                let head = (rec.kind != RecordType::Resource)
-                    .then(|| {
+                let parsed;
+                let head = match rec.head {
+                    Some(head) => Some(head),
+                    None if rec.kind != RecordType::Resource => {
                         let mut block = std::io::Read::chain(rec.block[0], rec.block[1]);
-                        super::http::read_head(&mut block, super::http::DEFAULT_MAX_HEAD).ok()
-                    })
-                    .flatten();
+                        parsed = super::http::read_head(&mut block, super::http::DEFAULT_MAX_HEAD);
+                        parsed.as_ref().ok()
+                    }
+                    None => None,
+                };
                 let filename = format!("{}{}", ix.filename_prefix, open.name);
-                if let Some(line) = cdxj::record_line(&h, head.as_ref(), offset, length, &filename)
-                {
+                if let Some(line) = cdxj::record_line(&h, head, offset, length, &filename) {
                     sorter.push(line)?;
                 }
             }

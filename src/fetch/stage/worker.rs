@@ -313,7 +313,7 @@ impl Shared<'_> {
         // Decoded outside the lock: the workers of the partition decode in parallel.
         let doc = crate::parse::inline::document(
             r,
-            &got.raw_response_head,
+            got.head.as_ref(),
             &got.body,
             self.cfg.fetch.max_decoded.0,
             self.cfg.parse.requisites,
@@ -503,6 +503,7 @@ impl Shared<'_> {
             request: Some(&got.raw_request),
             response: &got.raw_response_head,
             response_rest: &got.body,
+            response_head: got.head.as_ref(),
             kind,
         })?;
         Ok((loc, identical))
@@ -665,12 +666,9 @@ fn digest_body(got: &Fetched, cap: u64) -> (u64, bool) {
 /// gzip member, a wrong coding) gives what decoded before the error; `true` if `cap` was hit.
 fn decode_into(got: &Fetched, cap: u64, sink: &mut dyn FnMut(&[u8])) -> bool {
     use std::io::Read;
-    let head = match crate::warc::http::read_head(&mut &got.raw_response_head[..], 1 << 20) {
-        Ok(h) => h,
-        Err(_) => {
-            sink(&got.body);
-            return false;
-        }
+    let Some(head) = &got.head else {
+        sink(&got.body);
+        return false;
     };
     if head.codings().is_empty() {
         let n = got
@@ -680,7 +678,7 @@ fn decode_into(got: &Fetched, cap: u64, sink: &mut dyn FnMut(&[u8])) -> bool {
         sink(&got.body[..n]);
         return (got.body.len() as u64) > cap;
     }
-    let mut r = match crate::warc::http::payload_reader(&head, &got.body[..], cap) {
+    let mut r = match crate::warc::http::payload_reader(head, &got.body[..], cap) {
         Ok(r) => r,
         Err(_) => return false,
     };
