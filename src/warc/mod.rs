@@ -382,7 +382,8 @@ impl IdGen {
         let mut b = xxhash_rust::xxh3::xxh3_128(&input).to_le_bytes();
         b[6] = (b[6] & 0x0f) | 0x40; // version 4
         b[8] = (b[8] & 0x3f) | 0x80; // variant 10
-                                     // Written digit by digit: two IDs per page, so no formatting machinery per byte.
+
+        // Written digit by digit: two IDs per page, so no formatting machinery per byte.
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut id = String::with_capacity(47);
         id.push_str("<urn:uuid:");
