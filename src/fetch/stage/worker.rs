@@ -666,9 +666,21 @@ fn digest_body(got: &Fetched, cap: u64) -> (u64, bool) {
 /// gzip member, a wrong coding) gives what decoded before the error; `true` if `cap` was hit.
 fn decode_into(got: &Fetched, cap: u64, sink: &mut dyn FnMut(&[u8])) -> bool {
     use std::io::Read;
-    let Some(head) = &got.head else {
-        sink(&got.body);
-        return false;
+    // `got.head` was parsed within the WARC reader's cap on heads; a bigger one (possible when
+    // `max_header_bytes` is raised past it) is parsed here with the larger cap it always had.
+    let parsed;
+    let head = match &got.head {
+        Some(head) => head,
+        None => match crate::warc::http::read_head(&mut &got.raw_response_head[..], 1 << 20) {
+            Ok(h) => {
+                parsed = h;
+                &parsed
+            }
+            Err(_) => {
+                sink(&got.body);
+                return false;
+            }
+        },
     };
     if head.codings().is_empty() {
         let n = got
