@@ -46,8 +46,8 @@ if [ ! -f "$web/seeds.txt" ]; then
     echo "== generating the web: $H hosts x $P pages in $web" >&2
     python3 "$PEERBENCH/gen.py" --hosts "$H" --pages "$P" --port "$PORT" --out "$web" >&2
 fi
-pages=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); print(len(t["reachable"]) if isinstance(t.get("reachable"), list) else t.get("reachable_count", 0))' "$web/truth.json" 2>/dev/null || echo 0)
-[ "$pages" -gt 0 ] 2>/dev/null || pages=$((H * P))
+# gen.py's truth: the reachable pages, the denominator of the per-1k column (as in peers.sh).
+pages=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["reachable"]))' "$web/truth.json")
 sed 's#^\(\s*\)access_log .*;#\1access_log off;#' "$web/nginx.conf" > "$WORK/nginx-nolog.conf"
 nginx -p "$web" -e "$web/logs/error.log" -c "$WORK/nginx-nolog.conf" &
 ng=$!
