@@ -169,6 +169,77 @@ fn cbt_frontier_honours_budget_cap_and_staleness() {
 }
 
 #[test]
+fn the_reserve_follows_the_list_within_the_host_cap_and_is_not_charged_to_the_budget() {
+    let (c, server) = crawl(QueueKind::Quickheap, |cfg| {
+        cfg.prioritize.fetch_budget = 3;
+        cfg.prioritize.max_urls_per_host = 4;
+        cfg.prioritize.reserve_factor = 1.0;
+    });
+    let (dir, cfg) = (&c.dir, &c.cfg);
+    common::stages_until_merge(dir, cfg, 0);
+    let mut reserved = 0;
+    for p in 0..M {
+        let r = prioritize_partition(dir, cfg, 0, p).unwrap();
+        // The reference: in priority order, at most 4 per host counting list and reserve, the
+        // first 3 listed, the next 3 the reserve.
+        let updates = read_all(&dir.new_urls(0, p), Schema::NEW, |b| {
+            FrontierUpdate::decode(b).unwrap()
+        });
+        let mut entries: Vec<Entry> = updates
+            .iter()
+            .map(|(k, u)| {
+                let fp = run::key_u64(k);
+                Entry::new(Entry::key_for_score(u.score), fp, host_key(host_of(&u.url)))
+            })
+            .collect();
+        entries.sort();
+        let mut per_host: HashMap<u64, u32> = HashMap::new();
+        let (mut listed, mut reserve) = (BTreeSet::new(), BTreeSet::new());
+        for e in &entries {
+            let n = per_host.entry(e.host).or_default();
+            if *n < 4 && reserve.len() < 3 {
+                *n += 1;
+                match listed.len() < 3 {
+                    true => listed.insert(e.fp),
+                    false => reserve.insert(e.fp),
+                };
+            }
+        }
+        reserved += reserve.len();
+        let list = fetchlist(dir, 1, p);
+        let got = |flag: bool| -> BTreeSet<u64> {
+            list.iter()
+                .filter(|(_, _, i)| i.reserve == flag)
+                .map(|(_, fp, _)| *fp)
+                .collect()
+        };
+        assert_eq!(got(false), listed, "partition {p}");
+        assert_eq!(got(true), reserve, "partition {p}");
+        assert_eq!(r.counts["selected"], 3);
+        let counted = r.counts.get("reserve").copied().unwrap_or(0);
+        assert_eq!(counted, reserve.len() as u64);
+        // The lifetime budget is charged the listed URLs only: the fetch charges the reserve
+        // URLs it tries.
+        let spent: u64 = read_all(
+            &dir.state_file(p, "host_budget", 1),
+            Schema::HOST_BUDGET,
+            |b| u64::from_le_bytes(b.try_into().unwrap()),
+        )
+        .iter()
+        .map(|(_, n)| n)
+        .sum();
+        assert_eq!(spent, 3, "partition {p}");
+    }
+    assert!(reserved > 0, "the web has URLs beyond the budget");
+    // A domain budget turns the reserve off.
+    let mut with_domains = cfg.clone();
+    with_domains.prioritize.max_urls_per_domain_total = 1000;
+    assert_eq!(with_domains.prioritize.reserve(), 0);
+    assert_eq!(cfg.prioritize.reserve(), 3);
+    assert_eq!(server.stop().counts.total(), 0);
+}
+
+#[test]
 fn due_recrawls_come_back_with_validators() {
     let (c, server) = crawl(QueueKind::Quickheap, |cfg| {
         cfg.prioritize.recrawl_after_secs = 0;

@@ -1,7 +1,10 @@
 //! The cycle as a window (issue 31, point 3; `src/fetch/window.rs`): while one partition's own
 //! work is unfinished (here a host with `Crawl-delay: 1`), another partition whose hosts have
 //! more links than `[fetch] follow_per_host` goes on following them instead of idling until the
-//! cycle ends, politely, and the crawl still fetches each page once.
+//! cycle ends, politely, and the crawl still fetches each page once. Without in-run following,
+//! the partition fetches its reserve (`[prioritize] reserve_factor`: frontier URLs listed beyond
+//! the fetch budget) instead; with the window off, the reserve goes back to the frontier
+//! unfetched and nothing is lost.
 
 use crate::common;
 
@@ -9,6 +12,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use dragnet::config::Config;
 use websim::site::{Request, Response, Site};
 
 /// `slow.websim.test`: a chain of [`SLOW_PAGES`] pages with `Crawl-delay: 1` (the cycle's
@@ -69,73 +73,100 @@ impl Site for TwoHosts {
     }
 }
 
-/// Crawls the two hosts to the end (`[cycle] window` = `window`); returns the big host's pages
-/// fetched in cycle 0, the crawl's cycles, the cycle-0 fetch markers' `followed_in_window`, and
-/// every URL fetched over the crawl with how many times.
-fn crawl(window: bool) -> (usize, usize, u64, Vec<(String, usize)>) {
+/// Crawls the two hosts to the end with `tune`'s configuration, both partitions fetching at
+/// once (the window never opens while one waits to start), and checks the audit; returns the
+/// crawl and its cycles.
+fn crawl_two_hosts(tune: impl Fn(&mut Config)) -> (common::Crawl, usize) {
     let (server, port) = common::serve_site(Arc::new(TwoHosts));
     let names = ["slow.websim.test".to_owned(), "big.websim.test".to_owned()];
     let tmp = tempfile::tempdir().unwrap();
     let hosts = common::loopback_hosts(tmp.path(), &names);
     let mut cfg = common::websim_config(2, 4);
     cfg.resolve.hosts_files = vec![hosts];
-    cfg.fetch.follow_per_host = CAP;
-    cfg.cycle.window = window;
-    // Both partitions fetch at once (the window never opens while one waits to start).
     cfg.cycle.fetch_partitions = 2;
+    tune(&mut cfg);
     let seeds: Vec<String> = names
         .iter()
         .map(|n| format!("http://{n}:{port}/"))
         .collect();
     let c = common::websim_crawl_with_hosts(&seeds, cfg);
-    let r = dragnet::exec::run_cycles(&c.dir, &c.cfg, &common::until_empty(20)).unwrap();
+    let r = dragnet::exec::run_cycles(&c.dir, &c.cfg, &common::until_empty(40)).unwrap();
     assert!(r.complete(), "{r:?}");
     let audit = server.stop();
     assert_eq!(audit.counts.total(), 0, "{:?}", audit.violations);
+    (c, r.cycles.len())
+}
 
-    let cycle0 = common::fetch_results(&c.dir, 2, 1);
-    let big0 = cycle0
-        .iter()
-        .filter(|f| f.status == 200 && f.url.contains("big."))
-        .count();
-    let in_window: u64 = (0..2)
-        .filter_map(|p| {
-            dragnet::crawl::DoneMarker::read(&c.dir.done_path(0, dragnet::crawl::Stage::Fetch, p))
-                .unwrap()
-        })
-        .map(|m| m.counts.get("followed_in_window").copied().unwrap_or(0))
-        .sum();
+/// Every URL fetched over a crawl of `cycles` cycles, with how many times.
+fn fetched_urls(c: &common::Crawl, cycles: usize) -> Vec<(String, usize)> {
     let mut times = std::collections::BTreeMap::<String, usize>::new();
-    for f in common::fetch_results(&c.dir, 2, r.cycles.len() as u32 + 1) {
+    for f in common::fetch_results(&c.dir, 2, cycles as u32 + 1) {
         if f.status > 0 {
             *times.entry(f.url).or_default() += 1;
         }
     }
-    (big0, r.cycles.len(), in_window, times.into_iter().collect())
+    times.into_iter().collect()
 }
 
-#[test]
-fn a_partition_keeps_following_beyond_its_cap_while_a_slow_host_holds_the_cycle() {
+/// Asserts that `times` has each page of both sites once.
+fn each_page_once(times: &[(String, usize)], what: &str) {
+    let twice: Vec<&(String, usize)> = times.iter().filter(|(_, n)| *n > 1).collect();
+    assert!(twice.is_empty(), "{what}: fetched twice: {twice:?}");
     let every: BTreeSet<String> = (0..BIG_PAGES)
         .map(|n| match n {
             0 => "/".to_owned(),
             n => format!("/p/{n}"),
         })
         .collect();
+    let big: BTreeSet<String> = times
+        .iter()
+        .filter(|(u, _)| u.contains("big."))
+        .map(|(u, _)| u[u.find("/p/").or_else(|| u.rfind('/')).unwrap()..].to_owned())
+        .collect();
+    assert_eq!(big, every, "{what}");
+    let slow = times.iter().filter(|(u, _)| u.contains("slow.")).count();
+    assert_eq!(slow, SLOW_PAGES as usize, "{what}");
+}
+
+/// The fetch markers' count `name` summed over the partitions, per cycle.
+fn per_cycle(c: &common::Crawl, cycles: usize, name: &str) -> Vec<u64> {
+    (0..cycles as u32)
+        .map(|cycle| {
+            (0..2)
+                .filter_map(|p| {
+                    let path = c.dir.done_path(cycle, dragnet::crawl::Stage::Fetch, p);
+                    dragnet::crawl::DoneMarker::read(&path).unwrap()
+                })
+                .map(|m| m.counts.get(name).copied().unwrap_or(0))
+                .sum()
+        })
+        .collect()
+}
+
+/// Crawls the two hosts to the end (`[cycle] window` = `window`); returns the big host's pages
+/// fetched in cycle 0, the crawl's cycles, the cycle-0 fetch markers' `followed_in_window`, and
+/// every URL fetched over the crawl with how many times.
+fn crawl(window: bool) -> (usize, usize, u64, Vec<(String, usize)>) {
+    let (c, cycles) = crawl_two_hosts(|cfg| {
+        cfg.fetch.follow_per_host = CAP;
+        cfg.cycle.window = window;
+    });
+
+    let cycle0 = common::fetch_results(&c.dir, 2, 1);
+    let big0 = cycle0
+        .iter()
+        .filter(|f| f.status == 200 && f.url.contains("big."))
+        .count();
+    let in_window = per_cycle(&c, 1, "followed_in_window")[0];
+    (big0, cycles, in_window, fetched_urls(&c, cycles))
+}
+
+#[test]
+fn a_partition_keeps_following_beyond_its_cap_while_a_slow_host_holds_the_cycle() {
     for window in [true, false] {
         let (big0, cycles, in_window, times) = crawl(window);
         // Each page once, the whole of both sites, whichever way.
-        let twice: Vec<&(String, usize)> = times.iter().filter(|(_, n)| *n > 1).collect();
-        assert!(
-            twice.is_empty(),
-            "window {window}: fetched twice: {twice:?}"
-        );
-        let big: BTreeSet<String> = times
-            .iter()
-            .filter(|(u, _)| u.contains("big."))
-            .map(|(u, _)| u[u.find("/p/").or_else(|| u.rfind('/')).unwrap()..].to_owned())
-            .collect();
-        assert_eq!(big, every, "window {window}");
+        each_page_once(&times, &format!("window {window}"));
         if window {
             // The slow host's chain holds the cycle for about SLOW_PAGES seconds; the big host's
             // partition followed past its cap meanwhile: its whole site in cycle 0.
@@ -148,4 +179,54 @@ fn a_partition_keeps_following_beyond_its_cap_while_a_slow_host_holds_the_cycle(
             assert!(cycles > 1);
         }
     }
+}
+
+/// A fetch budget far below the big site, no in-run following: the reserve is what the big
+/// host's partition fetches while the slow host holds each cycle.
+const BUDGET: u64 = 8;
+
+#[test]
+fn a_partition_fetches_its_reserve_while_a_slow_host_holds_the_cycle_and_returns_the_rest() {
+    let mut runs = Vec::new();
+    for window in [true, false] {
+        let (c, cycles) = crawl_two_hosts(|cfg| {
+            cfg.fetch.follow_per_host = 0;
+            cfg.prioritize.fetch_budget = BUDGET;
+            cfg.prioritize.reserve_factor = 4.0;
+            cfg.cycle.window = window;
+        });
+        let what = format!("window {window}");
+        // Each page once and the whole of both sites: reserve URLs not fetched went back to
+        // the frontier and came out again.
+        each_page_once(&fetched_urls(&c, cycles), &what);
+        let reserve: u64 = per_cycle(&c, cycles, "reserve").iter().sum();
+        let tried = per_cycle(&c, cycles, "reserve_tried");
+        assert!(
+            reserve > 0,
+            "{what}: the big host's frontier outgrows the budget"
+        );
+        // The prioritize markers count the reserve they listed as the fetch markers do.
+        let listed: u64 = (0..cycles as u32 - 1)
+            .flat_map(|cycle| (0..2).map(move |p| (cycle, p)))
+            .filter_map(|(cycle, p)| {
+                let path = c.dir.done_path(cycle, dragnet::crawl::Stage::Prioritize, p);
+                dragnet::crawl::DoneMarker::read(&path).unwrap()
+            })
+            .map(|m| m.counts.get("reserve").copied().unwrap_or(0))
+            .sum();
+        assert_eq!(listed, reserve, "{what}");
+        eprintln!("{what}: {cycles} cycles, reserve {reserve}, tried by cycle {tried:?}");
+        if window {
+            // A cycle in which the big host's partition fetched beyond its budget.
+            assert!(tried.iter().any(|&n| n > 0), "{what}: {tried:?}");
+        } else {
+            assert!(tried.iter().all(|&n| n == 0), "{what}: {tried:?}");
+        }
+        runs.push(cycles);
+    }
+    // The reserve fetched in the window leaves fewer cycles for the big site's tail.
+    assert!(
+        runs[0] < runs[1],
+        "cycles with and without the window: {runs:?}"
+    );
 }

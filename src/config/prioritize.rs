@@ -42,8 +42,15 @@ pub struct PrioritizeSection {
     pub queue_memory_mib: u32,
     /// URLs each partition may put into one cycle's fetch list.
     pub fetch_budget: u64,
-    /// URLs one host may have in one cycle's fetch list (the rest wait in the frontier).
+    /// URLs one host may have in one cycle's fetch list (the rest wait in the frontier);
+    /// the reserve's URLs count too.
     pub max_urls_per_host: u64,
+    /// The reserve, as a multiple of `fetch_budget`: URLs listed beyond the budget (the next
+    /// ones of the frontier, within `max_urls_per_host`), fetched only while the cycle's window
+    /// is open and returned to the frontier if it closes first (`crate::fetch::window`). 0
+    /// turns it off; so does `max_urls_per_domain_total` (a returned URL would be charged to its
+    /// domain's budget twice).
+    pub reserve_factor: f64,
     /// URLs one host may have in fetch lists over the whole crawl (0: no limit). The last
     /// defence against a crawler trap that mints URLs faster than the other rules catch them:
     /// once a host has spent it, its URLs are dropped from the frontier as they surface.
@@ -77,6 +84,7 @@ impl Default for PrioritizeSection {
             queue_memory_mib: 64,
             fetch_budget: 100_000,
             max_urls_per_host: 5_000,
+            reserve_factor: 0.5,
             max_urls_per_host_total: 1_000_000,
             max_urls_per_domain_total: 0,
             max_attempts: 3,
@@ -113,6 +121,13 @@ impl PrioritizeSection {
                     .into(),
             );
         }
+        if !(0.0..=16.0).contains(&self.reserve_factor) {
+            return bad(format!(
+                "prioritize.reserve_factor: {} must be between 0 and 16 (default 0.5; 0 turns \
+                 the reserve off)",
+                self.reserve_factor
+            ));
+        }
         if self.max_attempts == 0 {
             return bad("prioritize.max_attempts must be at least 1 (default 3)".into());
         }
@@ -123,6 +138,15 @@ impl PrioritizeSection {
             ));
         }
         Ok(())
+    }
+
+    /// URLs the reserve may list beyond `fetch_budget` (`reserve_factor`; none with a domain
+    /// budget).
+    pub fn reserve(&self) -> u64 {
+        if self.max_urls_per_domain_total > 0 {
+            return 0;
+        }
+        (self.fetch_budget as f64 * self.reserve_factor).ceil() as u64
     }
 
     /// The pager set-up for one queue file (or one CBT slice).

@@ -99,6 +99,12 @@ pub mod counter {
     pub const FRONTIER: &str = "frontier";
     /// prioritize: URLs in the next fetch list.
     pub const SELECTED: &str = "selected";
+    /// prioritize: URLs of the reserve listed beyond the budget (`[prioritize] reserve_factor`);
+    /// fetch: the fetch list's reserve URLs.
+    pub const RESERVE: &str = "reserve";
+    /// fetch: reserve URLs fetched (or refused, answered, failed: tried) while the window was
+    /// open; the rest were deferred back to the frontier.
+    pub const RESERVE_TRIED: &str = "reserve_tried";
     /// The prioritize marker's count of its fetch list's politeness bound, milliseconds (what a
     /// fetch run alone keeps its window open for: `crate::fetch::window`).
     pub const POLITENESS_BOUND: &str = "politeness_bound_ms";

@@ -25,7 +25,11 @@
 //! [`Scheduler`], not to be leased before the time the record says (`next_allowed_ms`: the delay
 //! the host earned in the previous run holds in this one, which may start a moment later). It
 //! stops reading while one host per worker is already waiting for a back queue, so memory holds
-//! the hosts in rotation and a short line behind them, never the whole list.
+//! the hosts in rotation and a short line behind them, never the whole list. The list's reserve
+//! (URLs beyond the fetch budget, [`crate::fetch::window`]) rides behind a host's listed URLs;
+//! hosts with reserve URLs only are left to a second pass over the list, which waits until the
+//! partition's own work is done and feeds them while the cycle's window is open (deferring them
+//! once it has closed).
 //!
 //! `threads` workers share one [`Fetcher`] and one [`WarcWriter`]. Each host in the run has its
 //! own keep-alive [`HostClient`], so its one connection is reused by whichever worker takes the
@@ -174,9 +178,29 @@ struct Job {
     item: FetchItem,
     /// Redirects followed in this run to reach this URL (0: listed, or a followed link).
     hops: u32,
+    /// Whose work it is: the partition's own, or work for the cycle's window only.
+    work: Work,
+}
+
+/// Whose work a [`Job`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Work {
+    /// The fetch list's, or followed within `follow_per_host`: the partition's own work,
+    /// which the cycle waits for.
+    Own,
     /// Followed beyond `follow_per_host` while the cycle's window was open: deferred, not
     /// fetched, once it has closed ([`crate::fetch::window`]).
-    extra: bool,
+    Followed,
+    /// From the fetch list's reserve (`[prioritize] reserve_factor`): fetched while the window
+    /// is open, deferred back to the frontier once it has closed.
+    Reserve,
+}
+
+impl Job {
+    /// Whether the job is fetched only while the cycle's window is open.
+    fn window_only(&self) -> bool {
+        self.work != Work::Own
+    }
 }
 
 impl crate::fetch::schedule::Prioritized for Job {
@@ -279,6 +303,8 @@ struct Shared<'a> {
     extended_deferred: AtomicU64,
     /// URLs followed beyond the cap waiting for their fetch (at most `worker::EXTRA_QUEUED`).
     extra_queued: AtomicU64,
+    /// Reserve URLs tried (fetched, or refused or failed on the way) while the window was open.
+    reserve_tried: AtomicU64,
     robots_requests: AtomicU64,
     /// In-run following, if on.
     follow: Option<follow::Follow>,

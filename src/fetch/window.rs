@@ -8,6 +8,15 @@
 //! limit (`[scope] max_new_urls_per_host`, the lifetime budget `max_urls_per_host_total`,
 //! robots.txt, the host's delay and the per-IP limits).
 //!
+//! It also fetches its *reserve*: prioritize lists up to `[prioritize] reserve_factor` x
+//! `fetch_budget` URLs of the frontier beyond the budget (the next in priority, within
+//! `max_urls_per_host`), flagged `reserve`. A host with listed URLs has its reserve behind them
+//! in its queue; hosts with reserve URLs only enter rotation once the partition's own work is
+//! done (the feeder's second pass). A reserve URL taken while the window is open is fetched like
+//! any other and charged to its host's lifetime budget then; once the window has closed the rest
+//! are recorded `deferred`, and the merge puts them back in the frontier unchanged. The
+//! politeness bound below counts listed URLs only.
+//!
 //! The window is open while some partition of the cycle still has its *own work* to do (URLs of
 //! its fetch list, and URLs followed within `follow_per_host`, without a result), and no
 //! partition waits for a fetch worker to start it (extending then would keep the waiting one

@@ -30,9 +30,11 @@ pub(super) fn host_budget(
     read: &mut Vec<PathBuf>,
 ) -> Result<Selection> {
     let total = cfg.prioritize.max_urls_per_host_total;
-    // By host, highest priority first within a host (the ones kept if the budget cuts).
+    // By host, the listed URLs before the reserve's, highest priority first (the ones kept if
+    // the budget cuts).
     items.sort_unstable_by(|a, b| {
         a.0.cmp(&b.0)
+            .then(a.2.reserve.cmp(&b.2.reserve))
             .then(b.2.priority.total_cmp(&a.2.priority))
             .then(a.1.cmp(&b.1))
     });
@@ -50,16 +52,24 @@ pub(super) fn host_budget(
         if dropped > 0 {
             crate::util::count(counts, "host_budget_spent", dropped);
         }
-        counts.insert(counter::SELECTED.into(), items.len() as u64);
+        let reserve = items.iter().filter(|i| i.2.reserve).count() as u64;
+        counts.insert(counter::SELECTED.into(), items.len() as u64 - reserve);
+        if reserve > 0 {
+            counts.insert(counter::RESERVE.into(), reserve);
+        } else {
+            counts.remove(counter::RESERVE);
+        }
     }
     items.sort_unstable_by_key(|&(h, fp, _)| (h, fp));
     Ok(items)
 }
 
-/// Keeps at most `total` URLs of each host of `items` (sorted by host, highest priority first)
-/// over its lifetime: what `spent` says it had and what the fetch `followed` count against it.
-/// Each host's new count goes to `w` (with those of the hosts `spent` lists before it). Returns
-/// the URLs kept and how many were dropped.
+/// Keeps at most `total` URLs of each host of `items` (sorted by host, listed before reserve,
+/// highest priority first) over its lifetime: what `spent` says it had and what the fetch
+/// `followed` count against it. Each host's new count goes to `w` (with those of the hosts
+/// `spent` lists before it). Reserve URLs are kept within what the listed ones leave but not
+/// charged: most return to the frontier unfetched, and the fetch charges those it fetches (as
+/// `followed`). Returns the URLs kept and how many were dropped.
 fn cap_hosts(
     items: Selection,
     total: u64,
@@ -79,7 +89,7 @@ fn cap_hosts(
         {
             if left > 0 {
                 left -= 1;
-                taken += 1;
+                taken += u64::from(!item.2.reserve);
                 kept.push(item);
             } else {
                 dropped += 1;

@@ -10,9 +10,16 @@
 //!    (the quickheap or the CBT of R-blocks, `[prioritize] queue`; see [`crate::queue`]);
 //! 2. **extracts** the top entries R at a time, checks each against the URL db the merge just
 //!    wrote (`state/pNNNN/urldb.(N+1).run`, looked up in fingerprint order) and keeps those that
-//!    are still current, at most `max_urls_per_host` per host and `fetch_budget` in all;
-//! 3. writes them, with URL, depth and the validators for a conditional GET, as
-//!    `cycles/(N+1)/fetchlist/pNNNN.run`.
+//!    are still current, at most `max_urls_per_host` per host and `fetch_budget` in all, then
+//!    the *reserve*: up to `reserve_factor` x `fetch_budget` more, the host cap counting both
+//!    (none with `max_urls_per_domain_total`);
+//! 3. writes them, with URL, depth and the validators for a conditional GET, the reserve's
+//!    flagged, as `cycles/(N+1)/fetchlist/pNNNN.run`.
+//!
+//! **The reserve** is fetched only while the next cycle's window is open
+//! ([`crate::fetch::window`]); what it leaves comes back from the merge (`deferred`) and is
+//! inserted again. The lifetime host budget charges the listed URLs only and keeps the reserve
+//! within what they leave; the fetch charges a reserve URL when it tries it.
 //!
 //! **Stale entries.** A queue never updates an entry in place. When a URL's cash grows the merge
 //! emits it again and a second entry with the higher priority goes in; the older one is stale and
@@ -33,12 +40,12 @@
 //! quickheap's pivot choices come from a seeded generator kept in the queue). A kill after it finds
 //! the queue at N+1 and the fetch list in place, and only writes the marker.
 //!
-//! **Bounded work.** One cycle examines at most [`SCAN_FACTOR`] x `fetch_budget` entries: where a
-//! few hosts hold the whole top of the queue, their cap leaves the rest of the budget unused for
-//! this cycle rather than reading the whole queue.
+//! **Bounded work.** One cycle examines at most [`SCAN_FACTOR`] x (`fetch_budget` + the
+//! reserve) entries: where a few hosts hold the whole top of the queue, their cap leaves the rest
+//! of the budget unused for this cycle rather than reading the whole queue.
 //!
 //! Memory: the queue's frame cache (`queue_memory_mib`), one extraction step of R entries, and the
-//! fetch list being built (at most `fetch_budget` items).
+//! fetch list being built (at most `fetch_budget` + the reserve items).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -274,7 +281,9 @@ impl Prioritize<'_> {
         parked: &HashMap<u64, u32>,
     ) -> Result<Vec<(u64, u64, FetchItem)>> {
         let pc = &self.cfg.prioritize;
-        let budget = usize::try_from(pc.fetch_budget).unwrap_or(usize::MAX);
+        let listed = usize::try_from(pc.fetch_budget).unwrap_or(usize::MAX);
+        // The list, then the reserve beyond it (module docs).
+        let budget = listed.saturating_add(usize::try_from(pc.reserve()).unwrap_or(usize::MAX));
         let step = (pc.block as usize).max(1);
         let mut urldb = Lookup::new(urldb_path)?;
         let mut selected: Vec<(u64, u64, FetchItem)> = Vec::new();
@@ -350,6 +359,7 @@ impl Prioritize<'_> {
                         etag: rec.etag,
                         last_modified: rec.last_modified,
                         capture: rec.capture,
+                        reserve: selected.len() >= listed,
                     },
                 ));
             }
@@ -357,7 +367,11 @@ impl Prioritize<'_> {
         // What was taken out but not used goes back, with its priority, for a later cycle.
         self.bump("put_back", held.len() as u64);
         self.queue.insert_many(&held)?;
-        self.bump(counter::SELECTED, selected.len() as u64);
+        let reserve = selected.len().saturating_sub(listed);
+        self.bump(counter::SELECTED, (selected.len() - reserve) as u64);
+        if reserve > 0 {
+            self.bump(counter::RESERVE, reserve as u64);
+        }
         self.bump("hosts", per_host.len() as u64);
         Ok(selected)
     }
@@ -447,7 +461,9 @@ fn politeness_bound(
             }
             valid = r.advance()?;
         }
-        bound = bound.max(delay.saturating_mul(group.len() as u32));
+        // The reserve is fetched only in the window, which this bound opens: not counted.
+        let listed = group.iter().filter(|i| !i.2.reserve).count();
+        bound = bound.max(delay.saturating_mul(u32::try_from(listed).unwrap_or(u32::MAX)));
     }
     Ok(bound.as_millis().min(u128::from(u64::MAX)) as u64)
 }

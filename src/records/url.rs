@@ -20,6 +20,10 @@ pub struct FetchItem {
     /// The capture holding the URL's last payload (recrawls): an answer with the same payload
     /// digest is written as a revisit referring to it (`[fetch] dedup`).
     pub capture: Capture,
+    /// From the reserve: listed beyond `fetch_budget`, fetched only while the cycle's window is
+    /// open and recorded `deferred` (back to the frontier) if it closes first
+    /// ([`crate::fetch::window`]).
+    pub reserve: bool,
 }
 
 /// A response record holding a URL's payload: what an identical-payload-digest revisit refers
@@ -57,16 +61,20 @@ impl Capture {
 
 impl FetchItem {
     /// Version 1: url, depth, priority. Version 2 adds the validators of a recrawl, version 3
-    /// the capture a revisit would refer to; an item is written in the oldest version that
-    /// holds it, so first fetches stay byte-identical to what earlier builds wrote.
-    const VERSION: u8 = 3;
+    /// the capture a revisit would refer to, version 4 a flags byte (bit 0: `reserve`); an item
+    /// is written in the oldest version that holds it, so first fetches stay byte-identical to
+    /// what earlier builds wrote.
+    const VERSION: u8 = 4;
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
-        let v3 = self.capture.is_known();
+        let v4 = self.reserve;
+        let v3 = v4 || self.capture.is_known();
         let v2 = v3 || !self.etag.is_empty() || !self.last_modified.is_empty();
         let mut e = Enc::default();
-        e.u8(if v3 {
+        e.u8(if v4 {
+            4
+        } else if v3 {
             3
         } else if v2 {
             2
@@ -82,10 +90,13 @@ impl FetchItem {
         if v3 {
             self.capture.put(&mut e);
         }
+        if v4 {
+            e.u8(u8::from(self.reserve));
+        }
         e.0
     }
 
-    /// Decodes a payload (version 1 or 2).
+    /// Decodes a payload (versions 1 to 4).
     pub fn decode(b: &[u8]) -> Result<FetchItem, DecodeError> {
         let mut d = Dec(b);
         let v = d.u8("record version")?;
@@ -108,6 +119,15 @@ impl FetchItem {
         }
         if v >= 3 {
             item.capture = Capture::get(&mut d)?;
+        }
+        if v >= 4 {
+            let flags = d.u8("flags")?;
+            if flags & !1 != 0 {
+                return Err(DecodeError(format!(
+                    "fetch list record flags {flags:#04x}: bits this build does not know"
+                )));
+            }
+            item.reserve = flags & 1 != 0;
         }
         d.end()?;
         Ok(item)
@@ -320,13 +340,13 @@ mod tests {
         for n in 0..b.len() {
             assert!(FetchItem::decode(&b[..n]).is_err(), "truncated to {n}");
         }
-        let mut v4 = b.clone();
-        v4[0] = 4;
-        assert!(FetchItem::decode(&v4).unwrap_err().0.contains("version 4"));
+        let mut v5 = b.clone();
+        v5[0] = 5;
+        assert!(FetchItem::decode(&v5).unwrap_err().0.contains("version 5"));
         let recrawl = FetchItem {
             etag: "\"e1\"".into(),
             last_modified: "Tue, 01 Dec 2026 10:00:00 GMT".into(),
-            ..f
+            ..f.clone()
         };
         let b = recrawl.encode();
         assert_eq!(b[0], 2, "validators need version 2");
@@ -349,6 +369,23 @@ mod tests {
         for n in 0..b.len() {
             assert!(FetchItem::decode(&b[..n]).is_err(), "truncated to {n}");
         }
+        let reserve = FetchItem {
+            reserve: true,
+            ..f.clone()
+        };
+        let b = reserve.encode();
+        assert_eq!(b[0], 4, "the reserve flag needs version 4");
+        assert_eq!(*b.last().unwrap(), 1);
+        assert_eq!(FetchItem::decode(&b).unwrap(), reserve);
+        for n in 0..b.len() {
+            assert!(FetchItem::decode(&b[..n]).is_err(), "truncated to {n}");
+        }
+        // A version 4 item without the flag reads as a listed one; unknown flag bits refuse.
+        let mut listed = b.clone();
+        *listed.last_mut().unwrap() = 0;
+        assert_eq!(FetchItem::decode(&listed).unwrap(), f);
+        *listed.last_mut().unwrap() = 2;
+        assert!(FetchItem::decode(&listed).unwrap_err().0.contains("flags"));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use url::Url;
 
 use super::{
-    error_result, lock, max_delay, secs, HostState, Job, Sched, Shared, ABANDON_BACKOFF,
+    error_result, lock, max_delay, secs, HostState, Job, Sched, Shared, Work, ABANDON_BACKOFF,
     CLOCK_MARGIN,
 };
 use crate::error::{Error, Result};
@@ -116,71 +116,42 @@ impl Shared<'_> {
         });
     }
 
-    /// Streams the fetch list into the scheduler, host by host (see the module docs).
+    /// Streams the fetch list into the scheduler, host by host (see the module docs), then the
+    /// hosts that have reserve URLs only ([`Self::feed_reserve`]).
     pub(super) fn feed(
         &self,
         fetchlist: &mut RunReader,
-        mut old_hosts: Option<&mut RunReader>,
-        mut budget: Option<&mut RunReader>,
         path: &Path,
+        old_hosts: Option<&Path>,
+        budget_path: Option<&Path>,
     ) -> Result<()> {
         // One host per worker waits for a back queue: enough that a worker never waits for the
         // feeder, few enough that memory holds little beyond the hosts in rotation.
         let max_waiting = self.cfg.fetch.threads as usize;
-        let mut jobs: Vec<Job> = Vec::new();
-        let mut old_valid = match old_hosts.as_deref_mut() {
-            Some(r) => r.advance()?,
-            None => false,
-        };
-        let mut budget_next = next_budget(budget.as_deref_mut())?;
+        let mut old = OldHosts::open(old_hosts)?;
+        let mut budget = Budgets::open(budget_path)?;
         let mut window: Vec<WindowHost> = Vec::with_capacity(FEED_WINDOW);
-        let mut more = fetchlist.advance()?;
-        while more || !jobs.is_empty() {
+        let mut reserve_hosts = 0u64;
+        let mut groups = Groups::new(fetchlist)?;
+        while let Some(jobs) = groups.next(self, path)? {
             crate::interrupt::check()?;
-            let key = more.then(|| run::key_u64(&fetchlist.key()[..8]));
-            if let (Some(k), Some(first)) = (key, jobs.first()) {
-                if k == first.host_key {
-                    jobs.push(self.job(fetchlist, path)?);
-                    more = fetchlist.advance()?;
-                    continue;
-                }
-            } else if jobs.is_empty() {
-                jobs.push(self.job(fetchlist, path)?);
-                more = fetchlist.advance()?;
-                continue;
-            }
-            // `jobs` holds one whole host: join it with its old record, pass hosts not in the
-            // fetch list through unchanged.
+            // Join the host with its old record, pass hosts not in the fetch list through
+            // unchanged.
             let hk = jobs[0].host_key;
-            let mut record = None;
-            while let Some(r) = old_hosts.as_deref_mut().filter(|_| old_valid) {
-                let k = run::key_u64(r.key());
-                if k > hk {
-                    break;
-                }
-                let rec = HostRecord::decode(r.payload()).map_err(|e| {
-                    Error::corrupt(r.path(), 0, format!("host record {k:016x}: {e}"))
-                })?;
-                if k == hk {
-                    record = Some(rec);
-                } else {
-                    lock(&self.host_out).push(&run::fp_key(k), r.payload())?;
-                }
-                old_valid = r.advance()?;
-            }
+            let record = old.take(hk, |k, v| lock(&self.host_out).push(k, v))?;
             // The host's lifetime budget spent on listed URLs (sorted by host key too).
-            let mut listed = 0;
-            while let Some((k, n)) = budget_next.filter(|&(k, _)| k <= hk) {
-                if k == hk {
-                    listed = n;
-                }
-                budget_next = next_budget(budget.as_deref_mut())?;
+            let listed = budget.of(hk)?;
+            if jobs.iter().all(|j| j.work == Work::Reserve) {
+                // Fed in the second pass, its record with it (not passed through now).
+                reserve_hosts += 1;
+                self.hosts_fed.fetch_add(1, Relaxed);
+                continue;
             }
             let best = jobs
                 .iter()
                 .map(|j| j.item.priority)
                 .fold(f64::NEG_INFINITY, f64::max);
-            window.push((best, hk, std::mem::take(&mut jobs), record, listed));
+            window.push((best, hk, jobs, record, listed));
             // Hosts enter rotation by priority among the next few read (a window of
             // `FEED_WINDOW`): a deadline leaves the lowest-priority hosts, not the last by key.
             if window.len() >= FEED_WINDOW {
@@ -192,9 +163,59 @@ impl Shared<'_> {
             let (_, hk, jobs, record, listed) = take_best(&mut window);
             self.add_host(hk, jobs, record, listed, max_waiting)?;
         }
-        while let Some(r) = old_hosts.as_deref_mut().filter(|_| old_valid) {
-            lock(&self.host_out).push(r.key(), r.payload())?;
-            old_valid = r.advance()?;
+        old.rest(|k, v| lock(&self.host_out).push(k, v))?;
+        if reserve_hosts > 0 {
+            self.feed_reserve(path, old_hosts, budget_path, max_waiting)?;
+        }
+        Ok(())
+    }
+
+    /// The second pass over the fetch list: the hosts with reserve URLs only (a host with
+    /// listed URLs too has its reserve behind them in its queue). They enter rotation once the
+    /// partition's own work is done, while the cycle's window is open; once it has closed, their
+    /// URLs are deferred (back to the frontier) without a request.
+    fn feed_reserve(
+        &self,
+        path: &Path,
+        old_hosts: Option<&Path>,
+        budget: Option<&Path>,
+        max_waiting: usize,
+    ) -> Result<()> {
+        self.wait_for_own_work()?;
+        let mut list = RunReader::open_expect(path, crate::run::Schema::FETCHLIST)?;
+        let mut old = OldHosts::open(old_hosts)?;
+        let mut budget = Budgets::open(budget)?;
+        let mut groups = Groups::new(&mut list)?;
+        while let Some(jobs) = groups.next(self, path)? {
+            crate::interrupt::check()?;
+            if jobs.iter().any(|j| j.work != Work::Reserve) {
+                continue;
+            }
+            let hk = jobs[0].host_key;
+            // The first pass passed the other hosts' records through already.
+            let record = old.take(hk, |_, _| Ok(()))?;
+            let listed = budget.of(hk)?;
+            if self.window_open() {
+                self.add_host(hk, jobs, record, listed, max_waiting)?;
+            } else {
+                let record = record.unwrap_or_else(|| HostRecord::new(&host_name(&jobs)));
+                self.pass_host(hk, jobs, &record, FetchErrorKind::Deferred)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until the partition's own work is done (every listed URL, and those followed
+    /// within the cap, has a result), the window has closed, the deadline has come or a
+    /// worker has failed.
+    fn wait_for_own_work(&self) -> Result<()> {
+        while self.base_left.load(Relaxed) > 0
+            && self.window_open()
+            && Instant::now() < self.deadline
+            && lock(&self.failure).is_none()
+        {
+            crate::interrupt::check()?;
+            std::thread::sleep(Duration::from_millis(20));
         }
         Ok(())
     }
@@ -211,9 +232,13 @@ impl Shared<'_> {
         Ok(Job {
             host_key: run::key_u64(&key[..8]),
             fp: run::key_u64(&key[8..16]),
+            work: if item.reserve {
+                Work::Reserve
+            } else {
+                Work::Own
+            },
             item,
             hops: 0,
-            extra: false,
         })
     }
 
@@ -227,11 +252,7 @@ impl Shared<'_> {
         max_waiting: usize,
     ) -> Result<()> {
         let first = Url::parse(&jobs[0].item.url).ok();
-        let name = first
-            .as_ref()
-            .and_then(|u| u.host_str())
-            .unwrap_or("")
-            .to_owned();
+        let name = host_name(&jobs);
         let mut record = record.unwrap_or_else(|| HostRecord::new(&name));
         // Parked (it failed `park_after_failed_runs` runs in a row): prioritize leaves such
         // hosts out of the fetch lists, but a list made before the park (or by hand) may name
@@ -346,8 +367,11 @@ impl Shared<'_> {
             },
         );
         // The host's URLs highest priority first (the fetch list has them by fingerprint), so a
-        // deadline leaves its least wanted ones.
-        jobs.sort_by(|a, b| b.item.priority.total_cmp(&a.item.priority));
+        // deadline leaves its least wanted ones, and its reserve last.
+        jobs.sort_by(|a, b| {
+            (a.window_only().cmp(&b.window_only()))
+                .then(b.item.priority.total_cmp(&a.item.priority))
+        });
         st.sched
             .add_host_after(name, ip, jobs.into_iter().collect(), not_before, now);
         self.publish_hosts(&st);
@@ -435,6 +459,130 @@ fn carried_wait(next_allowed_ms: u64, now: SystemTime, cap: Duration) -> Duratio
         .checked_add(Duration::from_millis(next_allowed_ms))
         .map_or(cap, |at| at.duration_since(now).unwrap_or(Duration::ZERO))
         .min(cap)
+}
+
+/// The host name of a host's jobs (empty if the first URL does not parse).
+fn host_name(jobs: &[Job]) -> String {
+    Url::parse(&jobs[0].item.url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The fetch list read one host at a time (it is sorted by host key).
+struct Groups<'r> {
+    list: &'r mut RunReader,
+    /// The reader sits on a record not yet taken.
+    more: bool,
+}
+
+impl<'r> Groups<'r> {
+    fn new(list: &'r mut RunReader) -> Result<Groups<'r>> {
+        let more = list.advance()?;
+        Ok(Groups { list, more })
+    }
+
+    /// The next host's URLs, as jobs.
+    fn next(&mut self, shared: &Shared<'_>, path: &Path) -> Result<Option<Vec<Job>>> {
+        if !self.more {
+            return Ok(None);
+        }
+        let first = shared.job(self.list, path)?;
+        let hk = first.host_key;
+        let mut jobs = vec![first];
+        loop {
+            self.more = self.list.advance()?;
+            if !self.more || run::key_u64(&self.list.key()[..8]) != hk {
+                return Ok(Some(jobs));
+            }
+            jobs.push(shared.job(self.list, path)?);
+        }
+    }
+}
+
+/// The host table a run starts from, read beside the fetch list (both sorted by host key).
+struct OldHosts {
+    reader: Option<RunReader>,
+    /// The reader sits on a record not yet taken.
+    valid: bool,
+}
+
+impl OldHosts {
+    fn open(path: Option<&Path>) -> Result<OldHosts> {
+        let mut reader = match path {
+            Some(p) => Some(RunReader::open_expect(p, crate::run::Schema::HOSTS)?),
+            None => None,
+        };
+        let valid = match reader.as_mut() {
+            Some(r) => r.advance()?,
+            None => false,
+        };
+        Ok(OldHosts { reader, valid })
+    }
+
+    /// The record of host `hk` (hosts asked for in ascending order), if there is one; the
+    /// records of the hosts before it go to `others` (key, payload) as they are.
+    fn take(
+        &mut self,
+        hk: u64,
+        mut others: impl FnMut(&[u8], &[u8]) -> Result<()>,
+    ) -> Result<Option<HostRecord>> {
+        let mut record = None;
+        while let Some(r) = self.reader.as_mut().filter(|_| self.valid) {
+            let k = run::key_u64(r.key());
+            if k > hk {
+                break;
+            }
+            if k == hk {
+                record = Some(HostRecord::decode(r.payload()).map_err(|e| {
+                    Error::corrupt(r.path(), 0, format!("host record {k:016x}: {e}"))
+                })?);
+            } else {
+                others(r.key(), r.payload())?;
+            }
+            self.valid = r.advance()?;
+        }
+        Ok(record)
+    }
+
+    /// The records after the last host asked for go to `others`.
+    fn rest(&mut self, mut others: impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
+        while let Some(r) = self.reader.as_mut().filter(|_| self.valid) {
+            others(r.key(), r.payload())?;
+            self.valid = r.advance()?;
+        }
+        Ok(())
+    }
+}
+
+/// What prioritize has listed of each host over the crawl (`host_budget`), read beside the
+/// fetch list.
+struct Budgets {
+    reader: Option<RunReader>,
+    next: Option<(u64, u64)>,
+}
+
+impl Budgets {
+    fn open(path: Option<&Path>) -> Result<Budgets> {
+        let mut reader = match path {
+            Some(p) => Some(RunReader::open_expect(p, crate::run::Schema::HOST_BUDGET)?),
+            None => None,
+        };
+        let next = next_budget(reader.as_mut())?;
+        Ok(Budgets { reader, next })
+    }
+
+    /// The count of host `hk` (hosts asked for in ascending order; 0 if none).
+    fn of(&mut self, hk: u64) -> Result<u64> {
+        let mut listed = 0;
+        while let Some((k, n)) = self.next.filter(|&(k, _)| k <= hk) {
+            if k == hk {
+                listed = n;
+            }
+            self.next = next_budget(self.reader.as_mut())?;
+        }
+        Ok(listed)
+    }
 }
 
 fn hex(b: &[u8]) -> String {

@@ -19,7 +19,7 @@ use crate::fetch::progress::Reporter;
 use crate::fetch::schedule::Scheduler;
 use crate::parse::inline::InlineParse;
 use crate::resolve::Resolver;
-use crate::run::{self, KeepFirst, RunReader, RunSummary, RunWriter, Schema, Sorter};
+use crate::run::{self, Cursor, KeepFirst, RunReader, RunSummary, RunWriter, Schema, Sorter};
 use crate::warc::writer::{WarcWriter, WriterConfig, WriterSummary};
 use crate::warc::{Codec, Compression};
 
@@ -48,6 +48,8 @@ pub(super) struct PartitionRun<'a> {
     budget_path: Option<PathBuf>,
     /// URLs in the fetch list.
     total: u64,
+    /// Of them, the reserve's (fetched only in the cycle's window).
+    reserve: u64,
 }
 
 /// What the setup made for the workers' shared state.
@@ -116,6 +118,7 @@ impl<'a> PartitionRun<'a> {
 
         let fetchlist = RunReader::open_expect(&fetchlist_path, Schema::FETCHLIST)?;
         let total = fetchlist.len();
+        let reserve = count_reserve(&fetchlist_path)?;
         let old_hosts_path = crawl.latest_state(p, "hosts", cycle).map(|(_, path)| path);
         let new_hosts_path = crawl.state_file(p, "hosts", cycle + 1);
         // Nothing to fetch, nothing to follow: no filter to build from the seen set.
@@ -150,6 +153,7 @@ impl<'a> PartitionRun<'a> {
             new_hosts_path,
             budget_path,
             total,
+            reserve,
         };
         let setup = Setup {
             resolver,
@@ -258,7 +262,7 @@ impl<'a> PartitionRun<'a> {
             run_ms: unix_ms(self.started),
             cycle: self.cycle,
             partition: self.p,
-            base_left: AtomicU64::new(self.total),
+            base_left: AtomicU64::new(self.total - self.reserve),
             window: match &opts.window {
                 Some(w) => Some(crate::fetch::window::Window::Cycle(Arc::clone(w))),
                 None if opts.window_from_lists && cfg.cycle.window => {
@@ -270,6 +274,7 @@ impl<'a> PartitionRun<'a> {
             extended: AtomicU64::new(0),
             extended_deferred: AtomicU64::new(0),
             extra_queued: AtomicU64::new(0),
+            reserve_tried: AtomicU64::new(0),
             robots_requests: AtomicU64::new(0),
             follow: setup.follow,
             parse: parse.map(Mutex::new),
@@ -290,14 +295,7 @@ impl<'a> PartitionRun<'a> {
             Arc::clone(&shared.counters),
             opts.log_interval,
         );
-        let mut old_hosts = match &self.old_hosts_path {
-            Some(path) => Some(RunReader::open_expect(path, Schema::HOSTS)?),
-            None => None,
-        };
-        let mut budget = match &self.budget_path {
-            Some(path) => Some(RunReader::open_expect(path, Schema::HOST_BUDGET)?),
-            None => None,
-        };
+        let (old_hosts, budget) = (self.old_hosts_path.as_deref(), self.budget_path.as_deref());
         let (fetchlist, fetchlist_path) = (&mut self.fetchlist, &self.fetchlist_path);
         let fed = std::thread::scope(|s| {
             let mut spawned = Ok(());
@@ -315,14 +313,8 @@ impl<'a> PartitionRun<'a> {
             let _ = std::thread::Builder::new()
                 .name("fetch-dns".into())
                 .spawn_scoped(s, move || shared.prefetch_names(fetchlist_path));
-            let fed = spawned.and_then(|()| {
-                shared.feed(
-                    fetchlist,
-                    old_hosts.as_mut(),
-                    budget.as_mut(),
-                    fetchlist_path,
-                )
-            });
+            let fed =
+                spawned.and_then(|()| shared.feed(fetchlist, fetchlist_path, old_hosts, budget));
             shared.feed_done.store(true, Relaxed);
             let mut st = lock(&shared.sched);
             st.feeding = false;
@@ -413,6 +405,11 @@ impl<'a> PartitionRun<'a> {
             counts.insert("followed_in_window".into(), extended);
             let deferred = shared.extended_deferred.load(Relaxed);
             counts.insert("window_deferred".into(), deferred);
+        }
+        if self.reserve > 0 {
+            counts.insert(counter::RESERVE.into(), self.reserve);
+            let tried = shared.reserve_tried.load(Relaxed);
+            counts.insert(counter::RESERVE_TRIED.into(), tried);
         }
         if let Some(f) = &shared.follow {
             counts.insert(counter::FOLLOWED.into(), shared.followed.load(Relaxed));
@@ -567,4 +564,20 @@ fn remove_partition_warcs(dir: &Path, prefix: &str) -> Result<()> {
         std::fs::remove_file(&path).ctx("remove", &path)?;
     }
     Ok(())
+}
+
+/// The reserve URLs of the fetch list at `path` (`FetchItem::reserve`; only a version 4 item
+/// can be one, so the others are not decoded).
+fn count_reserve(path: &Path) -> Result<u64> {
+    let mut r = RunReader::open_expect(path, Schema::FETCHLIST)?;
+    let mut n = 0;
+    while r.advance()? {
+        if r.payload().first() == Some(&4) {
+            let item = crate::records::FetchItem::decode(r.payload()).map_err(|e| {
+                Error::corrupt(path, r.block_offset(), format!("fetch list record: {e}"))
+            })?;
+            n += u64::from(item.reserve);
+        }
+    }
+    Ok(n)
 }

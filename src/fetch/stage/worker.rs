@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use url::Url;
 use xxhash_rust::xxh3::Xxh3;
 
-use super::{lock, secs, unix_ms, with_margin, HostState, Job, Shared, ABANDON_BACKOFF};
+use super::{lock, secs, unix_ms, with_margin, HostState, Job, Shared, Work, ABANDON_BACKOFF};
 use crate::crawl::report::counter;
 use crate::error::Result;
 use crate::fetch::client::{Cut, Fetched, HostClient, Validators};
@@ -164,7 +164,7 @@ impl Shared<'_> {
                 fp: job.fp,
                 item: job.item.clone(),
                 hops: job.hops,
-                extra: job.extra,
+                work: job.work,
             };
             return Ok((delay, Some(again), Vec::new()));
         };
@@ -194,8 +194,10 @@ impl Shared<'_> {
     /// scope as configured now (a rule added since the URL entered the frontier applies to it
     /// too: the split applied the rules of its day).
     fn refusal_before_host(&self, job: &Job) -> std::result::Result<Url, FetchErrorKind> {
-        if job.extra && !self.window_open() {
-            self.extended_deferred.fetch_add(1, Relaxed);
+        if job.window_only() && !self.window_open() {
+            if job.work == Work::Followed {
+                self.extended_deferred.fetch_add(1, Relaxed);
+            }
             return Err(FetchErrorKind::Deferred);
         }
         let url = Url::parse(&job.item.url).map_err(|_| FetchErrorKind::Url)?;
@@ -372,7 +374,11 @@ impl Shared<'_> {
                     ..FetchItem::default()
                 },
                 hops: if redirect { job.hops + 1 } else { 0 },
-                extra: i as u64 >= usual,
+                work: if (i as u64) < usual {
+                    Work::Own
+                } else {
+                    Work::Followed
+                },
             })
             .collect())
     }
@@ -392,7 +398,7 @@ impl Shared<'_> {
     }
 
     /// Whether the cycle's window is open ([`crate::fetch::window`]); never without one.
-    fn window_open(&self) -> bool {
+    pub(super) fn window_open(&self) -> bool {
         self.window.as_ref().is_some_and(|w| w.open())
     }
 
@@ -561,6 +567,11 @@ impl Shared<'_> {
             return self.emit(job, &result);
         };
         h.pending -= 1;
+        // A reserve URL tried counts against the host's lifetime budget, which prioritize did
+        // not charge it to (`crate::prioritize`'s budget).
+        if job.work == Work::Reserve && !not_tried(&result) {
+            h.record.followed += 1;
+        }
         match host_failed(&result) {
             Some(true) => h.failed += 1,
             Some(false) => h.answered += 1,
@@ -603,11 +614,14 @@ impl Shared<'_> {
         }
         self.counters.done.fetch_add(1, Relaxed);
         lock(&self.results).push(&run::fp_key(job.fp), &result.encode())?;
-        if job.extra {
+        if job.work == Work::Followed {
             self.extra_queued.fetch_sub(1, Relaxed);
         }
+        if job.work == Work::Reserve && !not_tried(result) {
+            self.reserve_tried.fetch_add(1, Relaxed);
+        }
         // The last result of its own work: the window hears this partition is done with it.
-        if !job.extra && self.base_left.fetch_sub(1, Relaxed) == 1 {
+        if !job.window_only() && self.base_left.fetch_sub(1, Relaxed) == 1 {
             if let Some(w) = &self.window {
                 w.list_done(self.partition);
             }
@@ -620,6 +634,15 @@ fn origin_of(job: &Job) -> Option<String> {
     Url::parse(&job.item.url)
         .ok()
         .map(|u| u.origin().ascii_serialization())
+}
+
+/// Whether a result is of a URL not tried in this run (deferred, or its host parked): back to
+/// the frontier as it was.
+fn not_tried(r: &FetchResult) -> bool {
+    matches!(
+        r.error_kind(),
+        Some(FetchErrorKind::Deferred | FetchErrorKind::Parked)
+    )
 }
 
 /// What a result says of its host, for parking: `Some(true)` the host failed it (robots.txt

@@ -142,6 +142,10 @@ pub struct FetchSummary {
     pub errors: BTreeMap<String, u64>,
     /// 2xx answers written as revisits of an identical payload (`[fetch] dedup`).
     pub revisits: u64,
+    /// Of `urls`, the fetch lists' reserve (`[prioritize] reserve_factor`).
+    pub reserve: u64,
+    /// Reserve URLs tried in the cycle's window (the rest went back to the frontier).
+    pub reserve_tried: u64,
 }
 
 impl FetchSummary {
@@ -154,6 +158,8 @@ impl FetchSummary {
                 counter::REQUESTS => self.requests += v,
                 counter::BYTES => self.bytes += v,
                 counter::REVISITS => self.revisits += v,
+                counter::RESERVE => self.reserve += v,
+                counter::RESERVE_TRIED => self.reserve_tried += v,
                 counter::NO_ANSWER => *self.by_status.entry(k.clone()).or_default() += v,
                 _ => {
                     if let Some(class) = k.strip_prefix(counter::STATUS_PREFIX) {

@@ -228,14 +228,23 @@ impl Status {
     fn coverage_line(&self) -> Option<String> {
         let fc = self.fetch_cycle?;
         let f = &self.fetch;
-        let deferred = f.errors.get(DEFERRED).copied().unwrap_or(0);
-        let tried = f.urls.saturating_sub(deferred);
+        // The reserve is counted apart: fetched only in the cycle's window, what the window
+        // left is deferred back to the frontier by design, not by the deadline.
+        let reserve_back = f.reserve.saturating_sub(f.reserve_tried);
+        let deferred = f
+            .errors
+            .get(DEFERRED)
+            .copied()
+            .unwrap_or(0)
+            .saturating_sub(reserve_back);
+        let tried = f.urls.saturating_sub(f.reserve).saturating_sub(deferred);
         let listed = self
             .cycles
             .iter()
             .find(|c| c.cycle == fc)
             .map_or(0, |c| c.fetchlist_urls)
-            .max(f.urls);
+            .max(f.urls)
+            .saturating_sub(f.reserve);
         let mut line = format!(
             "cycle {fc:06}: {} of {} URLs tried ({})",
             n(tried),
@@ -244,6 +253,14 @@ impl Status {
         );
         if deferred > 0 {
             let _ = write!(line, ", {} deferred by the deadline", n(deferred));
+        }
+        if f.reserve > 0 {
+            let _ = write!(
+                line,
+                "; reserve: {} of {} tried in the window, the rest back in the frontier",
+                n(f.reserve_tried),
+                n(f.reserve)
+            );
         }
         if f.partitions < self.partitions {
             let _ = write!(
