@@ -421,14 +421,11 @@ fn apply_fetch(r: &mut UrlRecord, f: &FetchResult, max_attempts: u32) -> bool {
     };
     use crate::records::FetchErrorKind as K;
     match f.error_kind() {
-        // Not attempted this cycle (the deadline came first, or its host is parked): back to
-        // the frontier as it was, no attempt counted.
-        Some(K::Deferred | K::Parked) => {
-            if r.state != UrlState::Unfetched {
-                r.state = UrlState::Retry;
-            }
-            return true;
-        }
+        // Not attempted this cycle (the deadline or the end of the cycle's window came first,
+        // or its host is parked): back to the frontier as it was, no attempt counted. A fetched
+        // URL keeps its state and its pending recrawl (the reserve defers recrawls routinely;
+        // they are not failures to retry).
+        Some(K::Deferred | K::Parked) => return true,
         // Not attempted because of its host: an attempt all the same, or a dead host would
         // come back every cycle.
         // A TLS failure (of robots.txt, then refusing the host's URLs, or of the URL itself):
@@ -502,6 +499,35 @@ pub fn summary(r: &StageReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_deferred_url_goes_back_as_it_was() {
+        let deferred = FetchResult {
+            error: crate::records::FetchErrorKind::Deferred.as_str().to_owned(),
+            ..FetchResult::default()
+        };
+        let mut fresh = UrlRecord::discovered("http://a.test/".into(), 1, 0.5, 7);
+        let before = fresh.clone();
+        assert!(apply_fetch(&mut fresh, &deferred, 3));
+        assert_eq!(fresh, before, "unfetched: untouched, no attempt counted");
+        // A recrawl deferred (the reserve, the deadline) stays a fetched URL with its recrawl
+        // pending, which keeps its frontier entry current.
+        let mut fetched = before.clone();
+        fetched.state = UrlState::Fetched;
+        fetched.fetches = 1;
+        fetched.fetched_at = 1_700_000_000;
+        fetched.recrawl_queued = 4;
+        let was = fetched.clone();
+        let parked = FetchResult {
+            error: crate::records::FetchErrorKind::Parked.as_str().to_owned(),
+            ..FetchResult::default()
+        };
+        for r in [&deferred, &parked] {
+            let mut rec = was.clone();
+            assert!(apply_fetch(&mut rec, r, 3));
+            assert_eq!(rec, was);
+        }
+    }
 
     #[test]
     fn check_update_finds_exactly_the_unseen() {

@@ -4,6 +4,10 @@
 #   tools/bench/crawl_delay.sh [SLOW_PAGES] [FAST_HOSTS] [FAST_PAGES] [BIG_PAGES]
 #                                                       # defaults: 500 20 3000 21000
 #   WINDOW=false tools/bench/crawl_delay.sh ...          # the same without the cycle window
+#   FOLLOW=0 FETCH_BUDGET=2000 RESERVE=0 tools/bench/crawl_delay.sh ...
+#                                                       # [fetch] follow_per_host, [prioritize]
+#                                                       # fetch_budget and reserve_factor (unset:
+#                                                       # the defaults)
 #
 # - The web (static files, written by this script, served by nginx on 127.0.0.1): `slow.test`
 #   with SLOW_PAGES pages and `Crawl-delay: 1` in its robots.txt; FAST_HOSTS hosts
@@ -35,6 +39,9 @@ FAST_HOSTS=${2:-20}
 FAST=${3:-3000}
 BIG=${4:-21000}
 WINDOW=${WINDOW:-true}
+FOLLOW=${FOLLOW:-}
+FETCH_BUDGET=${FETCH_BUDGET:-}
+RESERVE=${RESERVE:-}
 PORT=${PORT:-8496}
 THREADS=${THREADS:-16}
 
@@ -132,6 +139,10 @@ sleep 1.5
     echo 'default_delay_secs = 0.0'
     echo 'delay_factor = 0.0'
     echo 'allow_private_addresses = true'
+    [ -n "$FOLLOW" ] && echo "follow_per_host = $FOLLOW"
+    echo '[prioritize]'
+    [ -n "$FETCH_BUDGET" ] && echo "fetch_budget = $FETCH_BUDGET"
+    [ -n "$RESERVE" ] && echo "reserve_factor = $RESERVE"
     echo '[cycle]'
     echo "window = $WINDOW"
 } > "$work/crawl.toml"
@@ -144,7 +155,8 @@ kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=""
 
 read -r wall user sys rss < "$work/time"
 cycles=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["cycles"]))' "$work/cycle.json" 2>/dev/null || echo "?")
-python3 - "$work/logs/access.log" "$SLOW" "$FAST_HOSTS" "$FAST" "$wall" "$user" "$sys" "$rss" "$cycles" "$BIG" "$WINDOW" <<'EOF'
+settings="window $WINDOW, follow ${FOLLOW:-default}, budget ${FETCH_BUDGET:-default}, reserve ${RESERVE:-default}"
+python3 - "$work/logs/access.log" "$SLOW" "$FAST_HOSTS" "$FAST" "$wall" "$user" "$sys" "$rss" "$cycles" "$BIG" "$settings" <<'EOF'
 import sys, collections
 log, slow, nfast, fast = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 wall, user, sys_, rss, cycles = float(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7]), int(sys.argv[8]), sys.argv[9]
@@ -164,7 +176,7 @@ slow_span = slow_reqs[-1][0] - slow_reqs[0][0] if slow_reqs else 0.0
 bound = float(slow + 1)  # robots.txt, SLOW pages and /p/0.html, one a second: the first is free
 total = sum(len(v) for v in by_host.values())
 big_ok = pages("big.test")
-print(f"| window | slow host pages | fast host pages | big host pages | requests | repeated | cycles | wall s | slow host span s | bound s | wall / bound | min gap s (slow) | CPU s | peak RSS MB |")
+print(f"| settings | slow host pages | fast host pages | big host pages | requests | repeated | cycles | wall s | slow host span s | bound s | wall / bound | min gap s (slow) | CPU s | peak RSS MB |")
 print(f"|--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 print(f"| {window} | {slow_ok} of {slow + 1} | {fast_ok} of {nfast * (fast + 1)} | {big_ok} of {big + 1 if big else 0} | {total} | {dupes} | {cycles} | {wall:.1f} | {slow_span:.1f} | {bound:.0f} | {wall / bound:.2f} | {min(gaps) if gaps else 0:.3f} | {user + sys_:.1f} | {rss / 1024:.0f} |")
 EOF

@@ -225,7 +225,7 @@ impl Status {
     }
 
     /// How much of the newest fetch cycle's fetch list was tried.
-    fn coverage_line(&self) -> Option<String> {
+    pub(super) fn coverage_line(&self) -> Option<String> {
         let fc = self.fetch_cycle?;
         let f = &self.fetch;
         // The reserve is counted apart: fetched only in the cycle's window, what the window
@@ -254,19 +254,20 @@ impl Status {
         if deferred > 0 {
             let _ = write!(line, ", {} deferred by the deadline", n(deferred));
         }
-        if f.reserve > 0 {
-            let _ = write!(
-                line,
-                "; reserve: {} of {} tried in the window, the rest back in the frontier",
-                n(f.reserve_tried),
-                n(f.reserve)
-            );
-        }
         if f.partitions < self.partitions {
             let _ = write!(
                 line,
                 "; {} of {} partitions fetched",
                 f.partitions, self.partitions
+            );
+        }
+        if f.reserve > 0 {
+            // What the window left of the reserve went back to the frontier.
+            let _ = write!(
+                line,
+                "; reserve: {} of {} tried",
+                n(f.reserve_tried),
+                n(f.reserve)
             );
         }
         Some(line)

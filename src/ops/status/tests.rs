@@ -515,6 +515,34 @@ fn summary_of_a_fresh_crawl() {
     }
 }
 
+/// The reserve of a fetch list is counted apart: what the window left of it was deferred back
+/// to the frontier by design, not by the deadline.
+#[test]
+fn the_reserve_is_not_counted_as_listed_or_deferred_by_the_deadline() {
+    let (_t, crawl) = fixture();
+    let fetch = [
+        ("status_2xx", 5),
+        ("no_answer", 1),
+        ("error_robots", 1),
+        ("error_deferred", 4),
+        ("urls", 11),
+        ("reserve", 5),
+        ("reserve_tried", 2),
+        ("requests", 7),
+        ("bytes", 500),
+    ];
+    marker(&crawl, Stage::Fetch, 1, 0, 1, &fetch);
+    let s = status(crawl.root()).unwrap();
+    assert_eq!((s.fetch.reserve, s.fetch.reserve_tried), (5, 2));
+    assert_fits(&s.to_string());
+    // 6 listed: 5 tried, 1 deferred by the deadline (4 deferred, 3 of them the reserve's).
+    assert_eq!(
+        s.coverage_line().unwrap(),
+        "cycle 000001: 5 of 6 URLs tried (83.3%), 1 deferred by the deadline; 1 of 2 partitions \
+         fetched; reserve: 2 of 5 tried"
+    );
+}
+
 /// A crawl a live run works on: running, where, and nothing to run but status again.
 #[test]
 fn summary_of_a_running_crawl() {
