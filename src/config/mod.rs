@@ -259,6 +259,11 @@ mod tests {
         assert!(err.to_string().contains("fetch.user_agent"), "{err}");
         let c = Config::parse("[sort]\nmemory_budget = \"64 MiB\"\n", Path::new("c.toml")).unwrap();
         assert_eq!(c.sort.memory_budget, ByteSize(64 << 20));
+        for bad in ["-0.5", "17.0", "nan"] {
+            let toml = format!("[prioritize]\nreserve_factor = {bad}\n");
+            let err = Config::parse(&toml, Path::new("crawl.toml")).unwrap_err();
+            assert!(err.to_string().contains("reserve_factor"), "{bad}: {err}");
+        }
     }
 
     /// A sort budget past the machine's memory is a configuration error, not an abort.
