@@ -4,13 +4,13 @@
 //! next cycle.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::config::Config;
 use crate::crawl::report::counter;
 use crate::crawl::CrawlDir;
 use crate::error::{Error, Result};
-use crate::records::{next_budget, FetchItem};
+use crate::records::{next_budget, FetchItem, HostBudgets};
 use crate::run::{self, Cursor, RunReader, RunWriter, Schema};
 
 /// Selected URLs: (host key, fingerprint, the fetch list's item).
@@ -40,13 +40,13 @@ pub(super) fn host_budget(
     });
     if total > 0 {
         let old = crawl.latest_state(p, "host_budget", cycle);
-        let mut spent = Budgets::open(old.as_ref().map(|(_, path)| path.as_path()))?;
+        let mut spent = HostBudgets::open(old.as_ref().map(|(_, path)| path.as_path()))?;
         read.extend(old.iter().map(|(_, path)| path.clone()));
         let mut followed = Followed::open(crawl, cfg, cycle, p, read)?;
         let new_path = crawl.state_file(p, "host_budget", cycle + 1);
         let mut w = RunWriter::create(&new_path, Schema::HOST_BUDGET)?;
         let (kept, dropped) = cap_hosts(items, total, &mut spent, &mut followed, &mut w)?;
-        spent.rest(&mut w)?;
+        spent.rest(|h, n| w.push(&run::fp_key(h), &n.to_le_bytes()))?;
         w.finish()?;
         items = kept;
         if dropped > 0 {
@@ -73,7 +73,7 @@ pub(super) fn host_budget(
 fn cap_hosts(
     items: Selection,
     total: u64,
-    spent: &mut Budgets,
+    spent: &mut HostBudgets,
     followed: &mut Followed,
     w: &mut RunWriter,
 ) -> Result<(Selection, u64)> {
@@ -82,7 +82,7 @@ fn cap_hosts(
     let mut it = items.into_iter().peekable();
     while let Some(first) = it.next() {
         let host = first.0;
-        let spent = spent.of(host, w)?;
+        let spent = spent.of(host, |h, n| w.push(&run::fp_key(h), &n.to_le_bytes()))?;
         let mut left = total.saturating_sub(spent.saturating_add(followed.of(host)?));
         let mut taken = 0u64;
         for item in std::iter::once(first).chain(std::iter::from_fn(|| it.next_if(|x| x.0 == host)))
@@ -98,50 +98,6 @@ fn cap_hosts(
         w.push(&run::fp_key(host), &(spent + taken).to_le_bytes())?;
     }
     Ok((kept, dropped))
-}
-
-/// The host budgets so far, read in host order beside the selection.
-struct Budgets {
-    reader: Option<RunReader>,
-    /// The next (host key, count) not yet handled.
-    next: Option<(u64, u64)>,
-}
-
-impl Budgets {
-    /// The budgets of the run at `path` (none if `None`).
-    fn open(path: Option<&Path>) -> Result<Budgets> {
-        let mut reader = match path {
-            Some(path) => Some(RunReader::open_expect(path, Schema::HOST_BUDGET)?),
-            None => None,
-        };
-        let next = next_budget(reader.as_mut())?;
-        Ok(Budgets { reader, next })
-    }
-
-    /// `host`'s count so far (0 if it has none), after the counts of the hosts before it are
-    /// copied to `w` unchanged.
-    fn of(&mut self, host: u64, w: &mut RunWriter) -> Result<u64> {
-        while let Some((h, n)) = self.next.filter(|&(h, _)| h < host) {
-            w.push(&run::fp_key(h), &n.to_le_bytes())?;
-            self.next = next_budget(self.reader.as_mut())?;
-        }
-        match self.next {
-            Some((h, n)) if h == host => {
-                self.next = next_budget(self.reader.as_mut())?;
-                Ok(n)
-            }
-            _ => Ok(0),
-        }
-    }
-
-    /// Copies the counts of the hosts after the selection's to `w` unchanged.
-    fn rest(&mut self, w: &mut RunWriter) -> Result<()> {
-        while let Some((h, n)) = self.next {
-            w.push(&run::fp_key(h), &n.to_le_bytes())?;
-            self.next = next_budget(self.reader.as_mut())?;
-        }
-        Ok(())
-    }
 }
 
 /// URLs the fetch followed within its runs count against the budget too: the host table this

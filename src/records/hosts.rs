@@ -280,6 +280,58 @@ pub fn next_budget(r: Option<&mut RunReader>) -> crate::error::Result<Option<(u6
     Ok(Some((crate::run::key_u64(r.key()), u64::from_le_bytes(n))))
 }
 
+/// A host budget run (`state/pNNNN/host_budget.C.run`, schema 11) read in host order beside
+/// another input sorted by host key (prioritize's selection, the fetch list).
+pub struct HostBudgets {
+    reader: Option<RunReader>,
+    /// The next (host key, count) not yet handled.
+    next: Option<(u64, u64)>,
+}
+
+impl HostBudgets {
+    /// The budgets of the run at `path` (none if `None`).
+    pub fn open(path: Option<&std::path::Path>) -> crate::error::Result<HostBudgets> {
+        let mut reader = match path {
+            Some(path) => Some(RunReader::open_expect(path, Schema::HOST_BUDGET)?),
+            None => None,
+        };
+        let next = next_budget(reader.as_mut())?;
+        Ok(HostBudgets { reader, next })
+    }
+
+    /// `host`'s count so far (0 if it has none; hosts asked for in ascending order), after the
+    /// hosts before it are handed to `skipped` with their counts.
+    pub fn of(
+        &mut self,
+        host: u64,
+        mut skipped: impl FnMut(u64, u64) -> crate::error::Result<()>,
+    ) -> crate::error::Result<u64> {
+        while let Some((h, n)) = self.next.filter(|&(h, _)| h < host) {
+            skipped(h, n)?;
+            self.next = next_budget(self.reader.as_mut())?;
+        }
+        match self.next {
+            Some((h, n)) if h == host => {
+                self.next = next_budget(self.reader.as_mut())?;
+                Ok(n)
+            }
+            _ => Ok(0),
+        }
+    }
+
+    /// Hands the hosts after the last one asked for to `skipped`.
+    pub fn rest(
+        &mut self,
+        mut skipped: impl FnMut(u64, u64) -> crate::error::Result<()>,
+    ) -> crate::error::Result<()> {
+        while let Some((h, n)) = self.next {
+            skipped(h, n)?;
+            self.next = next_budget(self.reader.as_mut())?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,7 @@ mod split;
 mod url;
 
 pub use frontier::FrontierUpdate;
-pub use hosts::{next_budget, HostRecord, OriginRobots, Policy};
+pub use hosts::{next_budget, HostBudgets, HostRecord, OriginRobots, Policy};
 pub use kind::FetchErrorKind;
 pub use links::{LinkKind, LinkRecord, PageRecord};
 pub use split::SplitRecord;

@@ -15,7 +15,7 @@ use super::{
     CLOCK_MARGIN,
 };
 use crate::error::{Error, Result};
-use crate::records::{next_budget, FetchErrorKind, FetchItem, HostRecord};
+use crate::records::{FetchErrorKind, FetchItem, HostBudgets, HostRecord};
 use crate::run::{self, Cursor, RunReader};
 
 /// Hosts the feeder reads ahead and admits by priority (its memory: these hosts' URLs).
@@ -129,7 +129,7 @@ impl Shared<'_> {
         // feeder, few enough that memory holds little beyond the hosts in rotation.
         let max_waiting = self.cfg.fetch.threads as usize;
         let mut old = OldHosts::open(old_hosts)?;
-        let mut budget = Budgets::open(budget_path)?;
+        let mut budget = HostBudgets::open(budget_path)?;
         let mut window: Vec<WindowHost> = Vec::with_capacity(FEED_WINDOW);
         let mut reserve_hosts = 0u64;
         let mut groups = Groups::new(fetchlist)?;
@@ -140,7 +140,7 @@ impl Shared<'_> {
             let hk = jobs[0].host_key;
             let record = old.take(hk, |k, v| lock(&self.host_out).push(k, v))?;
             // The host's lifetime budget spent on listed URLs (sorted by host key too).
-            let listed = budget.of(hk)?;
+            let listed = budget.of(hk, |_, _| Ok(()))?;
             if jobs.iter().all(|j| j.work == Work::Reserve) {
                 // Fed in the second pass, its record with it (not passed through now).
                 reserve_hosts += 1;
@@ -184,7 +184,7 @@ impl Shared<'_> {
         self.wait_for_own_work()?;
         let mut list = RunReader::open_expect(path, crate::run::Schema::FETCHLIST)?;
         let mut old = OldHosts::open(old_hosts)?;
-        let mut budget = Budgets::open(budget)?;
+        let mut budget = HostBudgets::open(budget)?;
         let mut groups = Groups::new(&mut list)?;
         while let Some(jobs) = groups.next(self, path)? {
             crate::interrupt::check()?;
@@ -194,7 +194,7 @@ impl Shared<'_> {
             let hk = jobs[0].host_key;
             // The first pass passed the other hosts' records through already.
             let record = old.take(hk, |_, _| Ok(()))?;
-            let listed = budget.of(hk)?;
+            let listed = budget.of(hk, |_, _| Ok(()))?;
             if self.window_open() {
                 self.add_host(hk, jobs, record, listed, max_waiting)?;
             } else {
@@ -552,36 +552,6 @@ impl OldHosts {
             self.valid = r.advance()?;
         }
         Ok(())
-    }
-}
-
-/// What prioritize has listed of each host over the crawl (`host_budget`), read beside the
-/// fetch list.
-struct Budgets {
-    reader: Option<RunReader>,
-    next: Option<(u64, u64)>,
-}
-
-impl Budgets {
-    fn open(path: Option<&Path>) -> Result<Budgets> {
-        let mut reader = match path {
-            Some(p) => Some(RunReader::open_expect(p, crate::run::Schema::HOST_BUDGET)?),
-            None => None,
-        };
-        let next = next_budget(reader.as_mut())?;
-        Ok(Budgets { reader, next })
-    }
-
-    /// The count of host `hk` (hosts asked for in ascending order; 0 if none).
-    fn of(&mut self, hk: u64) -> Result<u64> {
-        let mut listed = 0;
-        while let Some((k, n)) = self.next.filter(|&(k, _)| k <= hk) {
-            if k == hk {
-                listed = n;
-            }
-            self.next = next_budget(self.reader.as_mut())?;
-        }
-        Ok(listed)
     }
 }
 
