@@ -15,10 +15,13 @@ use std::time::Duration;
 use dragnet::config::Config;
 use websim::site::{Request, Response, Site};
 
-/// `slow.websim.test`: a chain of [`SLOW_PAGES`] pages with `Crawl-delay: 1` (the cycle's
-/// politeness bound, about that many seconds); `big.websim.test`: a tree of [`BIG_PAGES`] pages,
-/// 8 links a page, no delay.
-struct TwoHosts;
+/// `slow.websim.test`: [`SLOW_PAGES`] pages with `Crawl-delay: 1`, a chain (each page links the
+/// next: the cycle's politeness bound is about that many seconds) or, with a fan-out, a tree;
+/// `big.websim.test`: a tree of [`BIG_PAGES`] pages, 8 links a page, no delay.
+struct TwoHosts {
+    /// Links a slow page has (1: the chain).
+    slow_fanout: u32,
+}
 
 const SLOW_PAGES: u32 = 5;
 const BIG_PAGES: u32 = 120;
@@ -44,7 +47,8 @@ impl Site for TwoHosts {
             },
         };
         let (pages, kids): (u32, Vec<u32>) = if slow {
-            (SLOW_PAGES, vec![n + 1])
+            let f = self.slow_fanout;
+            (SLOW_PAGES.max(f + 1), (n * f + 1..=n * f + f).collect())
         } else {
             (BIG_PAGES, (n * 8 + 1..=n * 8 + 8).collect())
         };
@@ -77,7 +81,7 @@ impl Site for TwoHosts {
 /// once (the window never opens while one waits to start), and checks the audit; returns the
 /// crawl and its cycles.
 fn crawl_two_hosts(tune: impl Fn(&mut Config)) -> (common::Crawl, usize) {
-    let (server, port) = common::serve_site(Arc::new(TwoHosts));
+    let (server, port) = common::serve_site(Arc::new(TwoHosts { slow_fanout: 1 }));
     let names = ["slow.websim.test".to_owned(), "big.websim.test".to_owned()];
     let tmp = tempfile::tempdir().unwrap();
     let hosts = common::loopback_hosts(tmp.path(), &names);
@@ -229,4 +233,74 @@ fn a_partition_fetches_its_reserve_while_a_slow_host_holds_the_cycle_and_returns
         runs[0] < runs[1],
         "cycles with and without the window: {runs:?}"
     );
+}
+
+/// A fetch run alone (`dragnet fetch`, a Slurm task) cannot see the other partitions: its
+/// window is the largest politeness bound of the cycle's fetch lists, from the prioritize
+/// markers. The big host's partition, fetched alone, takes its reserve within the bound the
+/// slow host's list sets (4 URLs a second apart); any reserve URL it did not try is deferred.
+#[test]
+fn a_fetch_run_alone_takes_its_reserve_within_the_fetch_lists_politeness_bound() {
+    const FANOUT: u32 = 8;
+    const BUDGET: u64 = 4;
+    let (server, port) = common::serve_site(Arc::new(TwoHosts {
+        slow_fanout: FANOUT,
+    }));
+    // A host's partition depends on its port too: a big host's name that lands in the other
+    // partition than the slow host's (the site answers any name but `slow.*` as the big one).
+    let part = |name: &str| {
+        let url = format!("http://{name}:{port}/");
+        dragnet::keys::partition_of(dragnet::keys::host_key(dragnet::keys::host_of(&url)), 2)
+    };
+    let slow_name = "slow.websim.test".to_owned();
+    let big_name = (0..64)
+        .map(|i| format!("big{i}.websim.test"))
+        .find(|n| part(n) != part(&slow_name))
+        .expect("one of 64 names hashes to the other partition");
+    let (slow, big) = (part(&slow_name), part(&big_name));
+    let names = [slow_name, big_name];
+    let tmp = tempfile::tempdir().unwrap();
+    let hosts = common::loopback_hosts(tmp.path(), &names);
+    let mut cfg = common::websim_config(2, 4);
+    cfg.resolve.hosts_files = vec![hosts];
+    cfg.fetch.follow_per_host = 0;
+    cfg.prioritize.fetch_budget = BUDGET;
+    cfg.prioritize.reserve_factor = 4.0;
+    let seeds: Vec<String> = names
+        .iter()
+        .map(|n| format!("http://{n}:{port}/"))
+        .collect();
+    let c = common::websim_crawl_with_hosts(&seeds, cfg);
+    let (dir, cfg) = (&c.dir, &c.cfg);
+
+    // Cycle 0 stage by stage, as Slurm tasks run it, then both prioritizes.
+    common::stages_until_merge(dir, cfg, 0);
+    for p in 0..2 {
+        dragnet::prioritize::prioritize_partition(dir, cfg, 0, p).unwrap();
+    }
+    let marker = |stage, p| {
+        dragnet::crawl::DoneMarker::read(&dir.done_path(0, stage, p))
+            .unwrap()
+            .unwrap()
+    };
+    let bound = marker(dragnet::crawl::Stage::Prioritize, slow).counts["politeness_bound_ms"];
+    assert!(bound >= BUDGET * 1000, "bound {bound} ms");
+    let listed = marker(dragnet::crawl::Stage::Prioritize, big).counts["reserve"];
+    assert!(listed > 0, "the big host's frontier outgrows the budget");
+
+    // The big host's partition alone: no shared window, the lists' bound instead.
+    let quiet = dragnet::fetch::FetchOptions {
+        progress: dragnet::fetch::ProgressMode::Quiet,
+        ..dragnet::fetch::FetchOptions::default()
+    };
+    let r = dragnet::fetch::fetch_partition(dir, cfg, 1, big, &quiet).unwrap();
+    let get = |k: &str| r.count(k);
+    assert_eq!(get("reserve"), listed);
+    assert!(get("reserve_tried") > 0, "{:?}", r.counts);
+    // Every URL of the list has a result: the reserve's untried ones deferred.
+    assert_eq!(get("results"), get("urls"));
+    let deferred = get("error_deferred");
+    assert_eq!(deferred, listed - get("reserve_tried"), "{:?}", r.counts);
+    let audit = server.stop();
+    assert_eq!(audit.counts.total(), 0, "{:?}", audit.violations);
 }
