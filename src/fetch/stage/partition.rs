@@ -295,6 +295,14 @@ impl<'a> PartitionRun<'a> {
             Arc::clone(&shared.counters),
             opts.log_interval,
         );
+        // A list of reserve URLs only (made by hand: prioritize lists the budget first) has no
+        // own work to wait for: the window hears so now, not at the commit, or this run's
+        // reserve would keep every partition's window open.
+        if self.total == self.reserve {
+            if let Some(w) = &shared.window {
+                w.list_done(self.p);
+            }
+        }
         let (old_hosts, budget) = (self.old_hosts_path.as_deref(), self.budget_path.as_deref());
         let (fetchlist, fetchlist_path) = (&mut self.fetchlist, &self.fetchlist_path);
         let fed = std::thread::scope(|s| {
