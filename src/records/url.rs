@@ -96,6 +96,13 @@ impl FetchItem {
         e.0
     }
 
+    /// Whether an encoded item is of the reserve, without decoding it: only a version 4 item
+    /// can be, and its flags byte is its last. (A damaged payload is told apart by
+    /// [`FetchItem::decode`].)
+    pub fn is_reserve_payload(b: &[u8]) -> bool {
+        b.first() == Some(&4) && b.last().is_some_and(|f| f & 1 != 0)
+    }
+
     /// Decodes a payload (versions 1 to 4).
     pub fn decode(b: &[u8]) -> Result<FetchItem, DecodeError> {
         let mut d = Dec(b);
@@ -361,7 +368,7 @@ mod tests {
                 record_id: "<urn:uuid:x>".into(),
             },
             etag: String::new(),
-            ..recrawl
+            ..recrawl.clone()
         };
         let b = dedup.encode();
         assert_eq!(b[0], 3, "a capture needs version 3");
@@ -377,6 +384,10 @@ mod tests {
         assert_eq!(b[0], 4, "the reserve flag needs version 4");
         assert_eq!(*b.last().unwrap(), 1);
         assert_eq!(FetchItem::decode(&b).unwrap(), reserve);
+        assert!(FetchItem::is_reserve_payload(&b));
+        for listed in [&f, &recrawl, &dedup] {
+            assert!(!FetchItem::is_reserve_payload(&listed.encode()));
+        }
         for n in 0..b.len() {
             assert!(FetchItem::decode(&b[..n]).is_err(), "truncated to {n}");
         }

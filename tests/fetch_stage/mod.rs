@@ -685,4 +685,77 @@ fn dns_lookups_are_one_per_host_and_run_ahead_in_parallel() {
     server.stop();
 }
 
+/// A host with reserve URLs only (`[prioritize] reserve_factor`) is fed only while the cycle's
+/// window is open: with none open, its URLs are deferred without a request, and the DNS
+/// prefetch never asks for its name.
+#[test]
+fn hosts_with_reserve_urls_only_are_not_looked_up_when_no_window_opens() {
+    let (web, server) = start(WebConfig {
+        seed: 13,
+        hosts: 8,
+        pages: 3,
+        hostile_every: 0,
+        ..WebConfig::default()
+    });
+    let seeds: Vec<String> = (0..8).map(|h| format!("{}/", web.origin(h))).collect();
+    let mut cfg = test_config();
+    cfg.crawl.partitions = 1;
+    let c = common::websim_crawl(&web, &seeds, cfg);
+    // The list made by hand: hosts 4..8 have reserve URLs only.
+    let reserve: Vec<&String> = seeds[4..].iter().collect();
+    let path = c.dir.fetchlist(0, 0);
+    let mut items = Vec::new();
+    let mut r = dragnet::run::RunReader::open(&path).unwrap();
+    while r.advance().unwrap() {
+        let mut item = dragnet::records::FetchItem::decode(r.payload()).unwrap();
+        item.reserve = reserve.contains(&&item.url);
+        items.push((r.key().to_vec(), item));
+    }
+    drop(r);
+    std::fs::remove_file(&path).unwrap();
+    let mut w = dragnet::run::RunWriter::create(&path, dragnet::run::Schema::FETCHLIST).unwrap();
+    for (k, item) in &items {
+        w.push(k, &item.encode()).unwrap();
+    }
+    w.finish().unwrap();
+    let mut cfg = c.cfg.clone();
+    cfg.resolve.hosts_files.clear();
+    cfg.resolve.only = false;
+    let dns = std::sync::Arc::new(SlowDns {
+        table: web
+            .hosts
+            .iter()
+            .map(|h| (h.name.clone(), std::net::IpAddr::V4(h.addr)))
+            .collect(),
+        ..SlowDns::default()
+    });
+    let opts = FetchOptions {
+        lookup: Some(dns.clone()),
+        ..quiet()
+    };
+    // Cycle 0's fetch run alone: no window (no fetch lists of a prioritize to bound one).
+    let report = fetch_partition(&c.dir, &cfg, 0, 0, &opts).unwrap();
+    assert_eq!(report.count("reserve"), 4);
+    assert_eq!(report.count("reserve_tried"), 0);
+    let got = results(&c, 0);
+    for s in &seeds[..4] {
+        assert_eq!(got[s].status, 200, "{s}");
+    }
+    for s in reserve {
+        assert_eq!(got[s].error, "deferred", "{s}");
+    }
+    let mut calls = dns.calls.lock().unwrap().clone();
+    calls.sort();
+    let listed: Vec<String> = {
+        let mut v: Vec<String> = seeds[..4]
+            .iter()
+            .map(|s| url::Url::parse(s).unwrap().host_str().unwrap().to_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(calls, listed, "only the listed hosts' names are looked up");
+    server.stop();
+}
+
 mod deadline;

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::Path;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -53,18 +53,36 @@ const DNS_AHEAD: u64 = 256;
 /// Lookups the DNS prefetch runs at once.
 const DNS_THREADS: usize = 8;
 
+/// The hosts a DNS prefetch looks up: those of one of the feeder's passes.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Prefetch {
+    /// The first pass: hosts with listed URLs.
+    Listed,
+    /// The second: hosts with reserve URLs only; the feeder had fed `fed_before` hosts when
+    /// it began.
+    ReserveOnly { fed_before: u64 },
+}
+
 impl Shared<'_> {
     /// Looks up the names of the fetch list's hosts a little ahead of the feeder, several at a
     /// time, into the fetcher's DNS cache, so neither the feeder nor a worker waits on one slow
     /// name after another: a name that takes 50 ms costs the run 50 ms once, not 50 ms per host
-    /// in a row. Names the crawl's table answers are skipped (with `[resolve] only`, all are).
-    /// Reads the fetch list with a reader of its own; stops when the feeder is done.
-    pub(super) fn prefetch_names(&self, path: &Path) {
+    /// in a row. Names the crawl's table answers are skipped (with `[resolve] only`, all are),
+    /// and so are the hosts the feeder's pass does not feed (`which`): a host with reserve URLs
+    /// only is looked up in the second pass, which the window may never open. Reads the fetch
+    /// list with a reader of its own; stops at `stop`.
+    pub(super) fn prefetch_names(&self, path: &Path, which: Prefetch, stop: &AtomicBool) {
         if self.fetcher.table_only() {
             return;
         }
         let Ok(mut list) = RunReader::open(path) else {
             return;
+        };
+        let stopped = || stop.load(Relaxed);
+        // The hosts the feeder fed before this pass began (the pacing counts this pass's).
+        let fed_before = match which {
+            Prefetch::Listed => 0,
+            Prefetch::ReserveOnly { fed_before } => fed_before,
         };
         let (tx, rx) = std::sync::mpsc::sync_channel::<Url>(DNS_THREADS * 4);
         let rx = std::sync::Mutex::new(rx);
@@ -76,41 +94,45 @@ impl Shared<'_> {
                     .spawn_scoped(s, move || loop {
                         let next = lock(rx).recv();
                         let Ok(url) = next else { return };
-                        if !self.feed_done.load(Relaxed) {
+                        if !stopped() {
                             let _ = self.fetcher.address_of(&url);
                         }
                     });
             }
-            let mut last_host = None;
+            // The host being read: its key, its first URL, whether it has a listed URL.
+            let mut host: Option<(u64, Option<Url>, bool)> = None;
             let mut read = 0u64;
-            while !self.feed_done.load(Relaxed) {
-                match list.advance() {
-                    Ok(true) => {}
-                    _ => break,
+            while !stopped() {
+                let more = matches!(list.advance(), Ok(true));
+                let hk = more.then(|| run::key_u64(&list.key()[..8]));
+                if let (Some(hk), Some(h)) = (hk, host.as_mut()) {
+                    if h.0 == hk {
+                        h.2 |= !FetchItem::is_reserve_payload(list.payload());
+                        continue;
+                    }
                 }
-                let hk = run::key_u64(&list.key()[..8]);
-                if last_host == Some(hk) {
-                    continue;
+                // The host's records are all read: look it up if this pass feeds it.
+                if let Some((_, Some(url), listed)) = host.take() {
+                    let fed = listed == matches!(which, Prefetch::Listed);
+                    if fed && self.fetcher.needs_dns(&url) {
+                        read += 1;
+                        while read
+                            > (self.hosts_fed.load(Relaxed) - fed_before).saturating_add(DNS_AHEAD)
+                            && !stopped()
+                        {
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
+                        if tx.send(url).is_err() {
+                            break;
+                        }
+                    }
                 }
-                last_host = Some(hk);
-                let Ok(item) = FetchItem::decode(list.payload()) else {
-                    continue;
-                };
-                let Ok(url) = Url::parse(&item.url) else {
-                    continue;
-                };
-                if !self.fetcher.needs_dns(&url) {
-                    continue;
-                }
-                read += 1;
-                while read > self.hosts_fed.load(Relaxed) + DNS_AHEAD
-                    && !self.feed_done.load(Relaxed)
-                {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                if tx.send(url).is_err() {
-                    break;
-                }
+                let Some(hk) = hk else { break };
+                let payload = list.payload();
+                let url = FetchItem::decode(payload)
+                    .ok()
+                    .and_then(|i| Url::parse(&i.url).ok());
+                host = Some((hk, url, !FetchItem::is_reserve_payload(payload)));
             }
             drop(tx);
         });
@@ -186,23 +208,42 @@ impl Shared<'_> {
         let mut old = OldHosts::open(old_hosts)?;
         let mut budget = HostBudgets::open(budget)?;
         let mut groups = Groups::new(&mut list)?;
-        while let Some(jobs) = groups.next(self, path)? {
-            crate::interrupt::check()?;
-            if jobs.iter().any(|j| j.work != Work::Reserve) {
-                continue;
-            }
-            let hk = jobs[0].host_key;
-            // The first pass passed the other hosts' records through already.
-            let record = old.take(hk, |_, _| Ok(()))?;
-            let listed = budget.of(hk, |_, _| Ok(()))?;
+        let stop = AtomicBool::new(false);
+        let which = Prefetch::ReserveOnly {
+            fed_before: self.hosts_fed.load(Relaxed),
+        };
+        std::thread::scope(|s| {
+            // Their names ahead of this pass, if the window is still open for them.
             if self.window_open() {
-                self.add_host(hk, jobs, record, listed, max_waiting)?;
-            } else {
-                let record = record.unwrap_or_else(|| HostRecord::new(&host_name(&jobs)));
-                self.pass_host(hk, jobs, &record, FetchErrorKind::Deferred)?;
+                let stop = &stop;
+                let _ = std::thread::Builder::new()
+                    .name("fetch-dns-reserve".into())
+                    .spawn_scoped(s, move || self.prefetch_names(path, which, stop));
             }
-        }
-        Ok(())
+            let fed = (|| -> Result<()> {
+                while let Some(jobs) = groups.next(self, path)? {
+                    crate::interrupt::check()?;
+                    if jobs.iter().any(|j| j.work != Work::Reserve) {
+                        continue;
+                    }
+                    let hk = jobs[0].host_key;
+                    // The first pass passed the other hosts' records through already.
+                    let record = old.take(hk, |_, _| Ok(()))?;
+                    let listed = budget.of(hk, |_, _| Ok(()))?;
+                    if self.window_open() {
+                        self.add_host(hk, jobs, record, listed, max_waiting)?;
+                    } else {
+                        stop.store(true, Relaxed);
+                        let name = host_name(&jobs);
+                        let record = record.unwrap_or_else(|| HostRecord::new(&name));
+                        self.pass_host(hk, jobs, &record, FetchErrorKind::Deferred)?;
+                    }
+                }
+                Ok(())
+            })();
+            stop.store(true, Relaxed);
+            fed
+        })
     }
 
     /// Waits until the partition's own work is done (every listed URL, and those followed

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use super::feed::Prefetch;
 use super::{follow, lock, secs, unix_ms, with_margin, FetchOptions, Sched, Shared};
 use crate::config::Config;
 use crate::crawl::report::counter;
@@ -320,7 +321,9 @@ impl<'a> PartitionRun<'a> {
             // time.
             let _ = std::thread::Builder::new()
                 .name("fetch-dns".into())
-                .spawn_scoped(s, move || shared.prefetch_names(fetchlist_path));
+                .spawn_scoped(s, move || {
+                    shared.prefetch_names(fetchlist_path, Prefetch::Listed, &shared.feed_done)
+                });
             let fed =
                 spawned.and_then(|()| shared.feed(fetchlist, fetchlist_path, old_hosts, budget));
             shared.feed_done.store(true, Relaxed);
