@@ -355,7 +355,10 @@ fn a_node_that_goes_away_mid_cycle_has_its_tasks_run_on_the_others() {
         "this test stops one node of the cluster .ci/slurm-up starts (node1..nodeN, pid files \
          /run/slurmd-nodeK.pid); start it with `.ci/slurm-up`",
     );
-    let (web, server, cfg) = real_web("nodeloss");
+    let (web, server, mut cfg) = real_web("nodeloss");
+    // A delay between a host's requests makes each fetch stage last seconds (8 pages a host),
+    // not the moment the stop below needs on a loaded machine to find the stage still running.
+    cfg.fetch.default_delay_secs = 0.25;
     let local = local_outcome(&web, &cfg);
     let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
     // The first node seen running one of the crawl's stages goes away (slurmd and the job's
