@@ -635,21 +635,12 @@ impl dragnet::resolve::Lookup for SlowDns {
     }
 }
 
-/// Names the crawl's table lacks go to the resolver once per host per run, several at a time
-/// ahead of the feeder (never one slow name after another), and their answers serve the fetch.
-#[test]
-fn dns_lookups_are_one_per_host_and_run_ahead_in_parallel() {
-    let (web, server) = start(WebConfig {
-        seed: 13,
-        hosts: 24,
-        pages: 3,
-        hostile_every: 0,
-        ..WebConfig::default()
-    });
-    let seeds: Vec<String> = (0..24).map(|h| format!("{}/", web.origin(h))).collect();
-    let mut cfg = test_config();
-    cfg.crawl.partitions = 1;
-    let c = common::websim_crawl(&web, &seeds, cfg);
+/// `c`'s configuration without its resolve table, and fetch options that send every name to
+/// a [`SlowDns`] knowing `web`'s hosts.
+fn through_slow_dns(
+    web: &websim::model::Web,
+    c: &Crawl,
+) -> (Config, std::sync::Arc<SlowDns>, FetchOptions) {
     // No table: every name goes to the (test's) resolver.
     let mut cfg = c.cfg.clone();
     cfg.resolve.hosts_files.clear();
@@ -666,6 +657,25 @@ fn dns_lookups_are_one_per_host_and_run_ahead_in_parallel() {
         lookup: Some(dns.clone()),
         ..quiet()
     };
+    (cfg, dns, opts)
+}
+
+/// Names the crawl's table lacks go to the resolver once per host per run, several at a time
+/// ahead of the feeder (never one slow name after another), and their answers serve the fetch.
+#[test]
+fn dns_lookups_are_one_per_host_and_run_ahead_in_parallel() {
+    let (web, server) = start(WebConfig {
+        seed: 13,
+        hosts: 24,
+        pages: 3,
+        hostile_every: 0,
+        ..WebConfig::default()
+    });
+    let seeds: Vec<String> = (0..24).map(|h| format!("{}/", web.origin(h))).collect();
+    let mut cfg = test_config();
+    cfg.crawl.partitions = 1;
+    let c = common::websim_crawl(&web, &seeds, cfg);
+    let (cfg, dns, opts) = through_slow_dns(&web, &c);
     fetch_partition(&c.dir, &cfg, 0, 0, &opts).unwrap();
     let got = results(&c, 0);
     // Every host resolved (some have a robots.txt that never answers: not a DNS matter).
@@ -718,21 +728,7 @@ fn hosts_with_reserve_urls_only_are_not_looked_up_when_no_window_opens() {
         w.push(k, &item.encode()).unwrap();
     }
     w.finish().unwrap();
-    let mut cfg = c.cfg.clone();
-    cfg.resolve.hosts_files.clear();
-    cfg.resolve.only = false;
-    let dns = std::sync::Arc::new(SlowDns {
-        table: web
-            .hosts
-            .iter()
-            .map(|h| (h.name.clone(), std::net::IpAddr::V4(h.addr)))
-            .collect(),
-        ..SlowDns::default()
-    });
-    let opts = FetchOptions {
-        lookup: Some(dns.clone()),
-        ..quiet()
-    };
+    let (cfg, dns, opts) = through_slow_dns(&web, &c);
     // Cycle 0's fetch run alone: no window (no fetch lists of a prioritize to bound one).
     let report = fetch_partition(&c.dir, &cfg, 0, 0, &opts).unwrap();
     assert_eq!(report.count("reserve"), 4);
