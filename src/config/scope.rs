@@ -301,12 +301,15 @@ impl ScopeSection {
         let rest = url.split_once("://").map_or(url, |(_, r)| r);
         let path_query = rest.find('/').map_or("", |i| &rest[i..]);
         let (path, query) = path_query.split_once('?').unwrap_or((path_query, ""));
-        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-        if segments.len() > self.max_path_segments as usize {
+        let segments = || path.split('/').filter(|s| !s.is_empty());
+        // Counted first: most URLs have too few segments to repeat one too often, and need no
+        // list of them (this runs for every link target the split routes).
+        let n = segments().count();
+        if n > self.max_path_segments as usize {
             return Some("trap_path");
         }
-        if segments.len() > self.max_repeated_segments as usize {
-            let mut sorted = segments.clone();
+        if n > self.max_repeated_segments as usize {
+            let mut sorted: Vec<&str> = segments().collect();
             sorted.sort_unstable();
             let mut run = 1;
             for w in sorted.windows(2) {

@@ -29,7 +29,7 @@ impl FrontierUpdate {
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
-        let mut e = Enc::default();
+        let mut e = Enc::sized(self.url.len());
         e.u8(if self.recrawl { 2 } else { 1 })
             .str(&self.url)
             .f64(self.score)

@@ -130,11 +130,17 @@ impl LinkRecord {
 
     /// Decodes a payload.
     pub fn decode(b: &[u8]) -> Result<LinkRecord, DecodeError> {
+        LinkRecord::view(b).map(|v| v.to_owned())
+    }
+
+    /// Decodes a payload without copying its strings: the split reads every link of a
+    /// partition, and most are further occurrences of a target whose URL it already holds.
+    pub fn view(b: &[u8]) -> Result<LinkView<'_>, DecodeError> {
         let mut d = Dec(b);
         check_version(&mut d, "link", LinkRecord::VERSION)?;
-        let r = LinkRecord {
-            url: d.str("url")?.to_owned(),
-            source: d.str("source")?.to_owned(),
+        let r = LinkView {
+            url: d.str("url")?,
+            source: d.str("source")?,
             kind: LinkKind::from_u8(d.u8("kind")?)?,
             nofollow: flag(d.u8("nofollow")?, "nofollow")?,
             cash: d.f64("cash")?,
@@ -143,6 +149,37 @@ impl LinkRecord {
         };
         d.end()?;
         Ok(r)
+    }
+}
+
+/// A [`LinkRecord`] borrowed from its payload ([`LinkRecord::view`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkView<'a> {
+    /// The target, canonical.
+    pub url: &'a str,
+    /// The page it was found on.
+    pub source: &'a str,
+    /// Where in the page.
+    pub kind: LinkKind,
+    /// Not followed by default.
+    pub nofollow: bool,
+    /// The target's share of the source's cash.
+    pub cash: f64,
+    /// Link distance of the target from the seeds.
+    pub depth: u32,
+}
+
+impl LinkView<'_> {
+    /// The owned record.
+    pub fn to_owned(&self) -> LinkRecord {
+        LinkRecord {
+            url: self.url.to_owned(),
+            source: self.source.to_owned(),
+            kind: self.kind,
+            nofollow: self.nofollow,
+            cash: self.cash,
+            depth: self.depth,
+        }
     }
 }
 
@@ -189,7 +226,14 @@ impl PageRecord {
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
-        let mut e = Enc::default();
+        let mut e = Enc::sized(
+            self.url.len()
+                + self.content_type.len()
+                + self.charset.len()
+                + self.title.len()
+                + self.canonical.len()
+                + self.meta_robots.len(),
+        );
         e.u8(PageRecord::VERSION)
             .str(&self.url)
             .u64(u64::from(self.status))

@@ -24,7 +24,7 @@ impl SplitRecord {
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
-        let mut e = Enc::default();
+        let mut e = Enc::sized(self.url.len());
         e.u8(SplitRecord::VERSION)
             .str(&self.url)
             .f64(self.cash)

@@ -44,6 +44,11 @@ impl Capture {
         !self.payload_digest.is_empty()
     }
 
+    /// The bytes of its strings, for sizing an encoder.
+    fn text_len(&self) -> usize {
+        self.payload_digest.len() + self.record_id.len()
+    }
+
     fn put(&self, e: &mut Enc) {
         e.str(&self.payload_digest)
             .u64(self.date_us)
@@ -71,7 +76,9 @@ impl FetchItem {
         let v4 = self.reserve;
         let v3 = v4 || self.capture.is_known();
         let v2 = v3 || !self.etag.is_empty() || !self.last_modified.is_empty();
-        let mut e = Enc::default();
+        let mut e = Enc::sized(
+            self.url.len() + self.etag.len() + self.last_modified.len() + self.capture.text_len(),
+        );
         e.u8(if v4 {
             4
         } else if v3 {
@@ -255,7 +262,9 @@ impl UrlRecord {
     pub fn encode(&self) -> Vec<u8> {
         let v3 = self.capture.is_known();
         let v2 = v3 || self.recrawl_queued != 0 || self.failures != 0;
-        let mut e = Enc::default();
+        let mut e = Enc::sized(
+            self.url.len() + self.etag.len() + self.last_modified.len() + self.capture.text_len(),
+        );
         e.u8(if v3 {
             3
         } else if v2 {
@@ -502,7 +511,17 @@ impl FetchResult {
 
     /// Encodes the payload.
     pub fn encode(&self) -> Vec<u8> {
-        let mut e = Enc::default();
+        let mut e = Enc::sized(
+            self.url.len()
+                + self.content_type.len()
+                + self.warc_file.len()
+                + self.etag.len()
+                + self.last_modified.len()
+                + self.redirect.len()
+                + self.error.len()
+                + self.payload_digest.len()
+                + self.record_id.len(),
+        );
         e.u8(1)
             .str(&self.url)
             .u64(u64::from(self.status))

@@ -36,8 +36,8 @@ use crate::crawl::report::counter;
 use crate::crawl::{CrawlDir, DoneMarker, FileDigest, Stage, StageReport};
 use crate::error::{Error, Result};
 use crate::keys::partition_of;
-use crate::records::LinkRecord;
 use crate::records::SplitRecord;
+use crate::records::{LinkRecord, LinkView};
 use crate::run::{self, Cursor, KeepFirst, RunReader, RunWriter, Schema, Sorter};
 use clock::Clock;
 
@@ -79,10 +79,10 @@ struct Target {
 
 impl Target {
     /// The first occurrence of a target: `l`, with key `key`, followed or not.
-    fn new(key: [u8; 16], l: LinkRecord, follow: bool) -> Target {
+    fn new(key: [u8; 16], l: &LinkView<'_>, follow: bool) -> Target {
         Target {
             key,
-            url: l.url,
+            url: l.url.to_owned(),
             cash: Cash::of(if follow { l.cash } else { 0.0 }),
             depth: l.depth,
             inlinks: 1,
@@ -91,7 +91,7 @@ impl Target {
     }
 
     /// Another occurrence `l` of the target, followed or not.
-    fn absorb(&mut self, l: &LinkRecord, follow: bool) {
+    fn absorb(&mut self, l: &LinkView<'_>, follow: bool) {
         self.inlinks = self.inlinks.saturating_add(1);
         // Only a followed occurrence discovers the target: a nofollow link from a shallower
         // page gives it no depth (the first followed one replaces the depth of nofollow
@@ -276,7 +276,7 @@ impl Split<'_> {
         loop {
             let next = if reader.advance()? {
                 let key: [u8; 16] = reader.key().try_into().expect("16-byte links key");
-                let l = LinkRecord::decode(reader.payload()).map_err(|e| {
+                let l = LinkRecord::view(reader.payload()).map_err(|e| {
                     Error::corrupt(path, reader.block_offset(), format!("link record: {e}"))
                 })?;
                 self.bump(counter::LINKS, 1);
@@ -296,7 +296,7 @@ impl Split<'_> {
             let follow = !l.nofollow || self.cfg.scope.follow_nofollow;
             match &mut cur {
                 Some(t) if same => t.absorb(&l, follow),
-                _ => cur = Some(Target::new(key, l, follow)),
+                _ => cur = Some(Target::new(key, &l, follow)),
             }
         }
         Ok(())

@@ -70,15 +70,55 @@ pub fn record_line(
     length: u64,
     filename: &str,
 ) -> Option<String> {
-    let kind = h.record_type();
+    fields_line(&LineFields::of(h), head, offset, length, filename)
+}
+
+/// The header fields a CDXJ line takes from a record.
+#[derive(Debug, Clone)]
+pub struct LineFields<'a> {
+    /// `WARC-Type`.
+    pub kind: RecordType,
+    /// `WARC-Target-URI`, without angle brackets.
+    pub url: Option<&'a str>,
+    /// `WARC-Date`.
+    pub date: Option<&'a str>,
+    /// `Content-Type`.
+    pub content_type: Option<&'a str>,
+    /// `WARC-Payload-Digest`.
+    pub payload_digest: Option<&'a str>,
+}
+
+impl<'a> LineFields<'a> {
+    /// The fields of header `h`.
+    pub fn of(h: &'a WarcHeader) -> LineFields<'a> {
+        LineFields {
+            kind: h.record_type(),
+            url: h.target_uri(),
+            date: h.date(),
+            content_type: h.content_type(),
+            payload_digest: h.get("WARC-Payload-Digest"),
+        }
+    }
+}
+
+/// [`record_line`] from the fields themselves (the WARC writer has them at hand, without a
+/// parsed header).
+pub fn fields_line(
+    h: &LineFields<'_>,
+    head: Option<&HttpHead>,
+    offset: u64,
+    length: u64,
+    filename: &str,
+) -> Option<String> {
+    let kind = h.kind.clone();
     if !is_indexed(&kind) {
         return None;
     }
-    let url = h.target_uri().filter(|u| !u.is_empty())?;
-    let date = h.date().and_then(timestamp14)?;
+    let url = h.url.filter(|u| !u.is_empty())?;
+    let date = h.date.and_then(timestamp14)?;
     let (mime, status) = match kind {
         RecordType::Resource => (
-            h.content_type()
+            h.content_type
                 .unwrap_or("")
                 .split(';')
                 .next()
@@ -120,7 +160,7 @@ pub fn record_line(
     if let Some(s) = status {
         field("status", &s.to_string(), false);
     }
-    if let Some(d) = h.get("WARC-Payload-Digest") {
+    if let Some(d) = h.payload_digest {
         field("digest", d, false);
     }
     field("length", &length.to_string(), false);

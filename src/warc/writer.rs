@@ -31,11 +31,14 @@ use super::dictionary::{Codec, Dictionary};
 use super::digest;
 use super::http::HttpHead;
 use super::{
-    file_name, warc_date, Compression, IdGen, IdSource, RecordType, Truncated, WarcHeader,
+    file_name, warc_date, Compression, IdGen, IdSource, RecordType, Truncated,
     PROFILE_IDENTICAL_PAYLOAD_DIGEST, PROFILE_SERVER_NOT_MODIFIED, WARC_VERSION,
 };
 use crate::error::{Error, IoContext, Result};
 use crate::storage::{self, AtomicFile};
+
+mod fields;
+use fields::{clean_str, itoa_u64, put_field, warc_fields};
 
 /// Default rotation size: 1 GB, the customary WARC file size.
 pub const DEFAULT_ROTATE_BYTES: u64 = 1_000_000_000;
@@ -228,6 +231,8 @@ pub struct WarcWriter {
     /// A record's pieces one after the other, for libdeflate, which compresses whole buffers.
     plain: Vec<u8>,
     packed: Vec<u8>,
+    /// A record's header, written field by field.
+    head: Vec<u8>,
     index: Option<CdxjSorter>,
 }
 
@@ -327,6 +332,7 @@ impl WarcWriter {
             gzip,
             plain: Vec::new(),
             packed: Vec::new(),
+            head: Vec::new(),
             cfg,
         })
     }
@@ -588,23 +594,25 @@ impl WarcWriter {
         let Some(open) = self.open.as_mut() else {
             return Err(Error::Internal("WARC writer has no open file".into()));
         };
-        let mut h = WarcHeader {
-            version: WARC_VERSION.to_owned(),
-            fields: Vec::with_capacity(12),
-        };
-        let mut put = |n: &str, v: String| h.fields.push((n.to_owned(), clean(v)));
-        put("WARC-Type", rec.kind.as_str().to_owned());
-        put("WARC-Record-ID", rec.id.clone());
-        put("WARC-Date", warc_date(rec.date, self.cfg.subsecond_dates));
+        // The header is written straight into a buffer the writer keeps: a record's dozen
+        // fields cost no string each (two records per fetched page).
+        let mut head = std::mem::take(&mut self.head);
+        head.clear();
+        head.extend_from_slice(WARC_VERSION.as_bytes());
+        head.extend_from_slice(b"\r\n");
+        let date = warc_date(rec.date, self.cfg.subsecond_dates);
+        put_field(&mut head, "WARC-Type", rec.kind.as_str());
+        put_field(&mut head, "WARC-Record-ID", &rec.id);
+        put_field(&mut head, "WARC-Date", &date);
         if let Some(t) = rec.target {
-            put("WARC-Target-URI", t.to_owned());
+            put_field(&mut head, "WARC-Target-URI", t);
         }
         let block_len = rec.block_len();
-        for (n, v) in rec.extra {
-            put(n, v);
+        for (n, v) in &rec.extra {
+            put_field(&mut head, n, v);
         }
         if rec.kind != RecordType::Warcinfo {
-            put("WARC-Warcinfo-ID", open.warcinfo_id.clone());
+            put_field(&mut head, "WARC-Warcinfo-ID", &open.warcinfo_id);
         }
         let (block_digest, computed) =
             digest::block_and_payload(&rec.block, matches!(rec.payload, Payload::Http));
@@ -614,12 +622,16 @@ impl WarcWriter {
             Payload::Given(d) => Some(d),
         };
         if let Some(d) = &payload_digest {
-            put("WARC-Payload-Digest", d.clone());
+            put_field(&mut head, "WARC-Payload-Digest", d);
         }
-        put("WARC-Block-Digest", block_digest);
-        put("Content-Type", rec.content_type.to_owned());
-        put("Content-Length", block_len.to_string());
-        let head = h.to_bytes();
+        put_field(&mut head, "WARC-Block-Digest", &block_digest);
+        put_field(&mut head, "Content-Type", rec.content_type);
+        put_field(
+            &mut head,
+            "Content-Length",
+            itoa_u64(block_len as u64, &mut [0; 20]),
+        );
+        head.extend_from_slice(b"\r\n");
         let pieces = [&head[..], rec.block[0], rec.block[1], b"\r\n\r\n"];
         let offset = open.file.written();
         match self.cfg.compression {
@@ -647,6 +659,7 @@ impl WarcWriter {
                 open.file.write_all_bytes(&self.packed)?;
             }
         }
+        self.head = head;
         for buf in [&mut self.packed, &mut self.plain] {
             if buf.capacity() > KEEP_BUFFER {
                 buf.clear();
@@ -668,7 +681,15 @@ impl WarcWriter {
                     None => None,
                 };
                 let filename = format!("{}{}", ix.filename_prefix, open.name);
-                if let Some(line) = cdxj::record_line(&h, head, offset, length, &filename) {
+                let (url, content_type) = (rec.target.map(clean_str), clean_str(rec.content_type));
+                let fields = cdxj::LineFields {
+                    kind: rec.kind.clone(),
+                    url: url.as_deref(),
+                    date: Some(&date),
+                    content_type: Some(&content_type),
+                    payload_digest: payload_digest.as_deref(),
+                };
+                if let Some(line) = cdxj::fields_line(&fields, head, offset, length, &filename) {
                     sorter.push(line)?;
                 }
             }
@@ -736,26 +757,4 @@ fn gzip_member(
     }
     gz.gzip_compress(plain, out)
         .map_err(|e| std::io::Error::other(format!("libdeflate: {e:?}")))
-}
-
-/// An `application/warc-fields` block.
-fn warc_fields<'a>(fields: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (n, v) in fields {
-        out.extend_from_slice(clean(n.to_owned()).as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(clean(v.to_owned()).as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
-
-/// A header value on one line: CR and LF would end the field early and let the value forge
-/// headers, so they become spaces.
-fn clean(v: String) -> String {
-    if v.contains(['\r', '\n']) {
-        v.replace(['\r', '\n'], " ")
-    } else {
-        v
-    }
 }
