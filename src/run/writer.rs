@@ -37,7 +37,9 @@ impl Default for WriterOptions {
     fn default() -> Self {
         WriterOptions {
             block_size: 128 * 1024,
-            level: 3,
+            // Level 1: on the peerbench crawl level 3 cost ~1.5x the compression CPU (a
+            // tenth of the fetch's commit) for runs a few percent smaller (docs/BENCHMARKS.md).
+            level: 1,
             durable: true,
             background: false,
             direct: false,
