@@ -72,6 +72,7 @@
 mod feed;
 mod follow;
 mod partition;
+mod payload;
 mod robots;
 mod worker;
 

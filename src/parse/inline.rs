@@ -41,26 +41,34 @@ use crate::warc::http::HttpHead;
 pub(crate) type Document<'a> = (&'a HttpHead, Cow<'a, [u8]>);
 
 /// The decoded response the parse of `fr` reads, from the head a fetch received (parsed) and its
-/// body bytes: `None` when the parse reads no body for it (not a 2xx HTML page, sitemap or feed)
-/// or the head did not parse. Needs no [`InlineParse`]: workers decode in parallel, outside its
-/// lock.
+/// body bytes (`rest`, and the payload when the fetch decoded it already, [`reads`]): `None`
+/// when the parse reads no body for it (not a 2xx HTML page, sitemap or feed) or the head did
+/// not parse. Needs no [`InlineParse`]: workers decode in parallel, outside its lock.
 pub(crate) fn document<'a>(
     fr: &FetchResult,
     head: Option<&'a HttpHead>,
-    rest: &'a [u8],
+    (rest, decoded): (&'a [u8], Option<Vec<u8>>),
     max_decoded: u64,
     requisites: bool,
 ) -> Option<Document<'a>> {
-    if fr.status == 0 || !reads_body(fr, requisites) {
+    if !reads(fr, requisites) {
         return None;
     }
     let head = head?;
+    if let Some(decoded) = decoded {
+        return Some((head, Cow::Owned(decoded)));
+    }
     let mut decoded = Vec::new();
     let body = match payload(max_decoded, head, rest, rest, &mut decoded) {
         Some(b) => Cow::Borrowed(b),
         None => Cow::Owned(decoded),
     };
     Some((head, body))
+}
+
+/// Whether the parse reads the payload of the response of `fr`.
+pub(crate) fn reads(fr: &FetchResult, requisites: bool) -> bool {
+    fr.status != 0 && reads_body(fr, requisites)
 }
 
 /// The run files the parse writes, while they are being sorted.

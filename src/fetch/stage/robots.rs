@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use url::Url;
 
-use super::worker::decode_body;
+use super::payload::decode_body;
 use super::{lock, secs, unix_ms, HostState, Shared, ABANDON_BACKOFF};
 use crate::error::Result;
 use crate::fetch::client::HostClient;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use url::Url;
-use xxhash_rust::xxh3::Xxh3;
 
+use super::payload::{decode_coded, digest_body};
 use super::{lock, secs, unix_ms, with_margin, HostState, Job, Shared, Work, ABANDON_BACKOFF};
 use crate::crawl::report::counter;
 use crate::error::Result;
@@ -252,8 +252,8 @@ impl Shared<'_> {
                 if fetched.status == 429 || fetched.status >= 500 {
                     slow_down = Some((fetched.status, fetched.retry_after));
                 }
-                let r = self.store(job, url, &fetched)?;
-                follows = self.parse_and_follow(job, url, &fetched, &r, policy)?;
+                let (r, decoded) = self.store(job, url, &fetched)?;
+                follows = self.parse_and_follow(job, url, &fetched, (&r, decoded), policy)?;
                 r
             }
             Err(e) => {
@@ -289,7 +289,7 @@ impl Shared<'_> {
         job: &Job,
         url: &Url,
         got: &Fetched,
-        r: &FetchResult,
+        (r, decoded): (&FetchResult, Option<Vec<u8>>),
         policy: &Policy,
     ) -> Result<Vec<Job>> {
         let Some(parse) = &self.parse else {
@@ -316,7 +316,7 @@ impl Shared<'_> {
         let doc = crate::parse::inline::document(
             r,
             got.head.as_ref(),
-            &got.body,
+            (&got.body, decoded),
             self.cfg.fetch.max_decoded.0,
             self.cfg.parse.requisites,
         );
@@ -515,22 +515,20 @@ impl Shared<'_> {
         Ok((loc, identical))
     }
 
-    /// Writes an answered fetch to the WARC and returns its result.
-    pub(super) fn store(&self, job: &Job, url: &Url, got: &Fetched) -> Result<FetchResult> {
+    /// Writes an answered fetch to the WARC and returns its result, with the decoded payload
+    /// when the parse will read it and the body had a content coding ([`Shared::decode_once`]).
+    pub(super) fn store(
+        &self,
+        job: &Job,
+        url: &Url,
+        got: &Fetched,
+    ) -> Result<(FetchResult, Option<Vec<u8>>)> {
         self.counters
             .bytes
             .fetch_add(got.body.len() as u64, Relaxed);
         let (loc, revisit) = self.write_warc(url.as_str(), got, &job.item.capture)?;
-        let mut error = got.error_kind();
-        let mut digest = 0;
-        if (200..300).contains(&got.status) && got.cut != Some(Cut::ContentType) {
-            let (payload_digest, capped) = digest_body(got, self.cfg.fetch.max_decoded.0);
-            digest = payload_digest;
-            if capped && error.is_none() {
-                error = Some(FetchErrorKind::DecodedTooLarge);
-            }
-        }
-        Ok(FetchResult {
+        let error = got.error_kind();
+        let mut r = FetchResult {
             url: job.item.url.clone(),
             status: got.status,
             fetched_at_ms: unix_ms(got.started),
@@ -538,7 +536,7 @@ impl Shared<'_> {
             content_type: got.content_type.clone(),
             length: got.body.len() as u64,
             truncated: got.cut.is_some(),
-            digest,
+            digest: 0,
             warc_file: loc.response.file.clone(),
             warc_offset: loc.response.offset,
             warc_length: loc.response.length,
@@ -555,7 +553,39 @@ impl Shared<'_> {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_micros() as u64),
             revisit,
-        })
+        };
+        let mut decoded = None;
+        if (200..300).contains(&got.status) && got.cut != Some(Cut::ContentType) {
+            let cap = self.cfg.fetch.max_decoded.0;
+            let (digest, capped) = match self.decode_once(got, &r, cap) {
+                Some((body, capped)) => {
+                    let digest = xxhash_rust::xxh3::xxh3_64(&body);
+                    decoded = Some(body);
+                    (digest, capped)
+                }
+                None => digest_body(got, cap),
+            };
+            r.digest = digest;
+            if capped && error.is_none() {
+                r.error = FetchErrorKind::DecodedTooLarge.as_str().to_owned();
+            }
+        }
+        Ok((r, decoded))
+    }
+
+    /// The payload of `got` (result `r`) decoded once, at most `cap` bytes, and whether the cap
+    /// cut it: for a content-coded body the parse will read, so the digest and the parse share
+    /// one decoding (a brotli or gzip page was decoded twice). `None` otherwise: the digest
+    /// then streams the payload without keeping it.
+    fn decode_once(&self, got: &Fetched, r: &FetchResult, cap: u64) -> Option<(Vec<u8>, bool)> {
+        let head = got.head.as_ref()?;
+        if self.parse.is_none()
+            || head.codings().is_empty()
+            || !crate::parse::inline::reads(r, self.cfg.parse.requisites)
+        {
+            return None;
+        }
+        Some(decode_coded(head, &got.body, cap))
     }
 
     /// Records the result of a job of a host in the table, and emits the host when it has no
@@ -668,63 +698,5 @@ pub(super) fn error_result(job: &Job, kind: FetchErrorKind) -> FetchResult {
         depth: job.item.depth,
         priority: job.item.priority,
         ..FetchResult::default()
-    }
-}
-
-/// The body with its Content-Encoding undone, at most `cap` bytes; `true` if the cap cut it.
-pub(super) fn decode_body(got: &Fetched, cap: u64) -> (Vec<u8>, bool) {
-    let mut out = Vec::new();
-    let capped = decode_into(got, cap, &mut |b| out.extend_from_slice(b));
-    (out, capped)
-}
-
-/// xxh3-64 of the decoded payload (at most `cap` bytes), and whether the cap cut it.
-fn digest_body(got: &Fetched, cap: u64) -> (u64, bool) {
-    let mut h = Xxh3::new();
-    let capped = decode_into(got, cap, &mut |b| h.update(b));
-    (h.digest(), capped)
-}
-
-/// Streams the decoded payload of `got` into `sink`. A body that does not decode (a truncated
-/// gzip member, a wrong coding) gives what decoded before the error; `true` if `cap` was hit.
-fn decode_into(got: &Fetched, cap: u64, sink: &mut dyn FnMut(&[u8])) -> bool {
-    use std::io::Read;
-    // `got.head` was parsed within the WARC reader's cap on heads; a bigger one (possible when
-    // `max_header_bytes` is raised past it) is parsed here with the larger cap it always had.
-    let parsed;
-    let head = match &got.head {
-        Some(head) => head,
-        None => match crate::warc::http::read_head(&mut &got.raw_response_head[..], 1 << 20) {
-            Ok(h) => {
-                parsed = h;
-                &parsed
-            }
-            Err(_) => {
-                sink(&got.body);
-                return false;
-            }
-        },
-    };
-    if head.codings().is_empty() {
-        let n = got
-            .body
-            .len()
-            .min(usize::try_from(cap).unwrap_or(usize::MAX));
-        sink(&got.body[..n]);
-        return (got.body.len() as u64) > cap;
-    }
-    let mut r = match crate::warc::http::payload_reader(head, &got.body[..], cap) {
-        Ok(r) => r,
-        Err(_) => return false,
-    };
-    let mut buf = [0u8; 16 << 10];
-    loop {
-        match r.read(&mut buf) {
-            Ok(0) => return false,
-            Ok(n) => sink(&buf[..n]),
-            Err(e) if crate::warc::http::is_cap_exceeded(&e) => return true,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return false,
-        }
     }
 }
