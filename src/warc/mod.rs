@@ -299,7 +299,7 @@ pub fn warc_date(t: SystemTime, micros: bool) -> String {
 }
 
 /// A `WARC-Target-URI` value without the angle brackets some WARC 1.1 writers put around it.
-fn unbracket(u: &str) -> &str {
+pub(super) fn unbracket(u: &str) -> &str {
     let u = u.trim();
     u.strip_prefix('<')
         .and_then(|u| u.strip_suffix('>'))

@@ -681,13 +681,16 @@ impl WarcWriter {
                     None => None,
                 };
                 let filename = format!("{}{}", ix.filename_prefix, open.name);
-                let (url, content_type) = (rec.target.map(clean_str), clean_str(rec.content_type));
+                // The values as the header holds them, read as a reader of the file would.
+                let url = rec.target.map(clean_str);
+                let content_type = clean_str(rec.content_type);
+                let digest = payload_digest.as_deref().map(clean_str);
                 let fields = cdxj::LineFields {
                     kind: rec.kind.clone(),
-                    url: url.as_deref(),
+                    url: url.as_deref().map(super::unbracket),
                     date: Some(&date),
                     content_type: Some(&content_type),
-                    payload_digest: payload_digest.as_deref(),
+                    payload_digest: digest.as_deref(),
                 };
                 if let Some(line) = cdxj::fields_line(&fields, head, offset, length, &filename) {
                     sorter.push(line)?;
