@@ -330,6 +330,17 @@ fn looks_chunked(head: &[u8]) -> bool {
     }
 }
 
+/// Reads the payload of `body` ([`payload_reader`]: codings undone, at most `cap` bytes) into
+/// `out`: what decodes before an error (a truncated member, a wrong coding) is the payload.
+/// Returns `true` if the cap cut it. The one decoding of a page both the fetch's payload digest
+/// and the parse read.
+pub fn read_payload<R: BufRead>(head: &HttpHead, body: R, cap: u64, out: &mut Vec<u8>) -> bool {
+    match payload_reader(head, body, cap) {
+        Ok(mut reader) => reader.read_to_end(out).is_err_and(|e| is_cap_exceeded(&e)),
+        Err(_) => false,
+    }
+}
+
 /// The payload of an HTTP message whose header block `head` has been read from `body`: codings
 /// undone (last applied, first undone) and the result capped at `cap` bytes.
 pub fn payload_reader<'a, R: BufRead + 'a>(

@@ -65,19 +65,15 @@ fn decode_into(got: &Fetched, cap: u64, sink: &mut dyn FnMut(&[u8])) -> bool {
 }
 
 /// The payload of a body with a content coding (`head`'s), decoded as the parse decodes it
-/// (`parse::extract::payload`): at most `cap` bytes, what decodes before an error; `true` if
-/// the cap cut it. The same bytes and flag as [`decode_body`].
+/// ([`crate::warc::http::read_payload`]), at most `cap` bytes; `true` if the cap cut it. The
+/// same bytes and flag as [`decode_body`].
 pub(in crate::fetch::stage) fn decode_coded(
     head: &HttpHead,
     body: &[u8],
     cap: u64,
 ) -> (Vec<u8>, bool) {
     let mut out = Vec::new();
-    let capped = match crate::warc::http::payload_reader(head, body, cap) {
-        Ok(mut reader) => std::io::Read::read_to_end(&mut reader, &mut out)
-            .is_err_and(|e| crate::warc::http::is_cap_exceeded(&e)),
-        Err(_) => false,
-    };
+    let capped = crate::warc::http::read_payload(head, body, cap, &mut out);
     (out, capped)
 }
 

@@ -74,8 +74,6 @@ pub(in crate::parse) fn payload<'p>(
         let cap = usize::try_from(max_decoded).unwrap_or(usize::MAX);
         return Some(&rest[..rest.len().min(cap)]);
     }
-    if let Ok(mut r) = http::payload_reader(head, reader, max_decoded) {
-        let _ = r.read_to_end(body);
-    }
+    http::read_payload(head, reader, max_decoded, body);
     None
 }
