@@ -38,7 +38,7 @@ use crate::error::{Error, IoContext, Result};
 use crate::storage::{self, AtomicFile};
 
 mod fields;
-use fields::{clean_str, itoa_u64, put_field, warc_fields};
+use fields::{clean_str, put_field, warc_fields};
 
 /// Default rotation size: 1 GB, the customary WARC file size.
 pub const DEFAULT_ROTATE_BYTES: u64 = 1_000_000_000;
@@ -626,12 +626,12 @@ impl WarcWriter {
         }
         put_field(&mut head, "WARC-Block-Digest", &block_digest);
         put_field(&mut head, "Content-Type", rec.content_type);
-        put_field(
+        // A number: nothing to clean, and formatted in place.
+        std::io::Write::write_fmt(
             &mut head,
-            "Content-Length",
-            itoa_u64(block_len as u64, &mut [0; 20]),
-        );
-        head.extend_from_slice(b"\r\n");
+            format_args!("Content-Length: {block_len}\r\n\r\n"),
+        )
+        .expect("writing to a Vec cannot fail");
         let pieces = [&head[..], rec.block[0], rec.block[1], b"\r\n\r\n"];
         let offset = open.file.written();
         match self.cfg.compression {

@@ -35,20 +35,6 @@ pub(super) fn clean_str(v: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// `v` in decimal, in `buf`.
-pub(super) fn itoa_u64(mut v: u64, buf: &mut [u8; 20]) -> &str {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&buf[i..]).expect("ASCII digits")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,12 +56,5 @@ mod tests {
         assert!(matches!(clean_str("ab"), std::borrow::Cow::Borrowed("ab")));
         let block = warc_fields([("a\r", "x\ny")].into_iter());
         assert_eq!(block, b"a : x y\r\n");
-    }
-
-    #[test]
-    fn decimal_digits() {
-        for v in [0, 7, 10, 99, 1_000_000, u64::MAX] {
-            assert_eq!(itoa_u64(v, &mut [0; 20]), v.to_string());
-        }
     }
 }
