@@ -332,8 +332,8 @@ fn looks_chunked(head: &[u8]) -> bool {
 
 /// Reads the payload of `body` ([`payload_reader`]: codings undone, at most `cap` bytes) into
 /// `out`: what decodes before an error (a truncated member, a wrong coding) is the payload.
-/// Returns `true` if the cap cut it. The one decoding of a page both the fetch's payload digest
-/// and the parse read.
+/// Returns `true` if the cap cut it. The parse's decoding of a page; the fetch's streaming one
+/// (`fetch::stage::payload`) is tested against it.
 pub fn read_payload<R: BufRead>(head: &HttpHead, body: R, cap: u64, out: &mut Vec<u8>) -> bool {
     match payload_reader(head, body, cap) {
         Ok(mut reader) => reader.read_to_end(out).is_err_and(|e| is_cap_exceeded(&e)),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use url::Url;
 
-use super::payload::{decode_coded, digest_body};
+use super::payload::{decode_body, digest_body};
 use super::{lock, secs, unix_ms, with_margin, HostState, Job, Shared, Work, ABANDON_BACKOFF};
 use crate::crawl::report::counter;
 use crate::error::Result;
@@ -585,7 +585,7 @@ impl Shared<'_> {
         {
             return None;
         }
-        Some(decode_coded(head, &got.body, cap))
+        Some(decode_body(got, cap))
     }
 
     /// Records the result of a job of a host in the table, and emits the host when it has no
