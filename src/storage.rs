@@ -38,7 +38,21 @@ pub struct AtomicFile {
     /// Removes the temporary file if a signal's stop is cut short ([`crate::interrupt`]).
     _stop: crate::interrupt::OnStop,
     guard: Option<Guard>,
+    /// Where write-behind stands, if it is on ([`AtomicFile::drop_behind`]).
+    behind: Option<Behind>,
 }
+
+/// Write-behind of a file written once and not read back by the run that writes it
+/// ([`AtomicFile::drop_behind`]): offsets up to which writeback was started, and up to which
+/// the written pages were handed back.
+#[derive(Default)]
+struct Behind {
+    started: u64,
+    dropped: u64,
+}
+
+/// Bytes between two write-behind steps of [`AtomicFile::drop_behind`].
+const BEHIND_STEP: u64 = 8 << 20;
 
 /// How a file is renamed over its final name ([`AtomicFile::guard`], [`rename`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +102,7 @@ impl AtomicFile {
             written: 0,
             _stop: stop,
             guard: None,
+            behind: None,
         })
     }
 
@@ -105,6 +120,7 @@ impl AtomicFile {
                 written: 0,
                 _stop: stop,
                 guard: None,
+                behind: None,
             }),
             None => AtomicFile::create(dest),
         }
@@ -116,6 +132,52 @@ impl AtomicFile {
     pub fn guard(mut self, guard: Guard) -> AtomicFile {
         self.guard = Some(guard);
         self
+    }
+
+    /// Writes behind and drops what was written from the page cache, for a big file written
+    /// once that nobody reads while it is written (a WARC file: the fetch keeps what it needs,
+    /// a later `dragnet parse` reads it again from disk). Every [`BEHIND_STEP`] bytes the kernel
+    /// is asked to start writing the new bytes back (`sync_file_range`), and the step before,
+    /// written back by then, is handed back (`posix_fadvise(DONTNEED)`); after the commit's
+    /// fsync the rest is. So the file holds at most a few steps of the page cache instead of
+    /// its whole size, pushes out nothing a stage still reads, and its next pages reuse the
+    /// ones just freed, warm: on a virtual machine that hands freed memory back to its host,
+    /// writing into pages never touched cost ~3 s of system time per GB against ~0.5-1 s
+    /// (docs/BENCHMARKS.md). The bytes, the fsync and the rename are those of any file;
+    /// where the calls are missing (not Linux) or fail, nothing changes but the cache.
+    pub fn drop_behind(mut self) -> AtomicFile {
+        if matches!(self.out, Some(Sink::Buffered(_))) {
+            self.behind = Some(Behind::default());
+        }
+        self
+    }
+
+    /// One write-behind step, if [`BEHIND_STEP`] more bytes reached the kernel since the last.
+    fn write_behind(&mut self) {
+        let (Some(b), Some(Sink::Buffered(w))) = (self.behind.as_mut(), self.out.as_ref()) else {
+            return;
+        };
+        let in_kernel = self.written - w.buffer().len() as u64;
+        if in_kernel < b.started + BEHIND_STEP {
+            return;
+        }
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let fd = w.get_ref().as_raw_fd();
+            let (from, to) = (b.started as libc::off64_t, in_kernel as libc::off64_t);
+            // SAFETY: both calls only take a file descriptor we own and a byte range; they
+            // change what the page cache holds, never the file's bytes.
+            unsafe {
+                libc::sync_file_range(fd, from, to - from, libc::SYNC_FILE_RANGE_WRITE);
+                if b.dropped < b.started {
+                    let dropped = b.dropped as libc::off64_t;
+                    libc::posix_fadvise(fd, dropped, from - dropped, libc::POSIX_FADV_DONTNEED);
+                }
+            }
+        }
+        b.dropped = b.started;
+        b.started = in_kernel;
     }
 
     /// The final path.
@@ -136,6 +198,7 @@ impl AtomicFile {
             .and_then(|()| out.get().write_all(buf))
             .ctx("write", &self.tmp)?;
         self.written += buf.len() as u64;
+        self.write_behind();
         Ok(())
     }
 
@@ -150,6 +213,12 @@ impl AtomicFile {
         fault::check("fsync", &self.tmp)
             .and_then(|()| file.sync_all())
             .ctx("fsync", &self.tmp)?;
+        #[cfg(target_os = "linux")]
+        if self.behind.is_some() {
+            use std::os::fd::AsRawFd;
+            // SAFETY: as in `write_behind`; length 0 is "to the end of the file".
+            unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        }
         drop(file);
         match self.guard.take() {
             None => fault::check("rename", &self.tmp)
@@ -176,6 +245,7 @@ impl Write for AtomicFile {
             .get()
             .write(buf)?;
         self.written += n as u64;
+        self.write_behind();
         Ok(n)
     }
 
@@ -498,6 +568,76 @@ fn parent_of(p: &Path) -> &Path {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pages of `path` in the page cache, and its pages in all (`mincore` over a mapping).
+    #[cfg(target_os = "linux")]
+    fn resident(path: &Path) -> (usize, usize) {
+        let file = File::open(path).unwrap();
+        // SAFETY: the file is not changed while it is mapped (the test wrote and closed it).
+        let map = unsafe { memmap2::Mmap::map(&file) }.unwrap();
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let pages = map.len().div_ceil(page);
+        let mut v = vec![0u8; pages];
+        // SAFETY: `map` is a live mapping of `map.len()` bytes and `v` has a byte per page.
+        let rc = unsafe { libc::mincore(map.as_ptr() as *mut _, map.len(), v.as_mut_ptr()) };
+        assert_eq!(rc, 0, "mincore: {}", io::Error::last_os_error());
+        (v.iter().filter(|&&b| b & 1 == 1).count(), pages)
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn drop_behind_keeps_the_bytes_and_leaves_the_page_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        // Not a multiple of anything, and several write-behind steps long.
+        let chunk: Vec<u8> = (0..65_537u32).map(|i| (i * 7 + i / 251) as u8).collect();
+        let n = (3 * BEHIND_STEP as usize) / chunk.len() + 5;
+        let write = |name: &str, behind: bool| {
+            let dest = dir.path().join(name);
+            let mut f = AtomicFile::create(&dest).unwrap();
+            if behind {
+                f = f.drop_behind();
+            }
+            for _ in 0..n {
+                f.write_all_bytes(&chunk).unwrap();
+            }
+            f.commit().unwrap();
+            dest
+        };
+        let plain = write("plain.bin", false);
+        let behind = write("behind.bin", true);
+        let same = || {
+            // Reading brings the pages back: checked after the cache is.
+            assert_eq!(fs::read(&plain).unwrap(), fs::read(&behind).unwrap());
+            assert_eq!(
+                fs::metadata(&behind).unwrap().len(),
+                (n * chunk.len()) as u64
+            );
+        };
+        let (left, pages) = resident(&behind);
+        // Where the file system keeps written pages whatever is asked (tmpfs), the check
+        // cannot run: say so.
+        let (kept, all) = resident(&plain);
+        {
+            use std::os::fd::AsRawFd;
+            let f = File::open(&plain).unwrap();
+            // SAFETY: a byte range of a file we own; only the cache changes.
+            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        }
+        if resident(&plain).0 * 2 > kept.max(1) {
+            eprintln!(
+                "SKIPPED the page-cache check of drop_behind: {} keeps written pages \
+                 however asked ({kept} of {all} stayed); the bytes were checked",
+                dir.path().display()
+            );
+            return same();
+        }
+        assert!(
+            left * 10 <= pages,
+            "{left} of {pages} pages of a drop-behind file stayed in the page cache"
+        );
+        same();
+    }
 
     #[test]
     fn commit_publishes_and_drop_cleans_up() {

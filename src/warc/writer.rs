@@ -529,7 +529,8 @@ impl WarcWriter {
         if self.cfg.wet {
             name = name.replacen(".warc", ".warc.wet", 1);
         }
-        let mut file = AtomicFile::create(&self.cfg.dir.join(&name))?;
+        // Written once, read again only by a later stage from disk: kept out of the page cache.
+        let mut file = AtomicFile::create(&self.cfg.dir.join(&name))?.drop_behind();
         self.serial += 1;
         // The warc-zstd dictionary frame comes first; the records' offsets count it.
         if let (Compression::Zstd, Some(d)) = (self.cfg.compression, &self.cfg.dictionary) {

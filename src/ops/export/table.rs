@@ -88,7 +88,7 @@ pub struct TableWriter {
 }
 
 enum Out {
-    Jsonl(BufWriter<AtomicFile>),
+    Jsonl(Box<BufWriter<AtomicFile>>),
     Parquet(Box<ParquetOut>),
 }
 
@@ -136,7 +136,7 @@ impl TableWriter {
         let path = file.path().to_path_buf();
         let path = path.as_path();
         let out = match format {
-            Format::Jsonl => Out::Jsonl(BufWriter::with_capacity(1 << 16, file)),
+            Format::Jsonl => Out::Jsonl(Box::new(BufWriter::with_capacity(1 << 16, file))),
             Format::Parquet => {
                 let schema = parquet::schema::parser::parse_message_type(&message_type(name, cols))
                     .map_err(|e| Error::Internal(format!("parquet schema of {name}: {e}")))?;
