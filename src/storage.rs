@@ -54,6 +54,22 @@ struct Behind {
 /// Bytes between two write-behind steps of [`AtomicFile::drop_behind`].
 const BEHIND_STEP: u64 = 8 << 20;
 
+/// Hands `len` bytes of `file`'s pages from `from` back to the kernel (`len` 0: to the end);
+/// pages not yet written back stay. Advice: a failure changes nothing but the cache.
+#[cfg(target_os = "linux")]
+fn uncache(file: &File, from: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a file descriptor we own and a byte range: only the page cache changes.
+    unsafe {
+        libc::posix_fadvise(
+            file.as_raw_fd(),
+            from as libc::off64_t,
+            len as libc::off64_t,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+}
+
 /// How a file is renamed over its final name ([`AtomicFile::guard`], [`rename`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Publish {
@@ -165,15 +181,14 @@ impl AtomicFile {
         {
             use std::os::fd::AsRawFd;
             let fd = w.get_ref().as_raw_fd();
-            let (from, to) = (b.started as libc::off64_t, in_kernel as libc::off64_t);
-            // SAFETY: both calls only take a file descriptor we own and a byte range; they
-            // change what the page cache holds, never the file's bytes.
-            unsafe {
-                libc::sync_file_range(fd, from, to - from, libc::SYNC_FILE_RANGE_WRITE);
-                if b.dropped < b.started {
-                    let dropped = b.dropped as libc::off64_t;
-                    libc::posix_fadvise(fd, dropped, from - dropped, libc::POSIX_FADV_DONTNEED);
-                }
+            let (from, len) = (
+                b.started as libc::off64_t,
+                (in_kernel - b.started) as libc::off64_t,
+            );
+            // SAFETY: a file descriptor we own and a byte range: only the page cache changes.
+            unsafe { libc::sync_file_range(fd, from, len, libc::SYNC_FILE_RANGE_WRITE) };
+            if b.dropped < b.started {
+                uncache(w.get_ref(), b.dropped, b.started - b.dropped);
             }
         }
         b.dropped = b.started;
@@ -215,9 +230,8 @@ impl AtomicFile {
             .ctx("fsync", &self.tmp)?;
         #[cfg(target_os = "linux")]
         if self.behind.is_some() {
-            use std::os::fd::AsRawFd;
-            // SAFETY: as in `write_behind`; length 0 is "to the end of the file".
-            unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+            // Length 0: to the end of the file.
+            uncache(&file, 0, 0);
         }
         drop(file);
         match self.guard.take() {
@@ -618,12 +632,7 @@ mod tests {
         // Where the file system keeps written pages whatever is asked (tmpfs), the check
         // cannot run: say so.
         let (kept, all) = resident(&plain);
-        {
-            use std::os::fd::AsRawFd;
-            let f = File::open(&plain).unwrap();
-            // SAFETY: a byte range of a file we own; only the cache changes.
-            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        }
+        uncache(&File::open(&plain).unwrap(), 0, 0);
         if resident(&plain).0 * 2 > kept.max(1) {
             eprintln!(
                 "SKIPPED the page-cache check of drop_behind: {} keeps written pages \
