@@ -19,6 +19,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::layout::{CrawlDir, Stage};
 use crate::error::{Error, IoContext, Result};
 use crate::run::RunReader;
+use crate::storage::Sum;
 
 const MAGIC: &str = "dragnet-done";
 const VERSION: u32 = 1;
@@ -52,13 +53,20 @@ impl FileDigest {
 
     /// Digest of any file, by reading it whole.
     pub fn of_file(dir: &CrawlDir, path: &Path) -> Result<FileDigest> {
-        let (sum, bytes) = crate::util::file_digest(path)?;
-        Ok(FileDigest {
+        let (xxh3, bytes) = crate::util::file_digest(path)?;
+        Ok(FileDigest::of_sum(dir, path, Sum { xxh3, bytes }))
+    }
+
+    /// Digest of a file from the sum its writer took as it wrote it
+    /// ([`crate::storage::AtomicFile::commit_summed`]): the same as [`FileDigest::of_file`]
+    /// without reading the file again.
+    pub fn of_sum(dir: &CrawlDir, path: &Path, sum: Sum) -> FileDigest {
+        FileDigest {
             path: dir.relative(path),
-            bytes,
-            xxh3: format!("{sum:016x}"),
+            bytes: sum.bytes,
+            xxh3: format!("{:016x}", sum.xxh3),
             records: None,
-        })
+        }
     }
 }
 

@@ -530,17 +530,17 @@ fn merge_sources(
     }
     Ok(written)
 }
-/// Finishes `sorter` into the file `out`, published atomically. Returns its lines.
-pub fn write_sorted(sorter: CdxjSorter, out: &Path) -> Result<u64> {
-    let mut file = crate::storage::AtomicFile::create(out)?;
+/// Finishes `sorter` into the file `out`, published atomically. Returns its lines and the
+/// file's length and xxh3 (for a `.done` marker).
+pub fn write_sorted(sorter: CdxjSorter, out: &Path) -> Result<(u64, crate::storage::Sum)> {
+    let mut file = crate::storage::AtomicFile::create(out)?.summed();
     let n = {
         let mut w = BufWriter::with_capacity(1 << 16, &mut file);
         let n = sorter.finish(&mut w, out)?;
         w.flush().ctx("write", out)?;
         n
     };
-    file.commit()?;
-    Ok(n)
+    Ok((n, file.commit_summed()?))
 }
 
 #[cfg(test)]

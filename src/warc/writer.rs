@@ -205,6 +205,9 @@ pub struct ExchangeLocations {
 pub struct WriterSummary {
     /// Published files, in order.
     pub files: Vec<PathBuf>,
+    /// The length and xxh3 of each published file, in the order of `files`: taken as the bytes
+    /// were written, so a `.done` marker needs no second read of a gigabyte file.
+    pub sums: Vec<crate::storage::Sum>,
     /// Records written, warcinfo included.
     pub records: u64,
     /// Bytes written over all files.
@@ -530,7 +533,9 @@ impl WarcWriter {
             name = name.replacen(".warc", ".warc.wet", 1);
         }
         // Written once, read again only by a later stage from disk: kept out of the page cache.
-        let mut file = AtomicFile::create(&self.cfg.dir.join(&name))?.drop_behind();
+        let mut file = AtomicFile::create(&self.cfg.dir.join(&name))?
+            .drop_behind()
+            .summed();
         self.serial += 1;
         // The warc-zstd dictionary frame comes first; the records' offsets count it.
         if let (Compression::Zstd, Some(d)) = (self.cfg.compression, &self.cfg.dictionary) {
@@ -585,8 +590,9 @@ impl WarcWriter {
     fn close(&mut self) -> Result<()> {
         if let Some(o) = self.open.take() {
             let path = o.file.path().to_path_buf();
-            o.file.commit()?;
+            let sum = o.file.commit_summed()?;
             self.summary.files.push(path);
+            self.summary.sums.push(sum);
         }
         Ok(())
     }

@@ -68,6 +68,8 @@ struct Written {
     warc: WriterSummary,
     cdxj_path: PathBuf,
     cdxj_lines: u64,
+    /// The index's length and xxh3, taken as it was written (`None` if this run wrote none).
+    cdxj_sum: Option<crate::storage::Sum>,
     fetched: RunSummary,
     hosts: RunSummary,
 }
@@ -441,12 +443,13 @@ impl<'a> PartitionRun<'a> {
         let index = warc.take_index();
         let warc = warc.finish()?;
         let cdxj_path = self.crawl.partition_cdxj(self.cycle, self.p);
-        let cdxj_lines = match index {
+        let (cdxj_lines, cdxj_sum) = match index {
             Some(sorter) => {
                 crate::storage::create_dir_all(cdxj_path.parent().expect("has a parent"))?;
-                crate::warc::cdxj::write_sorted(sorter, &cdxj_path)?
+                let (n, sum) = crate::warc::cdxj::write_sorted(sorter, &cdxj_path)?;
+                (n, Some(sum))
             }
-            None => 0,
+            None => (0, None),
         };
         let mut w = RunWriter::create(&self.fetched_path, Schema::FETCHED)?;
         results
@@ -464,6 +467,7 @@ impl<'a> PartitionRun<'a> {
             warc,
             cdxj_path,
             cdxj_lines,
+            cdxj_sum,
             fetched,
             hosts,
         })
@@ -488,11 +492,14 @@ impl<'a> PartitionRun<'a> {
             .push(FileDigest::of_run(crawl, &self.fetched_path)?);
         m.outputs
             .push(FileDigest::of_run(crawl, &self.new_hosts_path)?);
-        for file in &written.warc.files {
-            m.outputs.push(FileDigest::of_file(crawl, file)?);
+        // Summed as they were written: a gigabyte WARC file is not read again to be digested.
+        for (file, sum) in written.warc.files.iter().zip(&written.warc.sums) {
+            m.outputs.push(FileDigest::of_sum(crawl, file, *sum));
         }
-        m.outputs
-            .push(FileDigest::of_file(crawl, &written.cdxj_path)?);
+        m.outputs.push(match written.cdxj_sum {
+            Some(sum) => FileDigest::of_sum(crawl, &written.cdxj_path, sum),
+            None => FileDigest::of_file(crawl, &written.cdxj_path)?,
+        });
         Ok(m)
     }
 }

@@ -76,8 +76,8 @@ pub(super) fn partition_index(
         }
     }
     let stage = staged(&cdxj_path);
-    cdxj::write_sorted(sorter, &stage)?;
-    staging.replace_output(crawl, &cdxj_path, FileDigest::of_file(crawl, &stage)?);
+    let (_, sum) = cdxj::write_sorted(sorter, &stage)?;
+    staging.replace_output(crawl, &cdxj_path, FileDigest::of_sum(crawl, &stage, sum));
     staging.renames.push((stage, cdxj_path));
     Ok(())
 }
