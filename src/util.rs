@@ -18,6 +18,16 @@ pub fn unix_now() -> u64 {
 
 /// Formats Unix seconds as an RFC 3339 UTC timestamp (`2026-11-23T09:14:00Z`).
 pub fn rfc3339(secs: u64) -> String {
+    let mut s = String::with_capacity(27);
+    push_rfc3339(&mut s, secs);
+    s.push('Z');
+    s
+}
+
+/// Appends [`rfc3339`] of `secs` without its closing `Z` (a fraction may follow): digits put
+/// in place, as two records per fetched page each carry a date (`format!` cost more than the
+/// calendar arithmetic).
+pub fn push_rfc3339(out: &mut String, secs: u64) {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     // Civil-from-days (H. Hinnant's algorithm).
@@ -30,12 +40,32 @@ pub fn rfc3339(secs: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    match u64::try_from(y) {
+        Ok(y) if y <= 9999 => push_digits(out, y, 4),
+        // Past year 9999: as `{y:04}` writes it.
+        _ => {
+            use std::fmt::Write;
+            write!(out, "{y:04}").expect("writing to a String cannot fail");
+        }
+    }
+    out.push('-');
+    push_digits(out, m as u64, 2);
+    out.push('-');
+    push_digits(out, d as u64, 2);
+    out.push('T');
+    push_digits(out, rem / 3600, 2);
+    out.push(':');
+    push_digits(out, rem % 3600 / 60, 2);
+    out.push(':');
+    push_digits(out, rem % 60, 2);
+}
+
+/// Appends the last `width` decimal digits of `v`, zero-padded (`v` must fit them).
+pub fn push_digits(out: &mut String, v: u64, width: u32) {
+    debug_assert!(v < 10u64.pow(width));
+    for i in (0..width).rev() {
+        out.push(char::from(b'0' + (v / 10u64.pow(i) % 10) as u8));
+    }
 }
 
 /// Parses what [`rfc3339`] writes (`2026-11-23T09:14:00Z`, no fraction) back into Unix seconds.
@@ -197,6 +227,39 @@ mod tests {
         assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(super::rfc3339(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(super::rfc3339(1_795_424_040), "2026-11-23T08:54:00Z");
+        // Past year 9999 the year takes the digits it needs, as `{y:04}` gives them.
+        assert_eq!(super::rfc3339(253_402_300_800), "10000-01-01T00:00:00Z");
+    }
+
+    /// The digits put in place: the time of day as `format!` writes it, the date as the parser
+    /// (its own calendar arithmetic) reads it back, over four centuries of seconds.
+    #[test]
+    fn rfc3339_agrees_with_format() {
+        let reference = |secs: u64| {
+            let rem = secs % 86_400;
+            let t = crate::util::rfc3339(secs - rem);
+            format!(
+                "{}T{:02}:{:02}:{:02}Z",
+                &t[..t.len() - 10],
+                rem / 3600,
+                rem % 3600 / 60,
+                rem % 60
+            )
+        };
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..20_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let secs = if i < 100 {
+                i * 3_599
+            } else {
+                x % 12_622_780_800
+            };
+            let got = super::rfc3339(secs);
+            assert_eq!(got, reference(secs), "{secs}");
+            assert_eq!(super::parse_rfc3339(&got), Some(secs), "{secs}");
+        }
     }
 
     #[test]

@@ -74,10 +74,11 @@ use crate::fetch::guard;
 use crate::fetch::tls::{self, TlsConnector};
 use crate::records::FetchErrorKind;
 use crate::resolve::{DnsCache, Lookup, Resolver, SystemLookup};
-use crate::warc::http::{read_head, HttpHead, DEFAULT_MAX_HEAD};
+use crate::warc::http::HttpHead;
 use crate::warc::Truncated;
 
 mod body;
+mod head;
 
 /// Validators from an earlier fetch, for a conditional GET.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -203,8 +204,8 @@ impl Fetched {
         } else {
             None
         };
-        let raw_response_head = head_bytes(parts);
-        let head = read_head(&mut &raw_response_head[..], DEFAULT_MAX_HEAD).ok();
+        let raw_response_head = head::head_bytes(parts);
+        let head = head::head_of(parts, raw_response_head.len());
         Fetched {
             status,
             raw_request,
@@ -720,30 +721,4 @@ fn tls_kind(e: &rustls::Error) -> FetchErrorKind {
         },
         _ => FetchErrorKind::Tls,
     }
-}
-
-/// The response head as a WARC block starts: status line, headers but `Transfer-Encoding`
-/// (the body is stored de-chunked), blank line.
-fn head_bytes(parts: &http::response::Parts) -> Vec<u8> {
-    let version = match parts.version {
-        http::Version::HTTP_10 => "HTTP/1.0",
-        _ => "HTTP/1.1",
-    };
-    let mut h = format!(
-        "{version} {} {}\r\n",
-        parts.status.as_u16(),
-        parts.status.canonical_reason().unwrap_or("")
-    )
-    .into_bytes();
-    for (name, value) in &parts.headers {
-        if name == http::header::TRANSFER_ENCODING {
-            continue;
-        }
-        h.extend_from_slice(name.as_str().as_bytes());
-        h.extend_from_slice(b": ");
-        h.extend_from_slice(value.as_bytes());
-        h.extend_from_slice(b"\r\n");
-    }
-    h.extend_from_slice(b"\r\n");
-    h
 }

@@ -140,34 +140,35 @@ pub fn fields_line(
             (mime, status)
         }
     };
-    // In `cdxj-indexer`'s field order, with its spacing.
-    let mut line = String::with_capacity(256);
-    line.push_str(&crate::keys::surt(url));
-    line.push(' ');
-    line.push_str(&date);
-    line.push_str(" {");
-    let mut field = |k: &str, v: &str, first: bool| {
+    // In `cdxj-indexer`'s field order, with its spacing; values escaped as JSON strings,
+    // written into the line itself (one allocation per line, not one per field).
+    let mut line = crate::keys::surt(url).into_bytes();
+    line.reserve(256);
+    line.push(b' ');
+    line.extend_from_slice(date.as_bytes());
+    line.extend_from_slice(b" {");
+    let mut field = |k: &str, v: &dyn std::fmt::Display, first: bool| {
         if !first {
-            line.push_str(", ");
+            line.extend_from_slice(b", ");
         }
-        line.push('"');
-        line.push_str(k);
-        line.push_str("\": ");
-        line.push_str(&serde_json::to_string(v).expect("strings serialize"));
+        line.push(b'"');
+        line.extend_from_slice(k.as_bytes());
+        line.extend_from_slice(b"\": ");
+        serde_json::to_writer(&mut line, &format_args!("{v}")).expect("strings serialize");
     };
-    field("url", url, true);
+    field("url", &url, true);
     field("mime", &mime, false);
     if let Some(s) = status {
-        field("status", &s.to_string(), false);
+        field("status", &s, false);
     }
     if let Some(d) = h.payload_digest {
-        field("digest", d, false);
+        field("digest", &d, false);
     }
-    field("length", &length.to_string(), false);
-    field("offset", &offset.to_string(), false);
-    field("filename", filename, false);
-    line.push('}');
-    Some(line)
+    field("length", &length, false);
+    field("offset", &offset, false);
+    field("filename", &filename, false);
+    line.push(b'}');
+    Some(String::from_utf8(line).expect("a SURT, a timestamp and JSON strings are UTF-8"))
 }
 
 /// Pushes the CDXJ lines of the WARC file at `path` into `out`, with `filename` its name
@@ -546,6 +547,25 @@ pub fn write_sorted(sorter: CdxjSorter, out: &Path) -> Result<(u64, crate::stora
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fields are escaped through `format_args!` (serde's `collect_str`) into the line:
+    /// the same JSON string as `serde_json::to_string` of the text.
+    #[test]
+    fn fields_are_escaped_as_json_strings() {
+        for v in [
+            "http://example.com/a?q=\"quoted\"&b=\\",
+            "tab\there\nnewline\u{1}\u{1f}\u{7f}",
+            "non-ASCII: é ü 日本 \u{1F600} \u{2028}",
+            "",
+        ] {
+            let mut line = Vec::new();
+            serde_json::to_writer(&mut line, &format_args!("{v}")).unwrap();
+            assert_eq!(
+                String::from_utf8(line).unwrap(),
+                serde_json::to_string(v).unwrap()
+            );
+        }
+    }
 
     #[test]
     fn timestamps() {

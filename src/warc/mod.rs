@@ -290,12 +290,14 @@ impl WarcHeader {
 /// (WARC 1.1 allows fractions of a second; WARC 1.0 readers expect whole seconds).
 pub fn warc_date(t: SystemTime, micros: bool) -> String {
     let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = crate::util::rfc3339(d.as_secs());
-    if !micros {
-        return secs;
+    let mut s = String::with_capacity(27);
+    crate::util::push_rfc3339(&mut s, d.as_secs());
+    if micros {
+        s.push('.');
+        crate::util::push_digits(&mut s, u64::from(d.subsec_micros()), 6);
     }
-    let base = secs.strip_suffix('Z').unwrap_or(&secs);
-    format!("{base}.{:06}Z", d.subsec_micros())
+    s.push('Z');
+    s
 }
 
 /// A `WARC-Target-URI` value without the angle brackets some WARC 1.1 writers put around it.

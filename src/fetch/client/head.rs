@@ -1,0 +1,120 @@
+//! The response head a fetch keeps: the bytes of the WARC block's head, and the same head parsed
+//! ([`HttpHead`]) for the parse and the index, both made from the client's parsed response
+//! without writing the text and reading it back.
+
+use ureq::http;
+
+use crate::warc::http::{HttpHead, DEFAULT_MAX_HEAD};
+
+/// The status line as the head's text starts (without its line end).
+fn status_line(parts: &http::response::Parts) -> String {
+    let version = match parts.version {
+        http::Version::HTTP_10 => "HTTP/1.0",
+        _ => "HTTP/1.1",
+    };
+    let code = parts.status.as_u16();
+    let reason = parts.status.canonical_reason().unwrap_or("");
+    format!("{version} {code} {reason}")
+}
+
+/// The fields the head keeps: all but `Transfer-Encoding` (the body is stored de-chunked).
+fn kept_fields(
+    parts: &http::response::Parts,
+) -> impl Iterator<Item = (&http::HeaderName, &http::HeaderValue)> {
+    parts
+        .headers
+        .iter()
+        .filter(|(name, _)| *name != http::header::TRANSFER_ENCODING)
+}
+
+/// The response head as a WARC block starts: status line, headers but `Transfer-Encoding`,
+/// blank line.
+pub(super) fn head_bytes(parts: &http::response::Parts) -> Vec<u8> {
+    let mut h = status_line(parts).into_bytes();
+    h.extend_from_slice(b"\r\n");
+    for (name, value) in kept_fields(parts) {
+        h.extend_from_slice(name.as_str().as_bytes());
+        h.extend_from_slice(b": ");
+        h.extend_from_slice(value.as_bytes());
+        h.extend_from_slice(b"\r\n");
+    }
+    h.extend_from_slice(b"\r\n");
+    h
+}
+
+/// What [`crate::warc::http::read_head`] reads from [`head_bytes`] (`len` of them), taken
+/// from the parsed fields instead: the start line without trailing space, values lossily
+/// decoded and trimmed, `None` past [`DEFAULT_MAX_HEAD`] as there. Each fetched page's head
+/// was written and parsed again (~20 allocations and 11k instructions a page).
+pub(super) fn head_of(parts: &http::response::Parts, len: usize) -> Option<HttpHead> {
+    if len > DEFAULT_MAX_HEAD {
+        return None;
+    }
+    let mut start_line = status_line(parts);
+    start_line.truncate(start_line.trim_end().len());
+    let headers = kept_fields(parts)
+        .map(|(name, value)| {
+            let value = String::from_utf8_lossy(value.as_bytes());
+            (name.as_str().to_owned(), value.trim().to_owned())
+        })
+        .collect();
+    Some(HttpHead {
+        start_line,
+        headers,
+        len: len as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::warc::http::read_head;
+
+    fn parts(
+        status: u16,
+        version: http::Version,
+        fields: &[(&str, &[u8])],
+    ) -> http::response::Parts {
+        let mut b = http::Response::builder().status(status).version(version);
+        for (n, v) in fields {
+            b = b.header(*n, http::HeaderValue::from_bytes(v).unwrap());
+        }
+        b.body(()).unwrap().into_parts().0
+    }
+
+    /// The head taken from the fields is the head read back from the bytes, whatever the
+    /// status, version and field values (non-UTF-8, inner spaces, repeated names).
+    #[test]
+    fn the_head_from_the_fields_is_the_head_read_from_the_bytes() {
+        let cases = [
+            parts(200, http::Version::HTTP_11, &[]),
+            parts(
+                200,
+                http::Version::HTTP_11,
+                &[
+                    ("content-type", b"text/html; charset=ISO-8859-1"),
+                    ("transfer-encoding", b"chunked"),
+                    ("set-cookie", b"a=1"),
+                    ("set-cookie", b"b=2"),
+                    ("x-latin", b"caf\xe9 \xff"),
+                    ("x-spaced", b"a  b\tc"),
+                    ("x-empty", b""),
+                    ("x-padded", b" \t padded \t"),
+                ],
+            ),
+            parts(404, http::Version::HTTP_10, &[("content-length", b"0")]),
+            // A code without a reason phrase: the line ends after the code.
+            parts(299, http::Version::HTTP_11, &[("location", b"/x")]),
+            parts(599, http::Version::HTTP_2, &[("etag", b"\"v1\"")]),
+        ];
+        for p in &cases {
+            let bytes = head_bytes(p);
+            let read = read_head(&mut &bytes[..], DEFAULT_MAX_HEAD).ok();
+            assert!(read.is_some());
+            assert_eq!(head_of(p, bytes.len()), read, "{:?}", p.status);
+        }
+        let p = &cases[1];
+        assert!(!String::from_utf8_lossy(&head_bytes(p)).contains("chunked"));
+        assert_eq!(head_of(p, DEFAULT_MAX_HEAD + 1), None);
+    }
+}
