@@ -235,12 +235,17 @@ impl AtomicFile {
         fault::check("write", &self.tmp)
             .and_then(|()| out.get().write_all(buf))
             .ctx("write", &self.tmp)?;
-        self.written += buf.len() as u64;
+        self.accepted(buf);
+        Ok(())
+    }
+
+    /// What follows bytes the sink took, on either way in: the count, the sum, write-behind.
+    fn accepted(&mut self, bytes: &[u8]) {
+        self.written += bytes.len() as u64;
         if let Some(h) = &mut self.sum {
-            h.update(buf);
+            h.update(bytes);
         }
         self.write_behind();
-        Ok(())
     }
 
     /// [`AtomicFile::commit`], returning the length and xxh3 of the bytes committed; the file
@@ -301,11 +306,7 @@ impl Write for AtomicFile {
             .expect("AtomicFile used after commit")
             .get()
             .write(buf)?;
-        self.written += n as u64;
-        if let Some(h) = &mut self.sum {
-            h.update(&buf[..n]);
-        }
-        self.write_behind();
+        self.accepted(&buf[..n]);
         Ok(n)
     }
 
