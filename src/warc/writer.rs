@@ -38,7 +38,9 @@ use crate::error::{Error, IoContext, Result};
 use crate::storage::{self, AtomicFile};
 
 mod fields;
+mod small;
 use fields::{clean_str, put_field, warc_fields};
+use small::{SmallGzip, SMALL_RECORD};
 
 /// Default rotation size: 1 GB, the customary WARC file size.
 pub const DEFAULT_ROTATE_BYTES: u64 = 1_000_000_000;
@@ -231,6 +233,9 @@ pub struct WarcWriter {
     summary: WriterSummary,
     zstd: Option<zstd::bulk::Compressor<'static>>,
     gzip: Option<libdeflater::Compressor>,
+    /// Small records' gzip members at the default level, without libdeflate's set-up
+    /// ([`small`]).
+    small: Option<SmallGzip>,
     /// A record's pieces one after the other, for libdeflate, which compresses whole buffers.
     plain: Vec<u8>,
     packed: Vec<u8>,
@@ -321,6 +326,10 @@ impl WarcWriter {
             }
             _ => None,
         };
+        // Only at the default level: a level asked for is libdeflate's for every record.
+        let small = (cfg.compression == Compression::Gzip
+            && cfg.level.unwrap_or(GZIP_LEVEL) == GZIP_LEVEL)
+            .then(SmallGzip::new);
         let index = cfg
             .index
             .as_ref()
@@ -333,6 +342,7 @@ impl WarcWriter {
             summary: WriterSummary::default(),
             zstd,
             gzip,
+            small,
             plain: Vec::new(),
             packed: Vec::new(),
             head: Vec::new(),
@@ -652,9 +662,15 @@ impl WarcWriter {
                     .gzip
                     .as_mut()
                     .expect("gzip compressor exists for gzip files");
-                let n = gzip_member(gz, &pieces, &mut self.plain, &mut self.packed)
-                    .ctx("gzip a record for", open.file.path())?;
-                open.file.write_all_bytes(&self.packed[..n])?;
+                let member = gzip_member(
+                    gz,
+                    self.small.as_mut(),
+                    &pieces,
+                    &mut self.plain,
+                    &mut self.packed,
+                )
+                .ctx("gzip a record for", open.file.path())?;
+                open.file.write_all_bytes(member)?;
             }
             Compression::Zstd => {
                 let z = self
@@ -747,24 +763,34 @@ fn zstd_frame(
     Ok(())
 }
 
-/// Compresses `pieces`, one after the other, into one gzip member at the start of `out`, and
-/// returns its length, with libdeflate, which takes its input whole: the pieces are copied into
-/// `plain` first (a copy costs a small fraction of compressing it). `out` only grows (to the
-/// bound of the largest record), so it is not zeroed again for every record.
-fn gzip_member(
+/// Compresses `pieces`, one after the other, into one gzip member, with libdeflate, which takes
+/// its input whole: the pieces are copied into `plain` first (a copy costs a small fraction of
+/// compressing it), and the member is made at the start of `out`. `out` only grows (to the
+/// bound of the largest record), so it is not zeroed again for every record. A record of at most
+/// [`SMALL_RECORD`] bytes goes to `small` instead, if there is one.
+fn gzip_member<'a>(
     gz: &mut libdeflater::Compressor,
+    small: Option<&'a mut SmallGzip>,
     pieces: &[&[u8]],
     plain: &mut Vec<u8>,
-    out: &mut Vec<u8>,
-) -> std::io::Result<usize> {
+    out: &'a mut Vec<u8>,
+) -> std::io::Result<&'a [u8]> {
     plain.clear();
     for p in pieces {
         plain.extend_from_slice(p);
+    }
+    if let Some(member) = small
+        .filter(|_| plain.len() <= SMALL_RECORD)
+        .and_then(|s| s.member(plain))
+    {
+        return Ok(member);
     }
     let bound = gz.gzip_compress_bound(plain.len());
     if out.len() < bound {
         out.resize(bound, 0);
     }
-    gz.gzip_compress(plain, out)
-        .map_err(|e| std::io::Error::other(format!("libdeflate: {e:?}")))
+    let n = gz
+        .gzip_compress(plain, out)
+        .map_err(|e| std::io::Error::other(format!("libdeflate: {e:?}")))?;
+    Ok(&out[..n])
 }
