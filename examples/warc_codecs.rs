@@ -1,6 +1,6 @@
 //! What each way of compressing WARC records costs, on real records: every record of the given
-//! WARC files (any compression) compressed on its own, as the writer does, by zlib-rs (flate2)
-//! and libdeflate at several levels, and by zstd with and without a dictionary trained from the
+//! WARC files (any compression) compressed on its own, as the writer does, by zlib-rs (flate2),
+//! libdeflate at several levels and the writer's own gzip members, and by zstd with and without a dictionary trained from the
 //! records of other files. CPU is this thread's (getrusage), the best of `REPS` runs.
 //!
 //!   cargo run --release --example warc_codecs -- [--train FILES... --] FILES...
@@ -147,6 +147,13 @@ fn main() {
             }),
         ));
     }
+    // What the writer does at its default level: small records through Huffman codes built
+    // once, the rest through libdeflate 1.
+    let mut members = dragnet::warc::GzipMembers::new(dragnet::warc::writer::GZIP_LEVEL).unwrap();
+    codecs.push((
+        "gzip libdeflate 1, small records' prebuilt code (the writer)".into(),
+        Box::new(move |r: &[u8], _out: &mut Vec<u8>| members.member(&[r]).unwrap().len()),
+    ));
     for (level, with) in [(1, false), (3, false), (1, true), (3, true)] {
         let d = if with { dict.bytes() } else { &[][..] };
         let mut c = zstd::bulk::Compressor::with_dictionary(level, d).unwrap();

@@ -6,10 +6,11 @@
 //! dictionary ([`WriterConfig::dictionary`], [`super::dictionary`]) starts each file with the
 //! warc-zstd dictionary frame and compresses every record with it, as the IIPC proposal says.
 //!
-//! Gzip members are made by libdeflate, which compresses a whole buffer at once: faster than a
-//! streaming zlib at every level for records compressed whole (docs/BENCHMARKS.md, "WARC
-//! compression"), so a record's pieces are copied into one buffer first. Both compressors (and
-//! the buffers) are made once per writer and reused for every record.
+//! Gzip members are made by [`GzipMembers`]: libdeflate, which compresses a whole buffer at
+//! once (faster than a streaming zlib at every level for records compressed whole,
+//! docs/BENCHMARKS.md, "WARC compression"), and for small records at the default level
+//! Huffman codes built once (`small.rs`), without libdeflate's per-member set-up. The
+//! compressors and buffers are made once per writer and reused for every record.
 //!
 //! A record is built in memory before it is written, because its digests come before its block
 //! in the header: the fetch stage holds a body in memory anyway (threads x max body size,
@@ -38,9 +39,10 @@ use crate::error::{Error, IoContext, Result};
 use crate::storage::{self, AtomicFile};
 
 mod fields;
+mod gzip;
 mod small;
 use fields::{clean_str, put_field, warc_fields};
-use small::{SmallGzip, SMALL_RECORD};
+pub use gzip::GzipMembers;
 
 /// Default rotation size: 1 GB, the customary WARC file size.
 pub const DEFAULT_ROTATE_BYTES: u64 = 1_000_000_000;
@@ -232,12 +234,8 @@ pub struct WarcWriter {
     open: Option<OpenFile>,
     summary: WriterSummary,
     zstd: Option<zstd::bulk::Compressor<'static>>,
-    gzip: Option<libdeflater::Compressor>,
-    /// Small records' gzip members at the default level, without libdeflate's set-up
-    /// ([`small`]).
-    small: Option<SmallGzip>,
-    /// A record's pieces one after the other, for libdeflate, which compresses whole buffers.
-    plain: Vec<u8>,
+    gzip: Option<GzipMembers>,
+    /// A record's zstd frame.
     packed: Vec<u8>,
     /// A record's header, written field by field.
     head: Vec<u8>,
@@ -319,17 +317,12 @@ impl WarcWriter {
         let gzip = match cfg.compression {
             Compression::Gzip => {
                 let l = cfg.level.unwrap_or(GZIP_LEVEL);
-                let level = libdeflater::CompressionLvl::new(l).map_err(|_| {
+                Some(GzipMembers::new(l).ok_or_else(|| {
                     Error::config(where_, format!("gzip level {l} is not in 0..=12"))
-                })?;
-                Some(libdeflater::Compressor::new(level))
+                })?)
             }
             _ => None,
         };
-        // Only at the default level: a level asked for is libdeflate's for every record.
-        let small = (cfg.compression == Compression::Gzip
-            && cfg.level.unwrap_or(GZIP_LEVEL) == GZIP_LEVEL)
-            .then(SmallGzip::new);
         let index = cfg
             .index
             .as_ref()
@@ -342,8 +335,6 @@ impl WarcWriter {
             summary: WriterSummary::default(),
             zstd,
             gzip,
-            small,
-            plain: Vec::new(),
             packed: Vec::new(),
             head: Vec::new(),
             cfg,
@@ -662,14 +653,9 @@ impl WarcWriter {
                     .gzip
                     .as_mut()
                     .expect("gzip compressor exists for gzip files");
-                let member = gzip_member(
-                    gz,
-                    self.small.as_mut(),
-                    &pieces,
-                    &mut self.plain,
-                    &mut self.packed,
-                )
-                .ctx("gzip a record for", open.file.path())?;
+                let member = gz
+                    .member(&pieces)
+                    .ctx("gzip a record for", open.file.path())?;
                 open.file.write_all_bytes(member)?;
             }
             Compression::Zstd => {
@@ -683,11 +669,9 @@ impl WarcWriter {
             }
         }
         self.head = head;
-        for buf in [&mut self.packed, &mut self.plain] {
-            if buf.capacity() > KEEP_BUFFER {
-                buf.clear();
-                buf.shrink_to(KEEP_BUFFER);
-            }
+        if self.packed.capacity() > KEEP_BUFFER {
+            self.packed.clear();
+            self.packed.shrink_to(KEEP_BUFFER);
         }
         let length = open.file.written() - offset;
         open.whole = open.file.written();
@@ -761,36 +745,4 @@ fn zstd_frame(
         return Err(std::io::Error::other("zstd frame did not fit its bound"));
     }
     Ok(())
-}
-
-/// Compresses `pieces`, one after the other, into one gzip member, with libdeflate, which takes
-/// its input whole: the pieces are copied into `plain` first (a copy costs a small fraction of
-/// compressing it), and the member is made at the start of `out`. `out` only grows (to the
-/// bound of the largest record), so it is not zeroed again for every record. A record of at most
-/// [`SMALL_RECORD`] bytes goes to `small` instead, if there is one.
-fn gzip_member<'a>(
-    gz: &mut libdeflater::Compressor,
-    small: Option<&'a mut SmallGzip>,
-    pieces: &[&[u8]],
-    plain: &mut Vec<u8>,
-    out: &'a mut Vec<u8>,
-) -> std::io::Result<&'a [u8]> {
-    plain.clear();
-    for p in pieces {
-        plain.extend_from_slice(p);
-    }
-    if let Some(member) = small
-        .filter(|_| plain.len() <= SMALL_RECORD)
-        .and_then(|s| s.member(plain))
-    {
-        return Ok(member);
-    }
-    let bound = gz.gzip_compress_bound(plain.len());
-    if out.len() < bound {
-        out.resize(bound, 0);
-    }
-    let n = gz
-        .gzip_compress(plain, out)
-        .map_err(|e| std::io::Error::other(format!("libdeflate: {e:?}")))?;
-    Ok(&out[..n])
 }
