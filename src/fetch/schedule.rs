@@ -255,6 +255,12 @@ impl<T: Prioritized> Scheduler<T> {
         }
     }
 
+    /// Whether a host may be leased at `now`: one whose time has come (the per-IP limit may
+    /// still park it when [`Schedule::next`] gets to it).
+    pub fn has_ready(&self, now: Instant) -> bool {
+        !self.due.is_empty() || self.ready.peek().is_some_and(|&Reverse((at, _))| at <= now)
+    }
+
     /// Gives a host back after its lease: it may be contacted again `delay` after `now`. A host
     /// with no URLs left gives its back queue to the next waiting host.
     pub fn complete(&mut self, host_slot: usize, now: Instant, delay: Duration) {
@@ -455,6 +461,31 @@ mod tests {
             panic!("a ready host")
         };
         assert_eq!(l.item.0, "y");
+    }
+
+    /// `has_ready` says whether another lease is there to take, so a worker that took one
+    /// knows whether to wake another: hosts whose time has come, not leased ones nor ones
+    /// still waiting out their delay.
+    #[test]
+    fn has_ready_counts_the_hosts_another_worker_could_take() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut s = Scheduler::new(8, 8);
+        assert!(!s.has_ready(t0));
+        s.add_host("a".into(), None, VecDeque::from([1, 2]), t0);
+        s.add_host("b".into(), None, VecDeque::from([3]), t0);
+        let Next::Ready(first) = s.next(t0) else {
+            panic!()
+        };
+        assert!(s.has_ready(t0), "the other host is ready");
+        let Next::Ready(second) = s.next(t0) else {
+            panic!()
+        };
+        assert!(!s.has_ready(t0), "both hosts leased");
+        let a = if first.item == 1 { first } else { second };
+        s.complete(a.host, t0, ms(100));
+        assert!(!s.has_ready(t0), "host a waits out its delay");
+        assert!(s.has_ready(t0 + ms(100)));
     }
 
     #[test]
