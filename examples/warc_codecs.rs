@@ -1,7 +1,8 @@
 //! What each way of compressing WARC records costs, on real records: every record of the given
 //! WARC files (any compression) compressed on its own, as the writer does, by zlib-rs (flate2),
-//! libdeflate at several levels and the writer's own gzip members, and by zstd with and without a dictionary trained from the
-//! records of other files. CPU is this thread's (getrusage), the best of `REPS` runs.
+//! libdeflate at several levels and the writer's own gzip members ([`GzipMembers`]), and by
+//! zstd with and without a dictionary trained from the records of other files. CPU is this
+//! thread's (getrusage), the best of `REPS` runs.
 //!
 //!   cargo run --release --example warc_codecs -- [--train FILES... --] FILES...
 //!
@@ -13,7 +14,7 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use dragnet::warc::dictionary::{Dictionary, Samples, DICT_SIZE, SAMPLE_BUDGET};
-use dragnet::warc::{ReaderOptions, RecordType, WarcReader};
+use dragnet::warc::{GzipMembers, ReaderOptions, RecordType, WarcReader};
 
 fn cpu() -> f64 {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -149,7 +150,7 @@ fn main() {
     }
     // What the writer does at its default level: small records through Huffman codes built
     // once, the rest through libdeflate 1.
-    let mut members = dragnet::warc::GzipMembers::new(dragnet::warc::writer::GZIP_LEVEL).unwrap();
+    let mut members = GzipMembers::new(dragnet::warc::writer::GZIP_LEVEL).unwrap();
     codecs.push((
         "gzip libdeflate 1, small records' prebuilt code (the writer)".into(),
         Box::new(move |r: &[u8], _out: &mut Vec<u8>| members.member(&[r]).unwrap().len()),

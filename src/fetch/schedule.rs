@@ -256,7 +256,7 @@ impl<T: Prioritized> Scheduler<T> {
     }
 
     /// Whether a host may be leased at `now`: one whose time has come (the per-IP limit may
-    /// still park it when [`Schedule::next`] gets to it).
+    /// still park it when [`Scheduler::next`] gets to it).
     pub fn has_ready(&self, now: Instant) -> bool {
         !self.due.is_empty() || self.ready.peek().is_some_and(|&Reverse((at, _))| at <= now)
     }

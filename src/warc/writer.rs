@@ -263,8 +263,8 @@ impl Rec<'_> {
     }
 }
 
-/// A writer's compressed-record buffer is shrunk back to this after a bigger record, so one
-/// huge response does not pin its size for the rest of the stage.
+/// A writer's record buffers (its own and its [`GzipMembers`]') are shrunk back to this after a
+/// bigger record, so one huge response does not pin their size for the rest of the stage.
 const KEEP_BUFFER: usize = 1 << 20;
 
 enum Payload {

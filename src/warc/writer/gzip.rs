@@ -4,6 +4,7 @@
 //! prebuilt code ([`super::small`]), which skips libdeflate's per-member set-up.
 
 use super::small::{SmallGzip, SMALL_RECORD};
+use super::KEEP_BUFFER;
 
 /// Makes one gzip member per record, reusing its compressors and buffers.
 pub struct GzipMembers {
@@ -14,10 +15,6 @@ pub struct GzipMembers {
     plain: Vec<u8>,
     packed: Vec<u8>,
 }
-
-/// A maker's buffers are shrunk back to this after a bigger record, so one huge response does
-/// not pin their size for the rest of the stage.
-const KEEP_BUFFER: usize = 1 << 20;
 
 impl GzipMembers {
     /// Members at libdeflate's `level` (0..=12), `None` if there is no such level.
@@ -36,7 +33,7 @@ impl GzipMembers {
     /// input whole, the pieces are copied into one buffer first (a copy costs a small fraction
     /// of compressing it), and the member is made in a buffer that only grows (to the bound of
     /// the largest record), so it is not zeroed again for every record. A record of at most
-    /// [`SMALL_RECORD`] bytes goes to the prebuilt code, if it fits it.
+    /// 2,048 bytes (`SMALL_RECORD`) goes to the prebuilt code, if it fits it.
     pub fn member(&mut self, pieces: &[&[u8]]) -> std::io::Result<&[u8]> {
         for buf in [&mut self.packed, &mut self.plain] {
             if buf.capacity() > KEEP_BUFFER {

@@ -180,7 +180,7 @@ fn codes() -> &'static Codes {
 impl Codes {
     fn build() -> Codes {
         // Symbol counts of the sample as this module parses it: every length, distance and
-        // text byte at least once; bytes outside [`TEXT`] have no code.
+        // text byte at least once; bytes that are not text ([`is_text`]) have no code.
         let mut lit = [1u32; LITLEN];
         for (b, l) in lit.iter_mut().enumerate().take(256) {
             *l = u32::from(is_text(b as u8));
