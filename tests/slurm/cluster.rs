@@ -239,7 +239,11 @@ fn a_crawl_through_real_slurm_job_arrays() {
 #[ignore = "needs a Slurm cluster that runs jobs (.ci/slurm-up starts one); .ci/run runs it there"]
 fn a_task_killed_mid_stage_is_requeued_and_the_crawl_is_unchanged() {
     let _cluster = real_cluster();
-    let (web, server, cfg) = real_web("killed");
+    let (web, server, mut cfg) = real_web("killed");
+    // A delay between a host's requests makes each fetch stage last seconds (8 pages a host):
+    // without it every stage of this small web may end within one 50 ms poll, and no stage
+    // process is there to kill (seen in CI: one process tried, gone before the kill).
+    cfg.fetch.default_delay_secs = 0.25;
     let local = local_outcome(&web, &cfg);
     let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
     // SIGKILL to a stage process (as the kernel's OOM killer would send it): the one of the
