@@ -337,6 +337,13 @@ fn dist_index(dist: usize) -> usize {
 /// depths, with the counts halved (and kept positive) until the deepest leaf fits. A tree's
 /// leaves make a complete code, as zlib requires.
 fn code_lengths(counts: &[u32], limit: u8) -> Vec<u8> {
+    // With all weights down to 1 the tree is as flat as it gets: it must fit then, or the
+    // halving below would never end.
+    assert!(
+        counts.len() <= 1 << limit,
+        "{} symbols in {limit} bits",
+        counts.len()
+    );
     let mut w: Vec<u64> = counts.iter().map(|&c| u64::from(c.max(1))).collect();
     loop {
         let depths = huffman_depths(&w);
