@@ -334,6 +334,23 @@ pub fn write_atomic(dest: &Path, bytes: &[u8]) -> Result<()> {
     f.commit()
 }
 
+/// Publishes the committed file `src` under a second name `dest` as well, atomically: a hard link
+/// made under a temporary name beside `dest`, renamed over it, the directory synced. The two
+/// names are one file until either is replaced (every writer of a crawl replaces, never edits).
+/// Fails (nothing published) where the file system has no hard links or the two names are on
+/// different file systems: the caller writes a copy instead.
+pub fn link_atomic(src: &Path, dest: &Path) -> Result<()> {
+    let tmp = temp_path(dest)?;
+    fault::check("link", &tmp)
+        .and_then(|()| fs::hard_link(src, &tmp))
+        .ctx("link", &tmp)?;
+    if let Err(e) = fs::rename(&tmp, dest) {
+        let _ = fs::remove_file(&tmp);
+        return Err(Error::io("rename", &tmp, e));
+    }
+    sync_dir(parent_of(dest))
+}
+
 /// Renames `from` to `to` as `how` says. [`Publish::NoReplace`] is one `renameat2` with
 /// `RENAME_NOREPLACE` where the file system has it, else a hard link and an unlink for a file (a
 /// link never replaces), else (a directory on such a file system) a look just before the rename.

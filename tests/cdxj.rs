@@ -273,3 +273,68 @@ fn check_a_damaged_index_is_healed(
     assert_eq!(std::fs::read(dir.cycle_cdxj(0)).unwrap(), cycle0);
     assert_eq!(cdxj_lines(&whole), union);
 }
+
+/// The end of a cycle writes the crawl's index only when it changes: the first captures are the
+/// cycle's index under a second name (a hard link: nothing copied), a cycle that captured
+/// nothing leaves it as it is, and the next cycle with captures writes a new file, leaving the
+/// first cycle's index as it was.
+#[test]
+fn the_crawls_index_is_written_only_when_a_cycle_adds_to_it() {
+    use std::os::unix::fs::MetadataExt;
+    let (web, server) = common::small_web(33, 1, 2);
+    server.stop(); // nothing is fetched: the cycles' partition indexes are written here
+    let c = common::websim_crawl(&web, &common::websim_homes(&web), common::websim_config(3, 1));
+    let dir = &c.dir;
+    let line = |host: &str, n: u32| {
+        format!(
+            "test,{host})/{n} 20260101000000 {{\"url\": \"http://{host}.test/{n}\", \"offset\": \"{n}\", \"length\": \"1\", \"filename\": \"x.warc.gz\"}}"
+        )
+    };
+    // Cycle `cycle`'s partitions index `lines` (partition p the lines of host `hp`), and
+    // every partition has fetched.
+    let end_cycle = |cycle: u32, per_partition: &[Vec<String>]| {
+        for (p, lines) in per_partition.iter().enumerate() {
+            let p = p as u32;
+            let path = dir.partition_cdxj(cycle, p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+            std::fs::write(&path, text).unwrap();
+            let done = dir.done_path(cycle, dragnet::crawl::Stage::Fetch, p);
+            std::fs::create_dir_all(done.parent().unwrap()).unwrap();
+            std::fs::write(done, "").unwrap();
+        }
+        dragnet::ops::index::after_cycle(dir, 3, cycle).unwrap()
+    };
+    let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+    let whole = dragnet::ops::index::crawl_index(dir);
+
+    let first = vec![vec![line("a", 1), line("a", 2)], vec![], vec![line("c", 1)]];
+    let r = end_cycle(0, &first);
+    assert_eq!((r.cycle_lines, r.crawl_lines), (Some(3), Some(3)), "{r:?}");
+    assert_eq!(ino(&whole), ino(&dir.cycle_cdxj(0)), "the first captures: one file");
+    assert_eq!(cdxj_lines(&whole), cdxj_lines(&dir.cycle_cdxj(0)));
+
+    let r = end_cycle(1, &[vec![], vec![], vec![]]);
+    assert_eq!((r.cycle_lines, r.crawl_lines), (Some(0), None), "{r:?}");
+    assert_eq!(r.cycles_added, [1]);
+    assert_eq!(ino(&whole), ino(&dir.cycle_cdxj(0)), "nothing added: left as it was");
+    assert_eq!(dragnet::ops::index::indexed_cycles(dir), [0, 1]);
+
+    let r = end_cycle(2, &[vec![line("a", 3)], vec![line("b", 1)], vec![]]);
+    assert_eq!((r.cycle_lines, r.crawl_lines), (Some(2), Some(5)), "{r:?}");
+    assert_ne!(ino(&whole), ino(&dir.cycle_cdxj(0)), "a new file");
+    let mut want: Vec<String> = first.concat();
+    want.extend([line("a", 3), line("b", 1)]);
+    want.sort();
+    assert_eq!(cdxj_lines(&whole), want);
+    let mut cycle0 = first.concat();
+    cycle0.sort();
+    assert_eq!(cdxj_lines(&dir.cycle_cdxj(0)), cycle0, "the cycle's index as it was");
+    assert_eq!(dragnet::ops::index::indexed_cycles(dir), [0, 1, 2]);
+    // Ending the last cycle again changes nothing; without indexes/ all is made again.
+    assert!(dragnet::ops::index::after_cycle(dir, 3, 2).unwrap().cycles_added.is_empty());
+    std::fs::remove_dir_all(dir.indexes_dir()).unwrap();
+    let r = dragnet::ops::index::after_cycle(dir, 3, 2).unwrap();
+    assert_eq!(r.cycles_added, [0, 1, 2]);
+    assert_eq!(cdxj_lines(&whole), want);
+}

@@ -45,9 +45,12 @@ pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, l
         }
         match r {
             Ok(r) if !r.cycles_added.is_empty() => log(&format!(
-                "CDXJ index: cycle {cycle} {}, the crawl's {} (indexes/index.cdxj)",
+                "CDXJ index: cycle {cycle} {}, {} (indexes/index.cdxj)",
                 plural(r.cycle_lines.unwrap_or(0), "capture", "captures"),
-                plural(r.crawl_lines.unwrap_or(0), "capture", "captures"),
+                match r.crawl_lines {
+                    Some(n) => format!("the crawl's {}", plural(n, "capture", "captures")),
+                    None => "the crawl's unchanged".to_owned(),
+                },
             )),
             Ok(_) => {}
             Err(e) => log(&format!("cannot update the CDXJ indexes: {e}")),

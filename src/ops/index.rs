@@ -18,8 +18,15 @@
 //! line read once, memory independent of the crawl. The crawl's index is rewritten with each
 //! cycle (one sequential pass, like the seen set's merge), merging only the cycles it does not
 //! hold yet; a line equal to one already there is dropped, so redoing a merge that was killed
-//! after the index but before its list of cycles changes nothing. Every file is published
-//! atomically. Deleting `indexes/` makes the next cycle's end rebuild it from the cycles'.
+//! after the index but before its list of cycles changes nothing. A cycle that captured nothing
+//! leaves the crawl's index as it is (only `index.cycles` grows), and the crawl's first captures
+//! are the cycle's index itself: `indexes/index.cdxj` is then a hard link to
+//! `cycles/CCCCCC/index.cdxj` (a copy where the file system has no hard links), until the next
+//! cycle with captures writes it anew. So the end of a cycle writes each capture's line twice
+//! (partition, cycle) plus once per later cycle, not three times at once. Every file is
+//! published atomically (a new file renamed over the old, never edited in place, so the two
+//! names of a link never diverge by halves). Deleting `indexes/` makes the next cycle's end
+//! rebuild it from the cycles'.
 //!
 //! pywb finds a collection's indexes in `indexes/` and its WARC files under `archive/`, so
 //! `ln -s /path/to/crawl collections/crawl && wayback` replays the crawl (README, "Replaying a
@@ -43,7 +50,8 @@ pub struct IndexReport {
     pub cycle_lines: Option<u64>,
     /// Cycles merged into the crawl's index.
     pub cycles_added: Vec<u32>,
-    /// Lines of the crawl's index after the merge (when it was rewritten).
+    /// Lines of the crawl's index after the merge (when it was rewritten; `None` when the
+    /// cycles added captured nothing and it was left as it was).
     pub crawl_lines: Option<u64>,
     /// Damaged indexes found and made again (they are derived from the WARC files): the
     /// crawl's, or a cycle's, with what was wrong.
@@ -118,11 +126,31 @@ fn update(crawl: &CrawlDir, partitions: u32, ended: Option<u32>) -> Result<Index
     if !missing.is_empty() {
         let dir = crawl.indexes_dir();
         crate::storage::create_dir_all(&dir)?;
-        let mut inputs: Vec<PathBuf> = missing.iter().map(|&c| crawl.cycle_cdxj(c)).collect();
-        if whole.exists() && !held.is_empty() {
-            inputs.push(whole.clone());
+        // A cycle that captured nothing adds nothing to merge (the tail of a crawl, or cycles
+        // whose hosts are all parked).
+        let mut inputs: Vec<PathBuf> = missing
+            .iter()
+            .map(|&c| crawl.cycle_cdxj(c))
+            .filter(|p| std::fs::metadata(p).map_or(true, |m| m.len() > 0))
+            .collect();
+        let old = whole.exists() && !held.is_empty();
+        if old && inputs.is_empty() {
+            // The crawl's index stays as it is; only its list of cycles grows.
+        } else if let ([only], false, Some(lines)) = (&inputs[..], old, report.cycle_lines) {
+            // The crawl's first captures are the index of the cycle just ended, line for line:
+            // the same file under a second name, not a copy written (a crawl's first cycle
+            // is most of its index).
+            debug_assert_eq!(ended.map(|c| crawl.cycle_cdxj(c)).as_ref(), Some(only));
+            crate::storage::link_atomic(only, &whole).or_else(|_| {
+                write_merged(&inputs, &whole, true).map(|_| ())
+            })?;
+            report.crawl_lines = Some(lines);
+        } else {
+            if old {
+                inputs.push(whole.clone());
+            }
+            report.crawl_lines = Some(write_merged(&inputs, &whole, true)?);
         }
-        report.crawl_lines = Some(write_merged(&inputs, &whole, true)?);
         let mut all = held;
         all.extend(&missing);
         all.sort_unstable();
