@@ -283,7 +283,11 @@ fn the_crawls_index_is_written_only_when_a_cycle_adds_to_it() {
     use std::os::unix::fs::MetadataExt;
     let (web, server) = common::small_web(33, 1, 2);
     server.stop(); // nothing is fetched: the cycles' partition indexes are written here
-    let c = common::websim_crawl(&web, &common::websim_homes(&web), common::websim_config(3, 1));
+    let c = common::websim_crawl(
+        &web,
+        &common::websim_homes(&web),
+        common::websim_config(3, 1),
+    );
     let dir = &c.dir;
     let line = |host: &str, n: u32| {
         format!(
@@ -311,13 +315,21 @@ fn the_crawls_index_is_written_only_when_a_cycle_adds_to_it() {
     let first = vec![vec![line("a", 1), line("a", 2)], vec![], vec![line("c", 1)]];
     let r = end_cycle(0, &first);
     assert_eq!((r.cycle_lines, r.crawl_lines), (Some(3), Some(3)), "{r:?}");
-    assert_eq!(ino(&whole), ino(&dir.cycle_cdxj(0)), "the first captures: one file");
+    assert_eq!(
+        ino(&whole),
+        ino(&dir.cycle_cdxj(0)),
+        "the first captures: one file"
+    );
     assert_eq!(cdxj_lines(&whole), cdxj_lines(&dir.cycle_cdxj(0)));
 
     let r = end_cycle(1, &[vec![], vec![], vec![]]);
     assert_eq!((r.cycle_lines, r.crawl_lines), (Some(0), None), "{r:?}");
     assert_eq!(r.cycles_added, [1]);
-    assert_eq!(ino(&whole), ino(&dir.cycle_cdxj(0)), "nothing added: left as it was");
+    assert_eq!(
+        ino(&whole),
+        ino(&dir.cycle_cdxj(0)),
+        "nothing added: left as it was"
+    );
     assert_eq!(dragnet::ops::index::indexed_cycles(dir), [0, 1]);
 
     let r = end_cycle(2, &[vec![line("a", 3)], vec![line("b", 1)], vec![]]);
@@ -329,10 +341,17 @@ fn the_crawls_index_is_written_only_when_a_cycle_adds_to_it() {
     assert_eq!(cdxj_lines(&whole), want);
     let mut cycle0 = first.concat();
     cycle0.sort();
-    assert_eq!(cdxj_lines(&dir.cycle_cdxj(0)), cycle0, "the cycle's index as it was");
+    assert_eq!(
+        cdxj_lines(&dir.cycle_cdxj(0)),
+        cycle0,
+        "the cycle's index as it was"
+    );
     assert_eq!(dragnet::ops::index::indexed_cycles(dir), [0, 1, 2]);
     // Ending the last cycle again changes nothing; without indexes/ all is made again.
-    assert!(dragnet::ops::index::after_cycle(dir, 3, 2).unwrap().cycles_added.is_empty());
+    assert!(dragnet::ops::index::after_cycle(dir, 3, 2)
+        .unwrap()
+        .cycles_added
+        .is_empty());
     std::fs::remove_dir_all(dir.indexes_dir()).unwrap();
     let r = dragnet::ops::index::after_cycle(dir, 3, 2).unwrap();
     assert_eq!(r.cycles_added, [0, 1, 2]);

@@ -12,6 +12,7 @@ use dragnet::crawl::CrawlDir;
 
 use dragnet::exec::{run_cycles, CycleOptions, CycleReport};
 use dragnet::ops::InitOptions;
+use dragnet::records::UrlState;
 use dragnet::run::{Cursor, RunReader, Schema};
 use websim::server::{Server, ServerOptions};
 use websim::site::{Request, Response, Site};
@@ -136,16 +137,15 @@ fn urldb(dir: &CrawlDir, m: u32) -> Vec<(String, u8, u32)> {
     out
 }
 
+/// URLs followed in the fetches of `r` (fetched, or recorded as refused by robots.txt).
 fn followed(r: &CycleReport) -> u64 {
+    fetch_count(r, "followed")
+}
+
+fn fetch_count(r: &CycleReport, name: &str) -> u64 {
     r.cycles
         .iter()
-        .map(|c| {
-            c.stages["fetch"]
-                .counts
-                .get("followed")
-                .copied()
-                .unwrap_or(0)
-        })
+        .map(|c| c.stages["fetch"].counts.get(name).copied().unwrap_or(0))
         .sum()
 }
 
@@ -157,9 +157,12 @@ fn a_chain_of_next_links_costs_a_run_not_a_cycle_per_link() {
     let r = run_cycles(&dir, &cfg, &until_empty(20)).unwrap();
     let audit = server.stop();
     assert!(r.stopped.contains("empty"), "{}", r.stopped);
-    // Cycle 0 fetches the seed and follows the whole chain; cycle 1 finds nothing new.
-    assert!(r.cycles.len() <= 3, "{} cycles", r.cycles.len());
-    assert_eq!(followed(&r), u64::from(n), "{r:?}");
+    // Cycle 0 fetches the seed and follows the whole chain, and records the links robots.txt
+    // refuses (one a page) without a request: no cycle is left for them.
+    assert_eq!(r.cycles.len(), 1, "{r:?}");
+    assert_eq!(fetch_count(&r, "followed_refused"), u64::from(n), "{r:?}");
+    assert_eq!(followed(&r), 2 * u64::from(n), "{r:?}");
+    assert_eq!(fetch_count(&r, "error_robots"), u64::from(n), "{r:?}");
     let db = urldb(&dir, 3);
     let fetched = db
         .iter()
@@ -174,6 +177,16 @@ fn a_chain_of_next_links_costs_a_run_not_a_cycle_per_link() {
     assert!(!db
         .iter()
         .any(|(u, s, _)| u.contains("/private/") && *s == 1));
+    // Each refused link is settled as the next cycle's fetch would have settled it: gone.
+    let private: Vec<_> = db
+        .iter()
+        .filter(|(u, _, _)| u.contains("/private/"))
+        .collect();
+    assert_eq!(private.len(), n as usize);
+    assert!(
+        private.iter().all(|(_, s, _)| *s == UrlState::Gone as u8),
+        "{private:?}"
+    );
 }
 
 #[test]

@@ -63,6 +63,8 @@ pub mod counter {
     pub const REQUESTS: &str = "requests";
     /// Fetch: URLs followed within the run (results beyond the fetch list's).
     pub const FOLLOWED: &str = "followed";
+    /// Fetch: of those, links robots.txt refuses, recorded as such without a request.
+    pub const FOLLOWED_REFUSED: &str = "followed_refused";
     /// fetch: robots.txt requests among them.
     pub const ROBOTS_REQUESTS: &str = "robots_requests";
     /// fetch: body bytes received; parse: bytes of pages read.

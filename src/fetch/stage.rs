@@ -228,6 +228,9 @@ struct HostState {
     /// URLs the run may follow on the host beyond `follow_left` while the cycle's window is
     /// open ([`crate::fetch::window`]).
     extra_left: u64,
+    /// Same-origin links robots.txt refuses that the run may still record without a request
+    /// ([`follow`]).
+    refused_left: u64,
     /// Results of this run that the host failed (no answer: [`worker::host_failed`]) and that
     /// it answered, which decide whether the run counts toward parking it.
     failed: u32,
@@ -314,8 +317,11 @@ struct Shared<'a> {
     parse: Option<Mutex<InlineParse>>,
     /// `parse` writes the parse stage's outputs.
     parse_writes: bool,
-    /// URLs followed in this run (each has a result besides the fetch list's).
+    /// URLs followed in this run (each has a result besides the fetch list's), those recorded
+    /// as refused by robots.txt without a request included.
     followed: AtomicU64,
+    /// Of `followed`, the links robots.txt refuses, recorded without a request.
+    followed_refused: AtomicU64,
     /// Host name -> when an unfinished (killed) attempt of this fetch last sent it a request,
     /// Unix milliseconds ([`unfinished_requests`]).
     restarted: HashMap<String, u64>,

@@ -444,13 +444,16 @@ mod tests {
             "\"mime\": {\"a\": [1, null, true]}, \"status\": 200, \"note\": \"\\u00e9\\\"\"",
         );
         check(&extra).unwrap();
-        check(&GOOD.replace("\"http://example.com/\"", "\"http://example.com/\\u0041\""))
-            .unwrap();
+        check(&GOOD.replace("\"http://example.com/\"", "\"http://example.com/\\u0041\"")).unwrap();
         for (from, to, why) in [
             ("\"url\": \"http://example.com/\", ", "", "no \"url\""),
             ("\"offset\": \"0\"", "\"offset\": 0", "no \"offset\""),
             ("\"length\": \"10\"", "\"length\": null", "no \"length\""),
-            ("\"filename\": \"000000/warc/p0000-000001.warc.gz\"", "\"filename\": [\"x\"]", "no \"filename\""),
+            (
+                "\"filename\": \"000000/warc/p0000-000001.warc.gz\"",
+                "\"filename\": [\"x\"]",
+                "no \"filename\"",
+            ),
             ("{\"url\"", "[\"url\"", "no JSON object"),
             (" 20260101000000 ", " 2026 ", "no 14-digit timestamp"),
         ] {

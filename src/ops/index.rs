@@ -141,9 +141,8 @@ fn update(crawl: &CrawlDir, partitions: u32, ended: Option<u32>) -> Result<Index
             // the same file under a second name, not a copy written (a crawl's first cycle
             // is most of its index).
             debug_assert_eq!(ended.map(|c| crawl.cycle_cdxj(c)).as_ref(), Some(only));
-            crate::storage::link_atomic(only, &whole).or_else(|_| {
-                write_merged(&inputs, &whole, true).map(|_| ())
-            })?;
+            crate::storage::link_atomic(only, &whole)
+                .or_else(|_| write_merged(&inputs, &whole, true).map(|_| ()))?;
             report.crawl_lines = Some(lines);
         } else {
             if old {

@@ -403,6 +403,7 @@ impl Shared<'_> {
                 slowdowns: 0,
                 ip,
                 extra_left,
+                refused_left: u64::from(self.cfg.fetch.follow_per_host),
                 failed: 0,
                 answered: 0,
             },

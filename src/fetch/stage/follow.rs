@@ -15,6 +15,11 @@
 //!   only (not nofollow), the crawl's scope and depth, at most `[fetch] follow_per_host` per host
 //!   and run and what is left of the host's lifetime budget (`max_urls_per_host_total`, which
 //!   counts followed URLs too: the host record carries them, prioritize adds them in).
+//! - **Refused by robots.txt**: a same-origin link the page's own robots.txt refuses gets its
+//!   result (`robots`, no request) in this run, as the next cycle's fetch would give it with
+//!   the same rules, so a site's disallowed links do not cost the crawl a cycle of their own
+//!   (at most `follow_per_host` of them per host and run; the rest wait for the next cycle
+//!   as before).
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -26,7 +31,7 @@ use crate::config::Config;
 use crate::crawl::CrawlDir;
 use crate::error::Result;
 use crate::fetch::client::Fetched;
-use crate::records::{LinkRecord, Policy};
+use crate::records::{FetchErrorKind, LinkRecord, Policy};
 use crate::run::{self, Cursor, RunReader, Schema};
 use crate::util::FpSet;
 
@@ -186,20 +191,26 @@ impl Follow {
     /// and not queued before. For a `redirect`, the target may be on another origin of the same
     /// host (`http` to `https`, another port): its own robots.txt is fetched first when its turn
     /// comes, like any URL of an origin the run has not asked yet.
+    ///
+    /// Second, at most `refuse_room` same-origin links that `policy` (the robots.txt the page
+    /// was fetched under) refuses, each marked queued: the run records them as refused at once,
+    /// as the next cycle's fetch would with the same rules, without a request, so they never
+    /// cost a cycle of their own.
     pub(super) fn select(
         &self,
         cfg: &Config,
         url: &Url,
         found: Vec<(u64, LinkRecord)>,
         policy: &Policy,
-        room: u64,
+        (room, refuse_room): (u64, u64),
         redirect: bool,
-    ) -> Vec<Candidate> {
+    ) -> (Vec<Candidate>, Vec<Candidate>) {
         let origin = url.origin().ascii_serialization();
         let mut out = Vec::new();
+        let mut refused = Vec::new();
         let mut queued = lock(&self.queued);
         for (fp, l) in found {
-            if out.len() as u64 >= room {
+            if out.len() as u64 >= room && refused.len() as u64 >= refuse_room {
                 break;
             }
             let same_origin = l
@@ -212,25 +223,80 @@ impl Follow {
                 continue;
             }
             let host = crate::keys::host_of(&l.url);
-            if cfg.scope.refusal(&l.url, host, l.depth).is_some()
-                || (same_origin && policy.refusal(&l.url).is_some())
-            {
+            if cfg.scope.refusal(&l.url, host, l.depth).is_some() {
                 continue;
             }
+            let to = match same_origin.then(|| policy.refusal(&l.url)).flatten() {
+                None if (out.len() as u64) < room => &mut out,
+                Some(FetchErrorKind::Robots) if (refused.len() as u64) < refuse_room => {
+                    &mut refused
+                }
+                _ => continue,
+            };
             queued.insert(fp);
-            out.push(Candidate {
+            to.push(Candidate {
                 fp,
                 url: l.url,
                 depth: l.depth,
             });
         }
-        out
+        (out, refused)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn links_robots_txt_refuses_are_selected_apart_within_their_own_bound() {
+        let follow = Follow {
+            seen: Bloom::new(1, 1 << 16),
+            queued: Mutex::new(FpSet::default()),
+            seen_path: PathBuf::new(),
+        };
+        let rules = crate::robots::RobotsStatus::from_response(
+            200,
+            b"User-agent: *\nDisallow: /private/\n",
+        );
+        let policy = Policy::new(&rules, "dragnet");
+        let page = Url::parse("http://a.test/").unwrap();
+        let link = |i: u64, path: &str| {
+            let l = LinkRecord {
+                url: format!("http://a.test{path}"),
+                source: "http://a.test/".into(),
+                kind: crate::records::LinkKind::A,
+                nofollow: false,
+                cash: 0.0,
+                depth: 1,
+            };
+            (i, l)
+        };
+        let found = || {
+            vec![
+                link(1, "/p/1"),
+                link(2, "/private/1"),
+                link(3, "/p/2"),
+                link(4, "/private/2"),
+                link(5, "/private/3"),
+                link(6, "/p/3"),
+            ]
+        };
+        let cfg = Config::default();
+        let (out, refused) = follow.select(&cfg, &page, found(), &policy, (2, 2), false);
+        let urls = |v: &[Candidate]| v.iter().map(|c| c.url.clone()).collect::<Vec<_>>();
+        assert_eq!(urls(&out), ["http://a.test/p/1", "http://a.test/p/2"]);
+        assert_eq!(
+            urls(&refused),
+            ["http://a.test/private/1", "http://a.test/private/2"]
+        );
+        // What was selected is queued, so never selected again; the rest is still there.
+        let (out, refused) = follow.select(&cfg, &page, found(), &policy, (5, 5), false);
+        assert_eq!(urls(&out), ["http://a.test/p/3"]);
+        assert_eq!(urls(&refused), ["http://a.test/private/3"]);
+        let (out, refused) = follow.select(&cfg, &page, found(), &policy, (5, 5), false);
+        assert!(out.is_empty() && refused.is_empty());
+    }
 
     #[test]
     fn the_filter_has_no_false_negatives_and_few_false_positives() {

@@ -283,6 +283,7 @@ impl<'a> PartitionRun<'a> {
             parse: parse.map(Mutex::new),
             parse_writes,
             followed: AtomicU64::new(0),
+            followed_refused: AtomicU64::new(0),
             restarted: setup.restarted,
         })
     }
@@ -426,6 +427,8 @@ impl<'a> PartitionRun<'a> {
         }
         if let Some(f) = &shared.follow {
             counts.insert(counter::FOLLOWED.into(), shared.followed.load(Relaxed));
+            let refused = shared.followed_refused.load(Relaxed);
+            counts.insert(counter::FOLLOWED_REFUSED.into(), refused);
             counts.insert("follow_filter_bytes".into(), f.filter_bytes() as u64);
         }
         counts

@@ -308,11 +308,12 @@ impl Shared<'_> {
             return Ok(Vec::new());
         };
         let window = self.window_open();
-        let room = match &self.follow {
-            Some(_) => lock(&self.hosts)
-                .get(&job.host_key)
-                .map_or(0, |h| h.follow_left + if window { h.extra_left } else { 0 }),
-            None => 0,
+        let (room, refuse_room) = match &self.follow {
+            Some(_) => lock(&self.hosts).get(&job.host_key).map_or((0, 0), |h| {
+                let extra = if window { h.extra_left } else { 0 };
+                (h.follow_left + extra, h.refused_left)
+            }),
+            None => (0, 0),
         };
         // A redirect is read for its target when it may be followed one hop further.
         let redirect = (300..400).contains(&got.status);
@@ -343,7 +344,11 @@ impl Shared<'_> {
         let Some(follow) = follow else {
             return Ok(Vec::new());
         };
-        let found = follow.select(self.cfg, url, found, policy, room, redirect);
+        let (found, refused) =
+            follow.select(self.cfg, url, found, policy, (room, refuse_room), redirect);
+        if !refused.is_empty() {
+            self.record_refused(job, refused)?;
+        }
         if found.is_empty() {
             return Ok(Vec::new());
         }
@@ -393,6 +398,33 @@ impl Shared<'_> {
                 },
             })
             .collect())
+    }
+
+    /// Records the links of `job`'s page that its robots.txt refuses (`Follow::select`) as
+    /// `robots` results, as the next cycle's fetch would, without a request or a lease.
+    fn record_refused(&self, job: &Job, refused: Vec<super::follow::Candidate>) -> Result<()> {
+        if let Some(h) = lock(&self.hosts).get_mut(&job.host_key) {
+            h.refused_left = h.refused_left.saturating_sub(refused.len() as u64);
+        }
+        self.followed.fetch_add(refused.len() as u64, Relaxed);
+        self.followed_refused
+            .fetch_add(refused.len() as u64, Relaxed);
+        for c in refused {
+            let j = Job {
+                host_key: job.host_key,
+                fp: c.fp,
+                item: FetchItem {
+                    url: c.url,
+                    depth: c.depth,
+                    priority: job.item.priority,
+                    ..FetchItem::default()
+                },
+                hops: 0,
+                work: Work::Own,
+            };
+            self.emit(&j, &error_result(&j, FetchErrorKind::Robots))?;
+        }
+        Ok(())
     }
 
     /// The origin of `job` and the error kind, when its origin's policy refuses every URL
