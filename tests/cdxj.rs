@@ -331,6 +331,11 @@ fn the_crawls_index_is_written_only_when_a_cycle_adds_to_it() {
         "nothing added: left as it was"
     );
     assert_eq!(dragnet::ops::index::indexed_cycles(dir), [0, 1]);
+    // Made again at the end of the empty cycle: cycle 0's lines, counted as such.
+    std::fs::remove_dir_all(dir.indexes_dir()).unwrap();
+    let r = dragnet::ops::index::after_cycle(dir, 3, 1).unwrap();
+    assert_eq!((r.cycle_lines, r.crawl_lines), (Some(0), Some(3)), "{r:?}");
+    assert_eq!(cdxj_lines(&whole), cdxj_lines(&dir.cycle_cdxj(0)));
 
     let r = end_cycle(2, &[vec![line("a", 3)], vec![line("b", 1)], vec![]]);
     assert_eq!((r.cycle_lines, r.crawl_lines), (Some(2), Some(5)), "{r:?}");

@@ -310,7 +310,7 @@ pub(super) fn check_cdxj(path: &Path) -> Result<()> {
                 ("length", v.length),
                 ("filename", v.filename),
             ] {
-                if !have.is_some_and(|f| f.0) {
+                if !have.is_some_and(|v| v.is_string()) {
                     return Err(bad(&format!("no \"{k}\" in the JSON")));
                 }
             }
@@ -324,71 +324,14 @@ pub(super) fn check_cdxj(path: &Path) -> Result<()> {
     }
 }
 
-/// The fields of a CDXJ line's JSON a replay needs; each `Some(IsString(true))` when present as
-/// a string. Other fields are skipped.
+/// The fields of a CDXJ line's JSON a replay needs (each must be a string); the others are
+/// skipped without being kept.
 #[derive(serde::Deserialize)]
 struct ReplayFields {
-    url: Option<IsString>,
-    offset: Option<IsString>,
-    length: Option<IsString>,
-    filename: Option<IsString>,
-}
-
-/// Whether a JSON value is a string, without keeping it.
-struct IsString(bool);
-
-impl<'de> serde::Deserialize<'de> for IsString {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = IsString;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_str<E>(self, _: &str) -> std::result::Result<IsString, E> {
-                Ok(IsString(true))
-            }
-            fn visit_borrowed_str<E>(self, _: &'de str) -> std::result::Result<IsString, E> {
-                Ok(IsString(true))
-            }
-            fn visit_string<E>(self, _: String) -> std::result::Result<IsString, E> {
-                Ok(IsString(true))
-            }
-            fn visit_bool<E>(self, _: bool) -> std::result::Result<IsString, E> {
-                Ok(IsString(false))
-            }
-            fn visit_i64<E>(self, _: i64) -> std::result::Result<IsString, E> {
-                Ok(IsString(false))
-            }
-            fn visit_u64<E>(self, _: u64) -> std::result::Result<IsString, E> {
-                Ok(IsString(false))
-            }
-            fn visit_f64<E>(self, _: f64) -> std::result::Result<IsString, E> {
-                Ok(IsString(false))
-            }
-            fn visit_unit<E>(self) -> std::result::Result<IsString, E> {
-                Ok(IsString(false))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> std::result::Result<IsString, A::Error> {
-                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                Ok(IsString(false))
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> std::result::Result<IsString, A::Error> {
-                while a
-                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
-                    .is_some()
-                {}
-                Ok(IsString(false))
-            }
-        }
-        d.deserialize_any(V)
-    }
+    url: Option<serde_json::Value>,
+    offset: Option<serde_json::Value>,
+    length: Option<serde_json::Value>,
+    filename: Option<serde_json::Value>,
 }
 
 /// `archive` must lead to `cycles/` (the crawl's indexes name files under it).

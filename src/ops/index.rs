@@ -134,14 +134,18 @@ fn update(crawl: &CrawlDir, partitions: u32, ended: Option<u32>) -> Result<Index
             .filter(|p| std::fs::metadata(p).map_or(true, |m| m.len() > 0))
             .collect();
         let old = whole.exists() && !held.is_empty();
+        // The crawl's first captures are the index of the cycle just ended, line for line
+        // (any other missing cycle captured nothing): the same file under a second name, not a
+        // copy written (a crawl's first cycle is most of its index).
+        let just_ended = ended.map(|c| crawl.cycle_cdxj(c));
+        let first = match (&inputs[..], report.cycle_lines) {
+            ([only], Some(lines)) if !old && Some(only) == just_ended.as_ref() => Some(lines),
+            _ => None,
+        };
         if old && inputs.is_empty() {
             // The crawl's index stays as it is; only its list of cycles grows.
-        } else if let ([only], false, Some(lines)) = (&inputs[..], old, report.cycle_lines) {
-            // The crawl's first captures are the index of the cycle just ended, line for line:
-            // the same file under a second name, not a copy written (a crawl's first cycle
-            // is most of its index).
-            debug_assert_eq!(ended.map(|c| crawl.cycle_cdxj(c)).as_ref(), Some(only));
-            crate::storage::link_atomic(only, &whole)
+        } else if let Some(lines) = first {
+            crate::storage::link_atomic(&inputs[0], &whole)
                 .or_else(|_| write_merged(&inputs, &whole, true).map(|_| ()))?;
             report.crawl_lines = Some(lines);
         } else {
