@@ -28,46 +28,41 @@ use crate::util::plural;
 /// What every executor does once a cycle's stages have run: rewrites `metrics.prom`, and if the
 /// cycle completed, merges its CDXJ indexes into the cycle's and the crawl's
 /// ([`crate::ops::index`]), rewrites the report in `report/` (`[cycle] report`,
-/// [`crate::ops::report`]) and removes state versions older than `[cycle] keep_cycles` cycles need, and the
+/// [`crate::ops::report`]; its reading runs on a second thread beside the index merge) and removes state versions older than `[cycle] keep_cycles` cycles need, and the
 /// runs between the stages of the cycles before ([`crate::ops::prune`]). Problems are logged,
 /// not returned: the cycle's work is committed.
 pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, log: &dyn Fn(&str)) {
     if let Err(e) = crate::ops::metrics::write_metrics(crawl, cfg) {
         log(&format!("cannot write metrics.prom: {e}"));
     }
-    if complete {
-        let r = crate::ops::index::after_cycle(crawl, cfg.crawl.partitions, cycle);
-        for (path, why) in r.iter().flat_map(|r| &r.healed) {
-            log(&format!(
-                "CDXJ index {} was damaged ({why}): made again from the cycles' indexes",
-                crawl.relative(path)
-            ));
+    // The report's reading (every done fetch and parse, the URL db and host tables) and the
+    // indexes' merge touch different files, so they run side by side: on two cores the end of
+    // a cycle takes the longer of the two, not their sum.
+    std::thread::scope(|scope| {
+        let report = (complete && cfg.cycle.report)
+            .then(|| scope.spawn(|| crate::ops::report::collect(crawl, cfg)));
+        if complete {
+            end_indexes(crawl, cfg, cycle, log);
         }
-        match r {
-            Ok(r) if !r.cycles_added.is_empty() => log(&format!(
-                "CDXJ index: cycle {cycle} {}, {} (indexes/index.cdxj)",
-                plural(r.cycle_lines.unwrap_or(0), "capture", "captures"),
-                match r.crawl_lines {
-                    Some(n) => format!("the crawl's {}", plural(n, "capture", "captures")),
-                    None => "the crawl's unchanged".to_owned(),
-                },
-            )),
-            Ok(_) => {}
-            Err(e) => log(&format!("cannot update the CDXJ indexes: {e}")),
+        if let Some(collecting) = report {
+            let out = crate::ops::report::default_dir(crawl);
+            let written = match collecting.join() {
+                Ok(r) => crate::ops::report::write_collected(crawl, r, &out),
+                Err(_) => Err(crate::error::Error::Usage(
+                    "the report's reading panicked (a bug: please report it)".into(),
+                )),
+            };
+            match written {
+                Ok(w) if w.skipped.is_empty() => {}
+                Ok(w) => log(&format!(
+                    "report {}: {} skipped (listed on the page)",
+                    crawl.relative(&out),
+                    plural(w.skipped.len() as u64, "file", "files")
+                )),
+                Err(e) => log(&format!("cannot write the report: {e}")),
+            }
         }
-    }
-    if complete && cfg.cycle.report {
-        let out = crate::ops::report::default_dir(crawl);
-        match crate::ops::report::write_report(crawl, cfg, &out) {
-            Ok(w) if w.skipped.is_empty() => {}
-            Ok(w) => log(&format!(
-                "report {}: {} skipped (listed on the page)",
-                crawl.relative(&out),
-                plural(w.skipped.len() as u64, "file", "files")
-            )),
-            Err(e) => log(&format!("cannot write the report: {e}")),
-        }
-    }
+    });
     let keep = cfg.cycle.keep_cycles;
     if complete && keep > 0 {
         // The oldest cycle that can still be re-run; what it reads, and all after, stays.
@@ -92,6 +87,30 @@ pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, l
             )),
             Err(e) => log(&format!("cannot prune old cycles' runs: {e}")),
         }
+    }
+}
+
+/// The CDXJ indexes at the end of a complete cycle ([`crate::ops::index::after_cycle`]), with
+/// what they did logged.
+fn end_indexes(crawl: &CrawlDir, cfg: &Config, cycle: u32, log: &dyn Fn(&str)) {
+    let r = crate::ops::index::after_cycle(crawl, cfg.crawl.partitions, cycle);
+    for (path, why) in r.iter().flat_map(|r| &r.healed) {
+        log(&format!(
+            "CDXJ index {} was damaged ({why}): made again from the cycles' indexes",
+            crawl.relative(path)
+        ));
+    }
+    match r {
+        Ok(r) if !r.cycles_added.is_empty() => log(&format!(
+            "CDXJ index: cycle {cycle} {}, {} (indexes/index.cdxj)",
+            plural(r.cycle_lines.unwrap_or(0), "capture", "captures"),
+            match r.crawl_lines {
+                Some(n) => format!("the crawl's {}", plural(n, "capture", "captures")),
+                None => "the crawl's unchanged".to_owned(),
+            },
+        )),
+        Ok(_) => {}
+        Err(e) => log(&format!("cannot update the CDXJ indexes: {e}")),
     }
 }
 

@@ -286,7 +286,14 @@ pub fn default_dir(crawl: &CrawlDir) -> PathBuf {
 
 /// Collects the numbers and writes `index.html` and the CSV files into `out`.
 pub fn write_report(crawl: &CrawlDir, cfg: &Config, out: &Path) -> Result<Written> {
-    let r = collect(crawl, cfg);
+    write_collected(crawl, collect(crawl, cfg), out)
+}
+
+/// [`write_report`] of a report [`collect`] made (the end of a cycle collects while the CDXJ
+/// indexes are merged, then writes: whether the crawl's index exists is looked at again here).
+pub fn write_collected(crawl: &CrawlDir, mut r: Report, out: &Path) -> Result<Written> {
+    let index = crate::ops::index::crawl_index(crawl);
+    r.cdxj = index.exists().then(|| crawl.relative(&index));
     crate::storage::create_dir_all(out)?;
     let mut files = Vec::new();
     let link_base = link_base(crawl, out);
