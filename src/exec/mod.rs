@@ -28,9 +28,10 @@ use crate::util::plural;
 /// What every executor does once a cycle's stages have run: rewrites `metrics.prom`, and if the
 /// cycle completed, merges its CDXJ indexes into the cycle's and the crawl's
 /// ([`crate::ops::index`]), rewrites the report in `report/` (`[cycle] report`,
-/// [`crate::ops::report`]; its reading runs on a second thread beside the index merge) and removes state versions older than `[cycle] keep_cycles` cycles need, and the
-/// runs between the stages of the cycles before ([`crate::ops::prune`]). Problems are logged,
-/// not returned: the cycle's work is committed.
+/// [`crate::ops::report`]; its reading runs on a second thread beside the index merge) and
+/// removes state versions older than `[cycle] keep_cycles` cycles need, and the runs between
+/// the stages of the cycles before ([`crate::ops::prune`]). Problems are logged, not returned:
+/// the cycle's work is committed.
 pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, log: &dyn Fn(&str)) {
     if let Err(e) = crate::ops::metrics::write_metrics(crawl, cfg) {
         log(&format!("cannot write metrics.prom: {e}"));
@@ -46,13 +47,11 @@ pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, l
         }
         if let Some(collecting) = report {
             let out = crate::ops::report::default_dir(crawl);
-            let written = match collecting.join() {
-                Ok(r) => crate::ops::report::write_collected(crawl, r, &out),
-                Err(_) => Err(crate::error::Error::Usage(
-                    "the report's reading panicked (a bug: please report it)".into(),
-                )),
+            let Ok(r) = collecting.join() else {
+                log("cannot write the report: its reading panicked (a bug: please report it)");
+                return;
             };
-            match written {
+            match crate::ops::report::write_collected(crawl, r, &out) {
                 Ok(w) if w.skipped.is_empty() => {}
                 Ok(w) => log(&format!(
                     "report {}: {} skipped (listed on the page)",

@@ -22,11 +22,11 @@
 //! leaves the crawl's index as it is (only `index.cycles` grows), and the crawl's first captures
 //! are the cycle's index itself: `indexes/index.cdxj` is then a hard link to
 //! `cycles/CCCCCC/index.cdxj` (a copy where the file system has no hard links), until the next
-//! cycle with captures writes it anew. So the end of a cycle writes each capture's line twice
-//! (partition, cycle) plus once per later cycle, not three times at once. Every file is
-//! published atomically (a new file renamed over the old, never edited in place, so the two
-//! names of a link never diverge by halves). Deleting `indexes/` makes the next cycle's end
-//! rebuild it from the cycles'.
+//! cycle with captures writes it anew. So a capture's line is written twice at the end of its
+//! cycle (the partition's index, the cycle's), not three times, and once more at the end of
+//! each later cycle with captures. Every file is published atomically (a new file renamed over
+//! the old, never edited in place, so the two names of a link never diverge by halves).
+//! Deleting `indexes/` makes the next cycle's end rebuild it from the cycles'.
 //!
 //! pywb finds a collection's indexes in `indexes/` and its WARC files under `archive/`, so
 //! `ln -s /path/to/crawl collections/crawl && wayback` replays the crawl (README, "Replaying a

@@ -381,21 +381,14 @@ impl Shared<'_> {
             .into_iter()
             .take(n)
             .enumerate()
-            .map(|(i, c)| Job {
-                host_key: job.host_key,
-                fp: c.fp,
-                item: FetchItem {
-                    url: c.url,
-                    depth: c.depth,
-                    priority: job.item.priority,
-                    ..FetchItem::default()
-                },
-                hops: if redirect { job.hops + 1 } else { 0 },
-                work: if (i as u64) < usual {
+            .map(|(i, c)| {
+                let hops = if redirect { job.hops + 1 } else { 0 };
+                let work = if (i as u64) < usual {
                     Work::Own
                 } else {
                     Work::Followed
-                },
+                };
+                job.found_on(c, hops, work)
             })
             .collect())
     }
@@ -410,18 +403,7 @@ impl Shared<'_> {
         self.followed_refused
             .fetch_add(refused.len() as u64, Relaxed);
         for c in refused {
-            let j = Job {
-                host_key: job.host_key,
-                fp: c.fp,
-                item: FetchItem {
-                    url: c.url,
-                    depth: c.depth,
-                    priority: job.item.priority,
-                    ..FetchItem::default()
-                },
-                hops: 0,
-                work: Work::Own,
-            };
+            let j = job.found_on(c, 0, Work::Own);
             self.emit(&j, &error_result(&j, FetchErrorKind::Robots))?;
         }
         Ok(())
@@ -731,6 +713,24 @@ pub(super) fn host_failed(r: &FetchResult) -> Option<bool> {
         Some(K::Robots) => Some(false),
         Some(k) if k.is_tls() => Some(true),
         _ => Some(r.status == 0),
+    }
+}
+
+impl Job {
+    /// The job of a link `c` found on this job's page: its host, the page's priority.
+    fn found_on(&self, c: super::follow::Candidate, hops: u32, work: Work) -> Job {
+        Job {
+            host_key: self.host_key,
+            fp: c.fp,
+            item: FetchItem {
+                url: c.url,
+                depth: c.depth,
+                priority: self.item.priority,
+                ..FetchItem::default()
+            },
+            hops,
+            work,
+        }
     }
 }
 
