@@ -37,7 +37,7 @@ use serde::Serialize;
 use super::{after_cycle, fetch_list_size, CycleDisplay};
 use crate::config::Config;
 use crate::crawl::next_cycle;
-use crate::crawl::{CrawlDir, CrawlLock, Stage};
+use crate::crawl::{CrawlDir, CrawlLock, DoneMarker, Stage};
 use crate::error::{Result, EXIT_CYCLE_INCOMPLETE};
 use crate::fetch::ipgate::IpGate;
 use crate::fetch::window::CycleWindow;
@@ -441,20 +441,22 @@ fn run_cycle(
 
 /// Step 1 of a cycle: fetch -> parse -> split per partition, `[cycle] fetch_partitions`
 /// partitions at a time, sharing the per-IP limits (hosts of one address in different
-/// partitions are one server). A partition's stage runs only if the one before it succeeded.
+/// partitions are one server), the longest first ([`fetch_order`]). A partition's stage runs
+/// only if the one before it succeeded.
 fn fetch_parse_split(ctx: &CycleCtx<'_>, cfg: &Config, acc: &Acc) {
     let m = cfg.crawl.partitions;
     let workers = (cfg.cycle.fetch_partitions as usize).clamp(1, m as usize);
     let task_cfg = cfg.share(workers);
+    let order = fetch_order(ctx.crawl, ctx.cycle, m);
     let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
-                let p = next.fetch_add(1, Ordering::Relaxed);
-                if p >= m as usize || crate::interrupt::requested().is_some() {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= order.len() || crate::interrupt::requested().is_some() {
                     return;
                 }
-                let p = p as u32;
+                let p = order[i];
                 // Each stage only if the one before it succeeded for this partition.
                 let _ = [Stage::Fetch, Stage::Parse, Stage::Split]
                     .into_iter()
@@ -462,6 +464,30 @@ fn fetch_parse_split(ctx: &CycleCtx<'_>, cfg: &Config, acc: &Acc) {
             });
         }
     });
+}
+
+/// The partitions of `cycle` in the order their fetches start: the longest first, as a
+/// scheduler of jobs on a few machines does (longest processing time first), so the cycle does
+/// not end with one long fetch on one core after the others are done. A fetch's length is
+/// guessed from what the cycle before's prioritize knew: its politeness bound (the slowest
+/// host's delays times its URLs), then the URLs of its list (cycle 0's lists, which `init`
+/// wrote, have no bound: their seeds, one a host). Ties keep partition order.
+pub(crate) fn fetch_order(crawl: &CrawlDir, cycle: u32, m: u32) -> Vec<u32> {
+    let bound = |p: u32| {
+        let before = cycle.checked_sub(1)?;
+        let marker = DoneMarker::read(&crawl.done_path(before, Stage::Prioritize, p)).ok()??;
+        marker
+            .counts
+            .get(crate::crawl::report::counter::POLITENESS_BOUND)
+            .copied()
+    };
+    let listed =
+        |p: u32| crate::run::RunReader::open(&crawl.fetchlist(cycle, p)).map_or(0, |r| r.len());
+    let mut order: Vec<(std::cmp::Reverse<(u64, u64)>, u32)> = (0..m)
+        .map(|p| (std::cmp::Reverse((bound(p).unwrap_or(0), listed(p))), p))
+        .collect();
+    order.sort();
+    order.into_iter().map(|(_, p)| p).collect()
 }
 
 /// Steps 2 and 3: merge, then prioritize, every partition on the rayon pool; prioritize only
@@ -542,6 +568,44 @@ pub fn failure(crawl: &CrawlDir, report: &CycleReport) -> Option<(String, i32)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fetches start longest first: the cycle before's politeness bound, then the list's URLs,
+    /// then partition order.
+    #[test]
+    fn fetches_start_longest_first() {
+        use crate::run::{RunWriter, Schema};
+        let dir = tempfile::tempdir().unwrap();
+        let crawl = CrawlDir::new(dir.path());
+        let list = |cycle: u32, p: u32, n: u64| {
+            let path = crawl.fetchlist(cycle, p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let mut w = RunWriter::create(&path, Schema::FETCHLIST).unwrap();
+            for i in 0..n {
+                let mut key = [0u8; 16];
+                key[8..].copy_from_slice(&i.to_be_bytes());
+                w.push(&key, b"").unwrap();
+            }
+            w.finish().unwrap();
+        };
+        // Cycle 0: the lists alone (partition 3 has none).
+        for (p, n) in [(0, 2), (1, 5), (2, 2)] {
+            list(0, p, n);
+        }
+        assert_eq!(fetch_order(&crawl, 0, 4), [1, 0, 2, 3]);
+        // Cycle 1: the politeness bounds prioritize gave first, then the lists.
+        for (p, n, bound) in [(0, 9, 0), (1, 1, 500), (2, 3, 0), (3, 1, 2000)] {
+            list(1, p, n);
+            let mut m = DoneMarker::new(Stage::Prioritize, 0, p, std::time::SystemTime::now());
+            m.counts.insert(
+                crate::crawl::report::counter::POLITENESS_BOUND.into(),
+                bound,
+            );
+            let path = crawl.done_path(0, Stage::Prioritize, p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            m.commit(&path, std::time::SystemTime::now()).unwrap();
+        }
+        assert_eq!(fetch_order(&crawl, 1, 4), [3, 1, 0, 2]);
+    }
 
     #[test]
     fn stages_serialize_by_name_in_name_order() {
