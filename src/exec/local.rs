@@ -37,7 +37,7 @@ use serde::Serialize;
 use super::{after_cycle, fetch_list_size, CycleDisplay};
 use crate::config::Config;
 use crate::crawl::next_cycle;
-use crate::crawl::{CrawlDir, CrawlLock, DoneMarker, Stage};
+use crate::crawl::{CrawlDir, CrawlLock, Stage};
 use crate::error::{Result, EXIT_CYCLE_INCOMPLETE};
 use crate::fetch::ipgate::IpGate;
 use crate::fetch::window::CycleWindow;
@@ -473,14 +473,7 @@ fn fetch_parse_split(ctx: &CycleCtx<'_>, cfg: &Config, acc: &Acc) {
 /// host's delays times its URLs), then the URLs of its list (cycle 0's lists, which `init`
 /// wrote, have no bound: their seeds, one a host). Ties keep partition order.
 pub(crate) fn fetch_order(crawl: &CrawlDir, cycle: u32, m: u32) -> Vec<u32> {
-    let bound = |p: u32| {
-        let before = cycle.checked_sub(1)?;
-        let marker = DoneMarker::read(&crawl.done_path(before, Stage::Prioritize, p)).ok()??;
-        marker
-            .counts
-            .get(crate::crawl::report::counter::POLITENESS_BOUND)
-            .copied()
-    };
+    let bound = |p| crate::fetch::window::politeness_bound(crawl, cycle, p);
     let listed =
         |p: u32| crate::run::RunReader::open(&crawl.fetchlist(cycle, p)).map_or(0, |r| r.len());
     let mut order: Vec<(std::cmp::Reverse<(u64, u64)>, u32)> = (0..m)
@@ -573,6 +566,7 @@ mod tests {
     /// then partition order.
     #[test]
     fn fetches_start_longest_first() {
+        use crate::crawl::DoneMarker;
         use crate::run::{RunWriter, Schema};
         let dir = tempfile::tempdir().unwrap();
         let crawl = CrawlDir::new(dir.path());

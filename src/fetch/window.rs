@@ -70,20 +70,25 @@ impl Window {
         m: u32,
         t0: Instant,
     ) -> Option<Window> {
-        let before = cycle.checked_sub(1)?;
         let bound = (0..m)
-            .filter_map(|p| {
-                let path = crawl.done_path(before, crate::crawl::Stage::Prioritize, p);
-                let marker = crate::crawl::DoneMarker::read(&path).ok().flatten()?;
-                marker
-                    .counts
-                    .get(crate::crawl::report::counter::POLITENESS_BOUND)
-                    .copied()
-            })
+            .filter_map(|p| politeness_bound(crawl, cycle, p))
             .max()
             .filter(|&ms| ms > 0)?;
         Some(Window::Until(t0 + Duration::from_millis(bound)))
     }
+}
+
+/// The politeness bound of partition `p`'s fetch list of `cycle`, milliseconds: what the
+/// prioritize of the cycle before wrote it made (`politeness_bound_ms` in its marker); `None`
+/// for cycle 0 (whose lists `init` wrote) or without the marker.
+pub fn politeness_bound(crawl: &crate::crawl::CrawlDir, cycle: u32, p: u32) -> Option<u64> {
+    let before = cycle.checked_sub(1)?;
+    let path = crawl.done_path(before, crate::crawl::Stage::Prioritize, p);
+    let marker = crate::crawl::DoneMarker::read(&path).ok().flatten()?;
+    marker
+        .counts
+        .get(crate::crawl::report::counter::POLITENESS_BOUND)
+        .copied()
 }
 
 /// See the module docs.
