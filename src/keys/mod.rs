@@ -12,9 +12,11 @@
 //! `docs/keys.md` explains each rule and records the conformance numbers.
 
 mod canon;
+mod fast;
 pub mod surt;
 
 pub use canon::{strip_userinfo, CanonConfig, CanonError, Canonicalizer};
+pub use fast::FastBase;
 pub use surt::surt;
 
 use xxhash_rust::xxh3::xxh3_64;

@@ -114,8 +114,9 @@ pub(super) struct Extractor {
     /// The distinct targets of a page not in `joins`, and their URLs.
     missed: Vec<Missed>,
     joined: String,
-    /// The URLs of `joined` as parsed (see [`Extractor::resolve_all`]).
-    parsed: Vec<Url>,
+    /// The URLs of `joined` as parsed, or for those written canonical without the parser,
+    /// their host keys (see [`Extractor::resolve_all`]).
+    parsed: Vec<std::result::Result<Url, u64>>,
     /// Seeds the hash of `seen` (the targets come from web pages).
     seed: u64,
     /// The payload being encoded (reused).
@@ -125,6 +126,10 @@ pub(super) struct Extractor {
     followed: u64,
     nofollow: u64,
     repeated: u64,
+    /// Distinct targets resolved by the URL parser (not found in `joins`), and times the
+    /// caches were emptied ([`Extractor::trim_caches`]).
+    joined_urls: u64,
+    cleared: u64,
 }
 
 /// Where links go: (key, encoded [`LinkRecord`]).
@@ -181,6 +186,8 @@ impl Extractor {
             followed: 0,
             nofollow: 0,
             repeated: 0,
+            joined_urls: 0,
+            cleared: 0,
         }
     }
 
@@ -191,6 +198,8 @@ impl Extractor {
             ("links_followed", self.followed),
             ("links_nofollow", self.nofollow),
             ("links_repeated", self.repeated),
+            ("links_joined", self.joined_urls),
+            ("link_caches_cleared", self.cleared),
         ] {
             self.counts.insert(k.to_owned(), v);
         }

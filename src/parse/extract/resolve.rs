@@ -3,10 +3,13 @@
 //! absolute URLs met and their canonical forms ([`Extractor::interned`]), and the bounds that
 //! clear them.
 
+use std::borrow::Cow;
+
 use url::Url;
 
 use super::Extractor;
 use crate::error::Result;
+use crate::keys::{self, FastBase};
 use crate::parse::cache::Hash;
 use crate::parse::html;
 
@@ -44,6 +47,16 @@ impl Resolved {
 /// distinct targets, and where its URL is in [`Extractor::joined`] with the URL's hash in
 /// [`Extractor::interned`], or what it resolved to if it is not an http(s) URL.
 pub(super) type Missed = (usize, std::result::Result<(usize, usize, Hash), Resolved>);
+
+/// What the extractor knows of a URL it interns ([`Extractor::intern_hashed`]).
+enum Known {
+    /// Only its text.
+    Text,
+    /// Its text parsed (which is its serialization).
+    Parsed(Url),
+    /// That it is canonical, with its host key: written so by [`FastBase::join`].
+    Canonical(u64),
+}
 
 /// An absolute URL the extractor has met, and its canonical form.
 pub(super) struct Interned {
@@ -105,34 +118,42 @@ impl Extractor {
             self.urls.clear();
             self.canon_text.clear();
             self.slot.clear();
+            self.cleared += 1;
         } else if self.joins.full() {
             self.joins.clear();
+            self.cleared += 1;
         }
     }
 
     /// The index in `urls` of the absolute URL `url`, canonicalized when first met.
     pub(super) fn intern(&mut self, url: &str) -> u32 {
-        self.intern_hashed(self.interned.hash(url), url, None)
+        self.intern_hashed(self.interned.hash(url), url, Known::Text)
     }
 
-    /// [`Extractor::intern`] of `url`, whose hash in `interned` is `h`; `parsed` is `url`
-    /// parsed already, if the caller has it (its serialization is `url`), so that a URL met
-    /// for the first time is not parsed again to be canonicalized.
-    fn intern_hashed(&mut self, h: Hash, url: &str, parsed: Option<Url>) -> u32 {
+    /// [`Extractor::intern`] of `url`, whose hash in `interned` is `h`, with what the caller
+    /// knows of it, so that a URL met for the first time is not parsed again to be
+    /// canonicalized.
+    fn intern_hashed(&mut self, h: Hash, url: &str, known: Known) -> u32 {
         if let Some(id) = self.interned.get(h, url) {
             return id;
         }
-        let key = match parsed {
-            Some(p) => {
+        let key = match known {
+            Known::Canonical(host_key) => (url.len() <= self.canon.config().max_url_len)
+                .then(|| (Cow::Borrowed(url), keys::fingerprint(url), host_key)),
+            Known::Parsed(p) => {
                 debug_assert_eq!(p.as_str(), url);
-                self.canon.canonicalize_parsed(p)
+                let k = self.canon.canonicalize_parsed(p).ok();
+                k.map(|k| (Cow::Owned(k.url), k.fingerprint, k.host_key))
             }
-            None => self.canon.canonicalize(url, None),
+            Known::Text => {
+                let k = self.canon.canonicalize(url, None).ok();
+                k.map(|k| (Cow::Owned(k.url), k.fingerprint, k.host_key))
+            }
         };
-        let canon = key.ok().map(|k| {
+        let canon = key.map(|(text, fingerprint, host_key)| {
             let at = self.canon_text.len();
-            self.canon_text.push_str(&k.url);
-            (at, k.url.len(), k.fingerprint, k.host_key)
+            self.canon_text.push_str(&text);
+            (at, text.len(), fingerprint, host_key)
         });
         let id = u32::try_from(self.urls.len()).expect("caches are cleared long before");
         let url = self.interned.insert(h, url, id).ok_or_else(|| url.into());
@@ -251,33 +272,47 @@ impl Extractor {
     }
 
     /// Step 3: the distinct targets looked up in `joins` (into `resolved`); the others resolved
-    /// by the URL parser (as a browser does, fragment removed) into `missed`, the http(s) URLs
-    /// among them into `joined` and, parsed, `parsed` (canonicalized from these rather than
-    /// parsed again from `joined` when first met).
+    /// (fragment removed) into `missed`, the http(s) URLs among them into `joined`: written
+    /// canonical by [`FastBase::join`] if the base and target allow, else by the URL parser
+    /// (as a browser does), and then also, parsed, into `parsed` (canonicalized from these
+    /// rather than parsed again from `joined` when first met).
     fn look_up(&mut self, base: &Url, raw: &[html::RawLink<'_>], resolved: &mut [Resolved]) {
         self.joined.clear();
         self.missed.clear();
         self.parsed.clear();
+        let mut fast: Option<Option<FastBase<'_>>> = None;
         for (n, &(j, at, end, h)) in self.distinct.iter().enumerate() {
             if let Some(r) = h.and_then(|h| self.joins.get(h, &self.key[at..end])) {
                 resolved[j] = Resolved::from_u32(r);
                 continue;
             }
-            let r = match base.join(&raw[j].target) {
-                Err(_) => Err(Resolved::Invalid),
-                Ok(mut url) => {
-                    url.set_fragment(None);
-                    if matches!(url.scheme(), "http" | "https") {
-                        let from = self.joined.len();
-                        self.joined.push_str(url.as_str());
-                        self.parsed.push(url);
-                        Ok((
-                            from,
-                            self.joined.len(),
-                            self.interned.hash(&self.joined[from..]),
-                        ))
-                    } else {
-                        Err(Resolved::OtherScheme)
+            self.joined_urls += 1;
+            let from = self.joined.len();
+            let target = &raw[j].target;
+            let fast = fast.get_or_insert_with(|| FastBase::new(&self.canon, base));
+            let r = if let Some(host_key) = fast.and_then(|f| f.join(target, &mut self.joined)) {
+                self.parsed.push(Err(host_key));
+                Ok((
+                    from,
+                    self.joined.len(),
+                    self.interned.hash(&self.joined[from..]),
+                ))
+            } else {
+                match base.join(target) {
+                    Err(_) => Err(Resolved::Invalid),
+                    Ok(mut url) => {
+                        url.set_fragment(None);
+                        if matches!(url.scheme(), "http" | "https") {
+                            self.joined.push_str(url.as_str());
+                            self.parsed.push(Ok(url));
+                            Ok((
+                                from,
+                                self.joined.len(),
+                                self.interned.hash(&self.joined[from..]),
+                            ))
+                        } else {
+                            Err(Resolved::OtherScheme)
+                        }
                     }
                 }
             };
@@ -305,7 +340,11 @@ impl Extractor {
         for &(n, r) in &missed {
             let r = match r {
                 Ok((from, to, h)) => {
-                    Resolved::Url(self.intern_hashed(h, &joined[from..to], urls.next()))
+                    let known = match urls.next().expect("one entry of parsed per URL") {
+                        Ok(url) => Known::Parsed(url),
+                        Err(host_key) => Known::Canonical(host_key),
+                    };
+                    Resolved::Url(self.intern_hashed(h, &joined[from..to], known))
                 }
                 Err(r) => r,
             };
