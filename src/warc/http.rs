@@ -30,13 +30,57 @@ pub const DEFAULT_MAX_HEAD: usize = 256 << 10;
 pub struct HttpHead {
     /// The first line without its line end: `HTTP/1.1 200 OK` or `GET / HTTP/1.1`.
     pub start_line: String,
-    /// Header fields in order, names as sent; obsolete line folding is joined with a space.
-    pub headers: Vec<(String, String)>,
+    /// The header fields' names and values, one after the other ([`HttpHead::headers`]): two
+    /// allocations a head rather than two a field.
+    text: String,
+    /// Per field, in order: where its name ends and where its value ends in `text` (each
+    /// starts where the one before ends).
+    fields: Vec<(u32, u32)>,
     /// Bytes of the header block, blank line included: the payload starts here.
     pub len: u64,
 }
 
 impl HttpHead {
+    /// A head of `start_line` and no fields yet, with room for `fields` fields of `bytes`
+    /// bytes of names and values in all.
+    pub fn with_capacity(start_line: String, fields: usize, bytes: usize) -> HttpHead {
+        HttpHead {
+            start_line,
+            text: String::with_capacity(bytes),
+            fields: Vec::with_capacity(fields),
+            len: 0,
+        }
+    }
+
+    /// Adds a header field (name as sent, value trimmed by the caller).
+    pub fn push(&mut self, name: &str, value: &str) {
+        self.text.push_str(name);
+        let name_end = self.text.len() as u32;
+        self.text.push_str(value);
+        self.fields.push((name_end, self.text.len() as u32));
+    }
+
+    /// Continues the last field's value (obsolete line folding); nothing without a field.
+    fn continue_last(&mut self, more: &str) {
+        if let Some(last) = self.fields.last_mut() {
+            self.text.push(' ');
+            self.text.push_str(more);
+            last.1 = self.text.len() as u32;
+        }
+    }
+
+    /// The header fields in order, names as sent; obsolete line folding is joined with a
+    /// space.
+    pub fn headers(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        let mut start = 0;
+        self.fields.iter().map(move |&(name_end, value_end)| {
+            let (n, v) = (name_end as usize, value_end as usize);
+            let field = (&self.text[start..n], &self.text[n..v]);
+            start = v;
+            field
+        })
+    }
+
     /// The status code of a response (`HTTP/1.1 404 Not Found` gives 404).
     pub fn status(&self) -> Option<u16> {
         let mut parts = self.start_line.split_ascii_whitespace();
@@ -56,18 +100,16 @@ impl HttpHead {
 
     /// The first value of a header, names compared case-insensitively.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
+        self.headers()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v)
     }
 
     /// Every value of a header, in order.
     pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.headers
-            .iter()
+        self.headers()
             .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v)
     }
 
     /// The codings applied to the payload, in the order the sender applied them: every
@@ -117,16 +159,12 @@ pub fn read_head<R: BufRead + ?Sized>(r: &mut R, max: usize) -> io::Result<HttpH
             return Ok(head);
         }
         if text.starts_with([' ', '\t']) {
-            if let Some((_, v)) = head.headers.last_mut() {
-                v.push(' ');
-                v.push_str(text.trim());
-            }
+            head.continue_last(text.trim());
             continue;
         }
         // Lines without a colon are dropped, as warcio and browsers do.
         if let Some((name, value)) = text.split_once(':') {
-            head.headers
-                .push((name.trim_end().to_owned(), value.trim().to_owned()));
+            head.push(name.trim_end(), value.trim());
         }
     }
 }

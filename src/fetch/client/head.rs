@@ -30,7 +30,11 @@ fn kept_fields(
 /// The response head as a WARC block starts: status line, headers but `Transfer-Encoding`,
 /// blank line.
 pub(super) fn head_bytes(parts: &http::response::Parts) -> Vec<u8> {
-    let mut h = status_line(parts).into_bytes();
+    let fields: usize = kept_fields(parts)
+        .map(|(n, v)| n.as_str().len() + v.len() + 4)
+        .sum();
+    let mut h = Vec::with_capacity(fields + 64);
+    h.extend_from_slice(status_line(parts).as_bytes());
     h.extend_from_slice(b"\r\n");
     for (name, value) in kept_fields(parts) {
         h.extend_from_slice(name.as_str().as_bytes());
@@ -52,17 +56,13 @@ pub(super) fn head_of(parts: &http::response::Parts, len: usize) -> Option<HttpH
     }
     let mut start_line = status_line(parts);
     start_line.truncate(start_line.trim_end().len());
-    let headers = kept_fields(parts)
-        .map(|(name, value)| {
-            let value = String::from_utf8_lossy(value.as_bytes());
-            (name.as_str().to_owned(), value.trim().to_owned())
-        })
-        .collect();
-    Some(HttpHead {
-        start_line,
-        headers,
-        len: len as u64,
-    })
+    let mut head = HttpHead::with_capacity(start_line, parts.headers.len(), len);
+    for (name, value) in kept_fields(parts) {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        head.push(name.as_str(), value.trim());
+    }
+    head.len = len as u64;
+    Some(head)
 }
 
 #[cfg(test)]
