@@ -43,6 +43,14 @@ const PROBES: u32 = 7;
 /// The smallest filter, in bits.
 const MIN_BITS: u64 = 1 << 16;
 
+/// The links of one page that [`Follow::consider`] kept: (fingerprint, where its encoded
+/// record is in `bytes`).
+#[derive(Default)]
+pub(super) struct Found {
+    bytes: Vec<u8>,
+    links: Vec<(u64, usize, usize)>,
+}
+
 /// A Bloom filter of 64-bit fingerprints (already uniform hashes: the probes are double
 /// hashing of the fingerprint itself).
 pub(super) struct Bloom {
@@ -162,28 +170,40 @@ impl Follow {
     }
 
     /// A link the page's parse found (its 16-byte key and encoded record): kept in `found` if
-    /// it is on the page's host (`host_key`), not in the seen set's filter and not queued in
-    /// this run. Most of a page's links are known (menus, the site's other pages): they are
-    /// asked about by key, and only the rest are decoded.
-    pub(super) fn consider(
-        &self,
-        host_key: u64,
-        k: &[u8],
-        v: &[u8],
-        found: &mut Vec<(u64, LinkRecord)>,
-    ) {
+    /// it is on the page's host (`host_key`) and not in the seen set's filter. Most of a
+    /// page's links are known (menus, the site's other pages): they are asked about by key,
+    /// and only the rest are decoded, after [`Follow::unqueued`].
+    pub(super) fn consider(&self, host_key: u64, k: &[u8], v: &[u8], found: &mut Found) {
         if k.len() != 16 || run::key_u64(&k[..8]) != host_key {
             return;
         }
         let fp = run::key_u64(&k[8..]);
-        // Most links of a page in a run are queued already (the site's menus): skipped before
-        // their record is decoded.
-        if self.seen.contains(fp) || lock(&self.queued).contains(&fp) {
+        if self.seen.contains(fp) {
             return;
         }
-        if let Ok(l) = LinkRecord::decode(v) {
-            found.push((fp, l));
-        }
+        let at = found.bytes.len();
+        found.bytes.extend_from_slice(v);
+        found.links.push((fp, at, found.bytes.len()));
+    }
+
+    /// The links of `found` this run has not queued, decoded: the queue is locked once for a
+    /// page's links (it was once a link, a lock shared by the partition's workers), and
+    /// records are decoded after.
+    pub(super) fn unqueued(&self, found: &Found) -> Vec<(u64, LinkRecord)> {
+        let fresh: Vec<usize> = {
+            let queued = lock(&self.queued);
+            (0..found.links.len())
+                .filter(|&i| !queued.contains(&found.links[i].0))
+                .collect()
+        };
+        fresh
+            .into_iter()
+            .filter_map(|i| {
+                let (fp, from, to) = found.links[i];
+                let l = LinkRecord::decode(&found.bytes[from..to]).ok()?;
+                Some((fp, l))
+            })
+            .collect()
     }
 
     /// The links of `found` ([`Follow::consider`]) of the page at `url` to fetch in this run, at

@@ -334,7 +334,7 @@ impl Shared<'_> {
             self.cfg.parse.requisites,
         );
         let host_key = crate::keys::host_key(url.host_str().unwrap_or(""));
-        let mut found = Vec::new();
+        let mut found = super::follow::Found::default();
         let mut each = |k: &[u8], v: &[u8]| {
             if let Some(f) = follow {
                 f.consider(host_key, k, v, &mut found);
@@ -344,6 +344,7 @@ impl Shared<'_> {
         let Some(follow) = follow else {
             return Ok(Vec::new());
         };
+        let found = follow.unqueued(&found);
         let (found, refused) =
             follow.select(self.cfg, url, found, policy, (room, refuse_room), redirect);
         if !refused.is_empty() {
