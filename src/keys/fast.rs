@@ -13,6 +13,8 @@
 //! says so; every other target goes the parser's way. Its result is exactly the parser's:
 //! `tests` compare the two over generated targets and bases.
 
+use std::collections::HashSet;
+
 use url::{Position, Url};
 
 use super::Canonicalizer;
@@ -33,8 +35,11 @@ pub struct FastBase<'a> {
 
 impl<'a> FastBase<'a> {
     /// The fast base of `base`, if it has one: `base` is http(s), has no user information, and
-    /// up to its path is its own canonical form under `canon`'s rules (one parse, once a page).
-    pub fn new(canon: &Canonicalizer, base: &'a Url) -> Option<FastBase<'a>> {
+    /// up to its path is its own canonical form under `canon`'s rules. That takes a parse,
+    /// unless the base's directory is in `known` and its last segment is a simple path: then
+    /// the base is canonical for the reason a simple join is. A base found canonical adds its
+    /// directory to `known`.
+    pub fn new(canon: &Canonicalizer, base: &'a Url, known: &mut KnownDirs) -> Option<Self> {
         let scheme = base.scheme();
         if !matches!(scheme, "http" | "https") || !base.username().is_empty() {
             return None;
@@ -43,14 +48,16 @@ impl<'a> FastBase<'a> {
             return None;
         }
         let upto_path = &base[..Position::AfterPath];
-        match canon.canonicalize(upto_path, None) {
-            Ok(key) if key.url == upto_path => {}
-            _ => return None,
-        }
         let origin = &base[..Position::BeforePath];
         let dir = &upto_path[..=upto_path.rfind('/')?];
         if dir.len() < origin.len() + 1 {
             return None;
+        }
+        if !(known.0.contains(dir) && simple_path(&upto_path[dir.len()..])) {
+            match canon.canonicalize(upto_path, None) {
+                Ok(key) if key.url == upto_path => known.insert(dir),
+                _ => return None,
+            }
         }
         Some(FastBase {
             scheme,
@@ -65,12 +72,15 @@ impl<'a> FastBase<'a> {
     /// docs); else leaves `out` as it was and returns `None`. The caller checks the result's
     /// length against `max_url_len`, as for any canonical URL.
     pub fn join(&self, target: &str, out: &mut String) -> Option<u64> {
-        let t = target.as_bytes();
-        // No whitespace or control (stripped or removed by the parser), no non-ASCII (encoded).
-        if !t.iter().all(|&c| (0x21..0x7f).contains(&c)) {
+        // The fragment is dropped, but must hold no whitespace or control (which the parser
+        // strips or removes anywhere) and no non-ASCII; the rest is checked byte by byte below.
+        let end = memchr::memchr(b'#', target.as_bytes()).unwrap_or(target.len());
+        if !target.as_bytes()[end..]
+            .iter()
+            .all(|&c| (0x21..0x7f).contains(&c))
+        {
             return None;
         }
-        let end = t.iter().position(|&c| c == b'#').unwrap_or(t.len());
         let t = &target[..end];
         let (prefix_scheme, authority_and_path, prefix): (&str, &str, &str) =
             if let Some(rest) = t.strip_prefix("http://") {
@@ -108,33 +118,73 @@ impl<'a> FastBase<'a> {
     }
 }
 
+/// Directories (`http://host/a/b/`) of bases found canonical ([`FastBase::new`]), so that
+/// most pages' bases are checked without a parse. Bounded: emptied at [`KnownDirs::MAX`].
+#[derive(Debug, Default)]
+pub struct KnownDirs(HashSet<Box<str>>);
+
+impl KnownDirs {
+    /// Directories kept before the set is emptied.
+    pub const MAX: usize = 4096;
+
+    fn insert(&mut self, dir: &str) {
+        if self.0.len() >= KnownDirs::MAX {
+            self.0.clear();
+        }
+        self.0.insert(dir.into());
+    }
+}
+
 /// Bytes a path may hold and keep through parsing and canonicalization as they are: none the
 /// parser encodes, no `%` (escapes are normalized), `;` (session ids are removed), `?` (a
 /// query), `:` (a scheme, in a relative target's first segment) or `\` (a `/` to the parser).
-fn path_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric()
-        || matches!(
-            c,
-            b'-' | b'.'
-                | b'_'
-                | b'~'
-                | b'/'
-                | b'!'
-                | b'$'
-                | b'&'
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b'='
-                | b'@'
-        )
-}
+const PATH_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'/'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b'='
+                    | b'@'
+            );
+        c += 1;
+    }
+    t
+};
 
-/// A path (or a relative target) of [`path_byte`]s with no `.` or `..` segment.
+/// A path (or a relative target) of [`PATH_BYTES`] with no `.` or `..` segment, in one pass.
 fn simple_path(path: &str) -> bool {
-    path.bytes().all(path_byte) && !path.split('/').any(|s| s == "." || s == "..")
+    let dot_segment = |len: usize, dots: usize| len > 0 && len == dots && dots <= 2;
+    let (mut len, mut dots) = (0, 0);
+    for &c in path.as_bytes() {
+        if !PATH_BYTES[c as usize] {
+            return false;
+        }
+        if c == b'/' {
+            if dot_segment(len, dots) {
+                return false;
+            }
+            (len, dots) = (0, 0);
+        } else {
+            len += 1;
+            dots += usize::from(c == b'.');
+        }
+    }
+    !dot_segment(len, dots)
 }
 
 /// `host[:port]` as the parser and canonicalization would leave it: lower-case ASCII labels
@@ -182,7 +232,12 @@ mod tests {
     }
 
     fn fast(canon: &Canonicalizer, base: &Url, target: &str) -> Option<String> {
-        let fb = FastBase::new(canon, base)?;
+        // Twice: checked by a parse, then by its known directory.
+        let mut known = KnownDirs::default();
+        let first = FastBase::new(canon, base, &mut known).map(|b| (b.origin, b.dir, b.host_key));
+        let fb = FastBase::new(canon, base, &mut known);
+        assert_eq!(first, fb.map(|b| (b.origin, b.dir, b.host_key)), "{base}");
+        let fb = fb?;
         let mut out = String::from("junk");
         let taken = fb.join(target, &mut out);
         assert!(out.starts_with("junk"));
@@ -281,8 +336,9 @@ mod tests {
             "http://a.b/%7Efoo/",
             "file:///tmp/x",
         ] {
+            let known = &mut KnownDirs::default();
             assert!(
-                FastBase::new(&canon, &Url::parse(b).unwrap()).is_none(),
+                FastBase::new(&canon, &Url::parse(b).unwrap(), known).is_none(),
                 "{b}"
             );
         }

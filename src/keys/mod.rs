@@ -16,7 +16,7 @@ mod fast;
 pub mod surt;
 
 pub use canon::{strip_userinfo, CanonConfig, CanonError, Canonicalizer};
-pub use fast::FastBase;
+pub use fast::{FastBase, KnownDirs};
 pub use surt::surt;
 
 use xxhash_rust::xxh3::xxh3_64;

@@ -114,6 +114,8 @@ pub(super) struct Extractor {
     /// The distinct targets of a page not in `joins`, and their URLs.
     missed: Vec<Missed>,
     joined: String,
+    /// Directories of page bases found canonical (see [`crate::keys::FastBase`]).
+    known_dirs: crate::keys::KnownDirs,
     /// The URLs of `joined` as parsed, or for those written canonical without the parser,
     /// their host keys (see [`Extractor::resolve_all`]).
     parsed: Vec<std::result::Result<Url, u64>>,
@@ -179,6 +181,7 @@ impl Extractor {
             distinct: Vec::new(),
             missed: Vec::new(),
             joined: String::new(),
+            known_dirs: Default::default(),
             parsed: Vec::new(),
             seed: std::collections::hash_map::RandomState::new().hash_one(0u64),
             buf: Vec::new(),

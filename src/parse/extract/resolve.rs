@@ -289,7 +289,8 @@ impl Extractor {
             self.joined_urls += 1;
             let from = self.joined.len();
             let target = &raw[j].target;
-            let fast = fast.get_or_insert_with(|| FastBase::new(&self.canon, base));
+            let fast =
+                fast.get_or_insert_with(|| FastBase::new(&self.canon, base, &mut self.known_dirs));
             let r = if let Some(host_key) = fast.and_then(|f| f.join(target, &mut self.joined)) {
                 self.parsed.push(Err(host_key));
                 Ok((
