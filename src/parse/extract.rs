@@ -128,9 +128,11 @@ pub(super) struct Extractor {
     followed: u64,
     nofollow: u64,
     repeated: u64,
-    /// Distinct targets resolved by the URL parser (not found in `joins`), and times the
-    /// caches were emptied ([`Extractor::trim_caches`]).
+    /// Distinct targets resolved (not found in `joins`), those of them written without the
+    /// URL parser ([`crate::keys::FastBase`]), and times the caches were emptied
+    /// ([`Extractor::trim_caches`]).
     joined_urls: u64,
+    joined_simple: u64,
     cleared: u64,
 }
 
@@ -190,6 +192,7 @@ impl Extractor {
             nofollow: 0,
             repeated: 0,
             joined_urls: 0,
+            joined_simple: 0,
             cleared: 0,
         }
     }
@@ -202,6 +205,7 @@ impl Extractor {
             ("links_nofollow", self.nofollow),
             ("links_repeated", self.repeated),
             ("links_joined", self.joined_urls),
+            ("links_joined_simple", self.joined_simple),
             ("link_caches_cleared", self.cleared),
         ] {
             self.counts.insert(k.to_owned(), v);

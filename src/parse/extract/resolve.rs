@@ -293,6 +293,7 @@ impl Extractor {
                 fast.get_or_insert_with(|| FastBase::new(&self.canon, base, &mut self.known_dirs));
             let r = if let Some(host_key) = fast.and_then(|f| f.join(target, &mut self.joined)) {
                 self.parsed.push(Err(host_key));
+                self.joined_simple += 1;
                 Ok((
                     from,
                     self.joined.len(),
