@@ -43,6 +43,10 @@ const PROBES: u32 = 7;
 /// The smallest filter, in bits.
 const MIN_BITS: u64 = 1 << 16;
 
+/// Bytes of link records [`Found`] first makes room for (a page's new same-host links are a
+/// few dozen records of ~100 bytes).
+const FOUND_BYTES: usize = 4096;
+
 /// The links of one page that [`Follow::consider`] kept: (fingerprint, where its encoded
 /// record is in `bytes`).
 #[derive(Default)]
@@ -180,6 +184,11 @@ impl Follow {
         let fp = run::key_u64(&k[8..]);
         if self.seen.contains(fp) {
             return;
+        }
+        if found.bytes.capacity() == 0 {
+            // Room for a page's worth of candidates at once: not a regrowth every few links.
+            found.bytes.reserve(FOUND_BYTES);
+            found.links.reserve(FOUND_BYTES / 128);
         }
         let at = found.bytes.len();
         found.bytes.extend_from_slice(v);
