@@ -195,9 +195,9 @@ impl Follow {
         found.links.push((fp, at, found.bytes.len()));
     }
 
-    /// The links of `found` this run has not queued, decoded: the queue is locked once for a
-    /// page's links (it was once a link, a lock shared by the partition's workers), and
-    /// records are decoded after.
+    /// The links of `found` this run has not queued, decoded. The queue, a lock the
+    /// partition's workers share, is taken once for a page's links rather than once a link,
+    /// and records are decoded after it is released.
     pub(super) fn unqueued(&self, found: &Found) -> Vec<(u64, LinkRecord)> {
         let fresh: Vec<usize> = {
             let queued = lock(&self.queued);
