@@ -35,7 +35,7 @@ pub struct HttpHead {
     text: String,
     /// Per field, in order: where its name ends and where its value ends in `text` (each
     /// starts where the one before ends).
-    fields: Vec<(u32, u32)>,
+    fields: Vec<(usize, usize)>,
     /// Bytes of the header block, blank line included: the payload starts here.
     pub len: u64,
 }
@@ -55,9 +55,9 @@ impl HttpHead {
     /// Adds a header field (name as sent, value trimmed by the caller).
     pub fn push(&mut self, name: &str, value: &str) {
         self.text.push_str(name);
-        let name_end = self.text.len() as u32;
+        let name_end = self.text.len();
         self.text.push_str(value);
-        self.fields.push((name_end, self.text.len() as u32));
+        self.fields.push((name_end, self.text.len()));
     }
 
     /// Continues the last field's value (obsolete line folding); nothing without a field.
@@ -65,7 +65,7 @@ impl HttpHead {
         if let Some(last) = self.fields.last_mut() {
             self.text.push(' ');
             self.text.push_str(more);
-            last.1 = self.text.len() as u32;
+            last.1 = self.text.len();
         }
     }
 
@@ -73,8 +73,7 @@ impl HttpHead {
     /// space.
     pub fn headers(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
         let mut start = 0;
-        self.fields.iter().map(move |&(name_end, value_end)| {
-            let (n, v) = (name_end as usize, value_end as usize);
+        self.fields.iter().map(move |&(n, v)| {
             let field = (&self.text[start..n], &self.text[n..v]);
             start = v;
             field

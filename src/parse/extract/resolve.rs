@@ -291,33 +291,28 @@ impl Extractor {
             let target = &raw[j].target;
             let fast =
                 fast.get_or_insert_with(|| FastBase::new(&self.canon, base, &mut self.known_dirs));
-            let r = if let Some(host_key) = fast.and_then(|f| f.join(target, &mut self.joined)) {
-                self.parsed.push(Err(host_key));
-                self.joined_simple += 1;
-                Ok((
-                    from,
-                    self.joined.len(),
-                    self.interned.hash(&self.joined[from..]),
-                ))
-            } else {
-                match base.join(target) {
-                    Err(_) => Err(Resolved::Invalid),
-                    Ok(mut url) => {
-                        url.set_fragment(None);
-                        if matches!(url.scheme(), "http" | "https") {
-                            self.joined.push_str(url.as_str());
-                            self.parsed.push(Ok(url));
-                            Ok((
-                                from,
-                                self.joined.len(),
-                                self.interned.hash(&self.joined[from..]),
-                            ))
-                        } else {
-                            Err(Resolved::OtherScheme)
+            let written =
+                if let Some(host_key) = fast.and_then(|f| f.join(target, &mut self.joined)) {
+                    self.parsed.push(Err(host_key));
+                    self.joined_simple += 1;
+                    Ok(())
+                } else {
+                    match base.join(target) {
+                        Err(_) => Err(Resolved::Invalid),
+                        Ok(mut url) => {
+                            url.set_fragment(None);
+                            if matches!(url.scheme(), "http" | "https") {
+                                self.joined.push_str(url.as_str());
+                                self.parsed.push(Ok(url));
+                                Ok(())
+                            } else {
+                                Err(Resolved::OtherScheme)
+                            }
                         }
                     }
-                }
-            };
+                };
+            let to = self.joined.len();
+            let r = written.map(|()| (from, to, self.interned.hash(&self.joined[from..to])));
             self.missed.push((n, r));
         }
     }
