@@ -173,7 +173,13 @@ fn a_chain_of_next_links_costs_a_run_not_a_cycle_per_link() {
     let last = format!("http://chain.test:{}/p/{}", addr.port(), n - 1);
     assert!(db.iter().any(|(u, _, d)| *u == last && *d == n), "{db:?}");
     // robots.txt first, nothing disallowed, no request too soon or concurrent.
-    assert_eq!(audit.counts.total(), 0, "politeness: {:?}", audit.counts);
+    assert_eq!(
+        audit.counts.total(),
+        0,
+        "politeness: {:?} {:?}",
+        audit.counts,
+        audit.violations
+    );
     assert!(!db
         .iter()
         .any(|(u, s, _)| u.contains("/private/") && *s == 1));
@@ -215,7 +221,13 @@ fn following_gives_the_same_url_db_as_waiting_a_cycle_per_link_and_keeps_delays(
         with.cycles.len(),
         without.cycles.len()
     );
-    assert_eq!(audit.counts.total(), 0, "politeness: {:?}", audit.counts);
+    assert_eq!(
+        audit.counts.total(),
+        0,
+        "politeness: {:?} {:?}",
+        audit.counts,
+        audit.violations
+    );
     assert_eq!(followed(&without), 0);
     assert!(
         without.cycles.len() as u32 > n && with.cycles.len() <= 3,

@@ -166,22 +166,32 @@ fn seek_finds_first_key_at_or_after() {
 
 #[test]
 fn sorter_with_payloads_is_stable_and_spills() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Sorter::new(PAYLOAD16, 2000, dir.path()).unwrap().fanout(3);
-    let mut input = Vec::new();
-    for i in 0u64..3000 {
-        let k = run::host_fp_key(i % 7, (i * 7919) % 13);
-        let p = i.to_le_bytes().to_vec();
-        s.push(&k, &p).unwrap();
-        input.push((k.to_vec(), p));
+    // Raw spills, run files, and raw spills then run files (intermediate merges mix them).
+    let mut bytes = Vec::new();
+    for raw in [u64::MAX, 0, 20_000] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Sorter::new(PAYLOAD16, 2000, dir.path())
+            .unwrap()
+            .fanout(3)
+            .raw_spill_limit(raw);
+        let mut input = Vec::new();
+        for i in 0u64..3000 {
+            let k = run::host_fp_key(i % 7, (i * 7919) % 13);
+            let p = i.to_le_bytes().to_vec();
+            s.push(&k, &p).unwrap();
+            input.push((k.to_vec(), p));
+        }
+        let mut out: Vec<run::OwnedRecord> = Vec::new();
+        let stats = s.finish(&mut KeepAll, &mut out).unwrap();
+        assert!(stats.spills > 3 && stats.merge_passes > 0, "{stats:?}");
+        input.sort_by(|a, b| a.0.cmp(&b.0)); // stable: pushes of equal keys keep their order
+        assert_eq!(out, input, "raw spill limit {raw}");
+        // The scratch directory is gone.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        bytes.push(stats.spill_bytes);
     }
-    let mut out: Vec<run::OwnedRecord> = Vec::new();
-    let stats = s.finish(&mut KeepAll, &mut out).unwrap();
-    assert!(stats.spills > 3 && stats.merge_passes > 0, "{stats:?}");
-    input.sort_by(|a, b| a.0.cmp(&b.0)); // stable: pushes of equal keys keep their order
-    assert_eq!(out, input);
-    // The scratch directory is gone.
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // Raw spills are larger than compressed ones; the mixed sort lies between.
+    assert!(bytes[0] > bytes[2] && bytes[2] > bytes[1], "{bytes:?}");
 }
 
 #[test]
@@ -197,6 +207,11 @@ fn a_sort_within_its_budget_touches_no_directory() {
     let stats = s.finish(&mut KeepAll, &mut out).unwrap();
     assert_eq!((stats.spills, out.len()), (0, 100));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// Sorts whose spills are all run files, raw ones then run files, or all raw.
+fn raw_limits() -> impl Strategy<Value = u64> {
+    prop::sample::select(vec![0u64, 1000, u64::MAX])
 }
 
 proptest! {
@@ -229,9 +244,9 @@ proptest! {
 
     /// External sort with a tiny budget equals an in-memory sort.
     #[test]
-    fn tiny_budget_sort_equals_memory_sort(keys in prop::collection::vec(any::<u64>(), 0..2000), budget in 64usize..600) {
+    fn tiny_budget_sort_equals_memory_sort(keys in prop::collection::vec(any::<u64>(), 0..2000), budget in 64usize..600, raw in raw_limits()) {
         let dir = tempfile::tempdir().unwrap();
-        let mut s = Sorter::new(Schema::FINGERPRINTS, budget, dir.path()).unwrap().fanout(4);
+        let mut s = Sorter::new(Schema::FINGERPRINTS, budget, dir.path()).unwrap().fanout(4).raw_spill_limit(raw);
         for k in &keys {
             s.push(&run::fp_key(*k), &[]).unwrap();
         }
@@ -251,10 +266,11 @@ proptest! {
         key_len in prop::sample::select(vec![3u16, 8, 12, 16, 17, 24]),
         seeds in prop::collection::vec(any::<u64>(), 0..600),
         budget in 200usize..4000,
+        raw in raw_limits(),
     ) {
         let schema = Schema { id: 901, name: "anylen", key_len, payload: true, unique: false, sort_key: "bytes" };
         let dir = tempfile::tempdir().unwrap();
-        let mut s = Sorter::new(schema, budget, dir.path()).unwrap().fanout(3);
+        let mut s = Sorter::new(schema, budget, dir.path()).unwrap().fanout(3).raw_spill_limit(raw);
         let mut input = Vec::new();
         for (i, seed) in seeds.iter().enumerate() {
             let key: Vec<u8> = (0..usize::from(key_len)).map(|j| ((seed >> (j % 60)) & 3) as u8).collect();

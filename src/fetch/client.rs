@@ -52,8 +52,10 @@
 //! keeps the host's one connection alive between requests (keep-alive) and closes it when the
 //! host leaves rotation. The fetch stage's scheduler never has two requests to one host in
 //! flight, so whichever worker takes the host next reuses that connection. (Pins are counted,
-//! so two fetches of one `host:port` at once would still be safe.) TLS is rustls with one
-//! configuration for the whole stage (`tls.rs`: Mozilla's roots, or the system's, plus the
+//! so two fetches of one `host:port` at once would still be safe.) The TCP under it is
+//! `tcp.rs`: ureq's connector and transport, but a pooled connection is probed once a request,
+//! with one `recv(MSG_PEEK)`, where ureq probed twice with three system calls each. TLS is
+//! rustls with one configuration for the whole stage (`tls.rs`: Mozilla's roots, or the system's, plus the
 //! crawl's `extra_ca_files`); a certificate failure is the URL's answer (error kind `tls`, with
 //! rustls's reason), never accepted.
 
@@ -66,11 +68,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use ureq::http::{self, Uri};
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver as UreqResolver};
-use ureq::unversioned::transport::{Connector, NextTimeout, TcpConnector};
+use ureq::unversioned::transport::{Connector, NextTimeout};
 use url::Url;
 
 use crate::config::fetch::FetchSection;
 use crate::fetch::guard;
+use crate::fetch::tcp::TcpConnector;
 use crate::fetch::tls::{self, TlsConnector};
 use crate::records::FetchErrorKind;
 use crate::resolve::{DnsCache, Lookup, Resolver, SystemLookup};
@@ -325,7 +328,7 @@ impl HostClient {
         let pins = PinnedResolver::default();
         // TCP to the pinned address, then TLS for `https` (no proxy connectors: see the module
         // doc).
-        let connector = ().chain(TcpConnector::default()).chain(TlsConnector::new(tls.clone()));
+        let connector = ().chain(TcpConnector).chain(TlsConnector::new(tls.clone()));
         let agent = ureq::Agent::with_parts(config.clone(), connector, pins.clone());
         HostClient { agent, pins }
     }
@@ -452,6 +455,10 @@ impl Fetcher {
             .max_response_header_size(usize::try_from(cfg.max_header_bytes.0).unwrap_or(usize::MAX))
             .timeout_connect(Some(secs(cfg.connect_timeout_secs)))
             .timeout_per_read(Some(secs(cfg.read_timeout_secs)))
+            // A request is written within the read timeout too. Without a per-write timeout
+            // each write's is what is left of the total, a new value (a `setsockopt`) each
+            // request; a constant one is set once a connection (`tcp.rs`).
+            .timeout_per_write(Some(secs(cfg.read_timeout_secs)))
             .timeout_global(Some(secs(cfg.total_timeout_secs)))
             // The host's own connection, and one for a robots.txt redirect elsewhere.
             .max_idle_connections(2)

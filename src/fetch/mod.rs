@@ -23,6 +23,7 @@ pub mod ipgate;
 pub mod progress;
 pub mod schedule;
 pub mod stage;
+pub mod tcp;
 pub mod tls;
 pub mod window;
 

@@ -25,6 +25,7 @@ pub mod format;
 mod merge;
 mod reader;
 mod sort;
+mod spill;
 mod transpose;
 mod writer;
 

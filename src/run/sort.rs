@@ -1,7 +1,9 @@
 //! External sort with a memory budget in bytes.
 //!
-//! Records are buffered until the buffer would pass the budget, then sorted and spilled as a run
-//! file (fast zstd level, no fsync: spills are scratch) in a private temporary directory. At
+//! Records are buffered until the buffer would pass the budget, then sorted and spilled in a
+//! private temporary directory (no fsync: spills are scratch): raw records for the first
+//! [`RAW_SPILL_BYTES`] of a sort ([`super::spill`]: read back once, soon, from the page cache),
+//! run files at a fast zstd level beyond, where the spills' size is the disk's work. At
 //! [`Sorter::finish`] the spills and the last in-memory buffer are merged k-way into the caller's
 //! sink through a [`Reducer`]; when there are more spills than [`Sorter::fanout`], groups of them
 //! are first merged into larger spills, so open files stay bounded however large the input.
@@ -22,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::format::{get_varint, put_varint};
+use super::spill::{RawSpillReader, RawSpillWriter, RAW_SPILL_BYTES};
 use super::{
     merge, Cursor, KeepAll, RecordSink, Reducer, RunReader, RunWriter, Schema, WriterOptions,
 };
@@ -66,7 +69,11 @@ pub struct Sorter {
     dir_made: bool,
     /// Removes the spill directory if a signal's stop is cut short ([`crate::interrupt`]).
     stop: Option<crate::interrupt::OnStop>,
-    spills: Vec<PathBuf>,
+    /// The spills in creation order, each raw or a run file.
+    spills: Vec<Spill>,
+    /// Bytes of raw spills written so far, and the most there may be ([`RAW_SPILL_BYTES`]).
+    raw_bytes: u64,
+    raw_limit: u64,
     stats: SortStats,
     fanout: usize,
 }
@@ -103,6 +110,8 @@ impl Sorter {
             dir_made: false,
             stop: None,
             spills: Vec::new(),
+            raw_bytes: 0,
+            raw_limit: RAW_SPILL_BYTES,
             stats: SortStats::default(),
             fanout: 64,
         })
@@ -130,6 +139,13 @@ impl Sorter {
     /// The most spill files merged at once (default 64; at least 2).
     pub fn fanout(mut self, fanout: usize) -> Sorter {
         self.fanout = fanout.max(2);
+        self
+    }
+
+    /// Spill raw records until `bytes` of them are written, run files after (default
+    /// [`RAW_SPILL_BYTES`]; 0: every spill a run file).
+    pub fn raw_spill_limit(mut self, bytes: u64) -> Sorter {
+        self.raw_limit = bytes;
         self
     }
 
@@ -236,17 +252,56 @@ impl Sorter {
         Ok(p)
     }
 
+    /// A new spill file, raw while the sort's raw spills are under their limit.
+    fn new_spill(&mut self) -> Result<SpillWriter> {
+        let path = self.new_spill_path()?;
+        Ok(if self.raw_bytes < self.raw_limit {
+            SpillWriter::Raw(RawSpillWriter::create(&path, self.schema.payload)?, path)
+        } else {
+            let w = RunWriter::with_options(&path, self.spill_schema(), self.spill_opts())?;
+            SpillWriter::Run(Box::new(w), path)
+        })
+    }
+
+    /// Closes a spill written by [`Sorter::new_spill`] and lists it.
+    fn end_spill(&mut self, w: SpillWriter) -> Result<()> {
+        let spill = match w {
+            SpillWriter::Raw(w, path) => {
+                let n = w.finish()?;
+                self.raw_bytes += n;
+                self.stats.spill_bytes += n;
+                Spill { path, raw: true }
+            }
+            SpillWriter::Run(w, path) => {
+                self.stats.spill_bytes += w.finish()?.bytes;
+                Spill { path, raw: false }
+            }
+        };
+        self.spills.push(spill);
+        Ok(())
+    }
+
+    /// A spill to read back.
+    fn open_spill(&self, s: &Spill) -> Result<Box<dyn Cursor>> {
+        Ok(if s.raw {
+            Box::new(RawSpillReader::open(
+                &s.path,
+                self.key_len,
+                self.schema.payload,
+            )?)
+        } else {
+            Box::new(RunReader::open(&s.path)?)
+        })
+    }
+
     fn spill(&mut self) -> Result<()> {
         self.sort_buffer();
-        let path = self.new_spill_path()?;
-        let mut w = RunWriter::with_options(&path, self.spill_schema(), self.spill_opts())?;
+        let mut w = self.new_spill()?;
         let mut mem = MemCursor::new(&self.buf, self.key_len);
         while mem.advance()? {
             w.push(mem.key(), mem.payload())?;
         }
-        let s = w.finish()?;
-        self.stats.spill_bytes += s.bytes;
-        self.spills.push(path);
+        self.end_spill(w)?;
         match &mut self.buf {
             Buffer::Keys(v) => v.clear(),
             Buffer::General { arena, index, .. } => {
@@ -271,22 +326,20 @@ impl Sorter {
             for group in old.chunks(self.fanout) {
                 let inputs = group
                     .iter()
-                    .map(|p| RunReader::open(p))
+                    .map(|s| self.open_spill(s))
                     .collect::<Result<Vec<_>>>()?;
-                let path = self.new_spill_path()?;
-                let mut w = RunWriter::with_options(&path, self.spill_schema(), self.spill_opts())?;
+                let mut w = self.new_spill()?;
                 merge(inputs, &mut KeepAll, &mut w)?;
-                self.stats.spill_bytes += w.finish()?.bytes;
-                for p in group {
-                    fs::remove_file(p).ctx("remove", p)?;
+                self.end_spill(w)?;
+                for s in group {
+                    fs::remove_file(&s.path).ctx("remove", &s.path)?;
                 }
-                self.spills.push(path);
             }
         }
         self.sort_buffer();
         let mut inputs: Vec<Box<dyn Cursor + '_>> = Vec::with_capacity(self.spills.len() + 1);
-        for p in &self.spills {
-            inputs.push(Box::new(RunReader::open(p)?));
+        for s in &self.spills {
+            inputs.push(self.open_spill(s)?);
         }
         inputs.push(Box::new(MemCursor::new(&self.buf, self.key_len)));
         merge(inputs, reducer, out)?;
@@ -298,6 +351,27 @@ impl Drop for Sorter {
     fn drop(&mut self) {
         if self.dir_made {
             let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// A spill file: raw records or a run file.
+struct Spill {
+    path: PathBuf,
+    raw: bool,
+}
+
+/// A spill being written.
+enum SpillWriter {
+    Raw(RawSpillWriter, PathBuf),
+    Run(Box<RunWriter>, PathBuf),
+}
+
+impl RecordSink for SpillWriter {
+    fn push(&mut self, key: &[u8], payload: &[u8]) -> Result<()> {
+        match self {
+            SpillWriter::Raw(w, _) => w.push(key, payload),
+            SpillWriter::Run(w, _) => w.push(key, payload),
         }
     }
 }

@@ -73,6 +73,22 @@ enum Cmd {
         #[arg(long)]
         tmp: PathBuf,
     },
+    /// Sort a run file's records again, pushed in a scrambled order (a fixed stride through
+    /// them), with the sorter's budget and raw-spill limit: the cost of a stage's sort of such
+    /// records (a links run: the fetch stage's links sorter) without the stage around it.
+    Resort {
+        #[arg(long)]
+        input: PathBuf,
+        #[arg(long)]
+        budget: usize,
+        /// Raw spill bytes before spills are compressed run files (0: all compressed).
+        #[arg(long, default_value_t = u64::MAX)]
+        raw_limit: u64,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        tmp: PathBuf,
+    },
     /// Deal a sorted run round-robin into WAYS sorted runs (each spans the whole key space).
     Split {
         #[arg(long)]
@@ -159,6 +175,13 @@ fn main() {
             out,
             tmp,
         } => sort(&input, budget, &out, &tmp),
+        Cmd::Resort {
+            input,
+            budget,
+            raw_limit,
+            out,
+            tmp,
+        } => resort(&input, budget, raw_limit, &out, &tmp),
         Cmd::Split {
             input,
             ways,
@@ -279,6 +302,60 @@ fn gen(n: u64, seed: u64, out: &Path, hex_out: Option<&Path>) -> Res<()> {
         "seconds": round3(secs),
     }));
     Ok(())
+}
+
+fn resort(input: &Path, budget: usize, raw_limit: u64, out: &Path, tmp: &Path) -> Res<()> {
+    let mut r = RunReader::open(input)?;
+    let schema = match r.header().schema_id {
+        5 => Schema::FETCHED,
+        7 => Schema::LINKS,
+        8 => Schema::PAGES,
+        id => {
+            return Err(format!(
+                "{}: schema {id}: resort takes fetched, links or pages runs",
+                input.display()
+            )
+            .into())
+        }
+    };
+    let mut recs = Vec::new();
+    while r.advance()? {
+        recs.push((r.key().to_vec(), r.payload().to_vec()));
+    }
+    let t = Instant::now();
+    let mut sorter = Sorter::new(schema, budget, tmp)?.raw_spill_limit(raw_limit);
+    // A stride coprime with the count visits every record once, far from key order.
+    let n = recs.len().max(1);
+    let stride = (0..)
+        .map(|i| 7919 + i)
+        .find(|s| gcd(*s, n) == 1)
+        .unwrap_or(1);
+    for i in 0..recs.len() {
+        let (k, p) = &recs[i * stride % n];
+        sorter.push(k, p)?;
+    }
+    let mut w = RunWriter::create(out, schema)?;
+    let stats = sorter.finish(&mut KeepAll, &mut w)?;
+    let summary = w.finish()?;
+    emit(json!({
+        "phase": "resort",
+        "records": recs.len(),
+        "budget": budget,
+        "raw_limit": raw_limit,
+        "spills": stats.spills,
+        "spill_bytes": stats.spill_bytes,
+        "out_bytes": summary.bytes,
+        "secs": t.elapsed().as_secs_f64(),
+    }));
+    Ok(())
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 fn sort(input: &Path, budget: usize, out: &Path, tmp: &Path) -> Res<()> {
