@@ -21,6 +21,7 @@
 //! test cases (`tests/url_conformance.rs`, `surt.json`).
 
 mod handyurl;
+mod simple;
 
 pub use handyurl::{HandyUrl, Port};
 
@@ -37,6 +38,12 @@ pub fn surt(url: &str) -> String {
 
 /// [`surt`] on raw bytes (for URLs read from WARC headers that are not valid UTF-8).
 pub fn surt_bytes(url: &[u8]) -> Vec<u8> {
+    // Most URLs a crawl archives need none of the reference's machinery (`simple.rs`).
+    simple::simple_surt(url).unwrap_or_else(|| full_surt_bytes(url))
+}
+
+/// [`surt_bytes`] the reference's way, whatever the URL.
+fn full_surt_bytes(url: &[u8]) -> Vec<u8> {
     if url.starts_with(b"filedesc") {
         return url.to_vec();
     }
