@@ -307,12 +307,13 @@ fn gen(n: u64, seed: u64, out: &Path, hex_out: Option<&Path>) -> Res<()> {
 fn resort(input: &Path, budget: usize, raw_limit: u64, out: &Path, tmp: &Path) -> Res<()> {
     let mut r = RunReader::open(input)?;
     let schema = match r.header().schema_id {
+        1 | 4 => Schema::FINGERPRINTS,
         5 => Schema::FETCHED,
         7 => Schema::LINKS,
         8 => Schema::PAGES,
         id => {
             return Err(format!(
-                "{}: schema {id}: resort takes fetched, links or pages runs",
+                "{}: schema {id}: resort takes seen, fingerprints, fetched, links or pages runs",
                 input.display()
             )
             .into())
