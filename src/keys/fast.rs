@@ -138,33 +138,7 @@ impl KnownDirs {
 /// Bytes a path may hold and keep through parsing and canonicalization as they are: none the
 /// parser encodes, no `%` (escapes are normalized), `;` (session ids are removed), `?` (a
 /// query), `:` (a scheme, in a relative target's first segment) or `\` (a `/` to the parser).
-const PATH_BYTES: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = 0;
-    while c < 256 {
-        let b = c as u8;
-        t[c] = b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'/'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b'='
-                    | b'@'
-            );
-        c += 1;
-    }
-    t
-};
+const PATH_BYTES: [bool; 256] = super::alnum_and(b"-._~/!$&()*+,=@");
 
 /// A path (or a relative target) of [`PATH_BYTES`] with no `.` or `..` segment, in one pass.
 fn simple_path(path: &str) -> bool {

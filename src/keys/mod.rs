@@ -21,6 +21,22 @@ pub use surt::surt;
 
 use xxhash_rust::xxh3::xxh3_64;
 
+/// A byte class for the fast paths' scans: ASCII letters and digits, and the bytes of `extra`.
+const fn alnum_and(extra: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = (c as u8).is_ascii_alphanumeric();
+        c += 1;
+    }
+    let mut i = 0;
+    while i < extra.len() {
+        t[extra[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
 /// The fingerprint of a canonical URL: xxh3-64 of its bytes.
 ///
 /// Only canonical URLs may be fingerprinted: the point of the fingerprint is that equivalent

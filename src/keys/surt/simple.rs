@@ -106,34 +106,7 @@ fn is_dots(s: &[u8]) -> bool {
 }
 
 /// Bytes a simple path may hold.
-const PATH: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'@'
-                    | b'/'
-            );
-        b += 1;
-    }
-    t
-};
+const PATH: [bool; 256] = crate::keys::alnum_and(b"-._~!$&'*+,;=:@/");
 
 #[cfg(test)]
 mod tests {
