@@ -94,11 +94,14 @@ fn simple_path(path: &[u8]) -> bool {
     if path[0] != b'/' || !path.iter().all(|&b| PATH[usize::from(b)]) {
         return false;
     }
-    let segments: Vec<&[u8]> = path[1..].split(|&b| b == b'/').collect();
-    let (last, init) = segments
-        .split_last()
-        .expect("split gives one piece at least");
-    init.iter().all(|s| !s.is_empty() && !is_dots(s)) && !is_dots(last)
+    // No empty, `.` or `..` segment, but the last may be empty (a trailing `/`).
+    let mut segments = path[1..].split(|&b| b == b'/').peekable();
+    while let Some(s) = segments.next() {
+        if is_dots(s) || (s.is_empty() && segments.peek().is_some()) {
+            return false;
+        }
+    }
+    true
 }
 
 fn is_dots(s: &[u8]) -> bool {
