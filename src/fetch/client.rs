@@ -55,9 +55,9 @@
 //! so two fetches of one `host:port` at once would still be safe.) The TCP under it is
 //! `tcp.rs`: ureq's connector and transport, but a pooled connection is probed once a request,
 //! with one `recv(MSG_PEEK)`, where ureq probed twice with three system calls each. TLS is
-//! rustls with one configuration for the whole stage (`tls.rs`: Mozilla's roots, or the system's, plus the
-//! crawl's `extra_ca_files`); a certificate failure is the URL's answer (error kind `tls`, with
-//! rustls's reason), never accepted.
+//! rustls with one configuration for the whole stage (`tls.rs`: Mozilla's roots, or the
+//! system's, plus the crawl's `extra_ca_files`); a certificate failure is the URL's answer
+//! (error kind `tls`, with rustls's reason), never accepted.
 
 use std::collections::HashMap;
 use std::fmt;
