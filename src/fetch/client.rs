@@ -81,6 +81,7 @@ use crate::warc::http::HttpHead;
 use crate::warc::Truncated;
 
 mod body;
+pub use body::recycle;
 mod head;
 
 /// Validators from an earlier fetch, for a conditional GET.

@@ -105,10 +105,11 @@ pub fn detect_charset(bytes: &[u8], content_type: Option<&str>) -> &'static Enco
 }
 
 /// The encoding named by a `charset=` parameter in `s` (a Content-Type or meta content value).
+/// "charset" is matched ASCII-case-insensitively and the label is too ([`Encoding::for_label`]),
+/// so nothing is lower-cased into a copy.
 fn charset_param(s: &str) -> Option<&'static Encoding> {
-    let lower = s.to_ascii_lowercase();
-    let i = lower.find("charset")?;
-    let rest = lower[i + 7..].trim_start().strip_prefix('=')?.trim_start();
+    let i = find_ascii_ci(s.as_bytes(), b"charset")?;
+    let rest = s[i + 7..].trim_start().strip_prefix('=')?.trim_start();
     let rest = rest.trim_start_matches(['"', '\'']);
     let end = rest
         .find(|c: char| c == '"' || c == '\'' || c == ';' || c.is_ascii_whitespace())
@@ -116,13 +117,32 @@ fn charset_param(s: &str) -> Option<&'static Encoding> {
     Encoding::for_label(&rest.as_bytes()[..end])
 }
 
-/// A simplified meta prescan: looks for `charset=` inside `<meta` tags.
-fn prescan(head: &[u8]) -> Option<&'static Encoding> {
-    let text = String::from_utf8_lossy(head).to_ascii_lowercase();
+/// Where `needle` (lower-case ASCII) first starts in `hay`, compared ASCII-case-insensitively.
+fn find_ascii_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let (&first, rest) = needle.split_first()?;
     let mut from = 0;
-    while let Some(i) = text[from..].find("<meta") {
+    while from + needle.len() <= hay.len() {
+        let i = from + memchr::memchr2(first, first.to_ascii_uppercase(), &hay[from..])?;
+        if hay.len() - i >= needle.len() && hay[i + 1..i + needle.len()].eq_ignore_ascii_case(rest)
+        {
+            return Some(i);
+        }
+        from = i + 1;
+    }
+    None
+}
+
+/// A simplified meta prescan: looks for `charset=` inside `<meta` tags. A head without `<meta`
+/// (in any case) is not looked at further; the text is the head's own bytes when they are
+/// UTF-8 (`from_utf8_lossy`: invalid sequences, which are never ASCII, become U+FFFD).
+fn prescan(head: &[u8]) -> Option<&'static Encoding> {
+    find_ascii_ci(head, b"<meta")?;
+    let text = String::from_utf8_lossy(head);
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(i) = find_ascii_ci(&bytes[from..], b"<meta") {
         let start = from + i;
-        let end = text[start..].find('>').map_or(text.len(), |e| start + e);
+        let end = memchr::memchr(b'>', &bytes[start..]).map_or(text.len(), |e| start + e);
         if let Some(enc) = charset_param(&text[start..end]) {
             // UTF-16 in a meta prescan means UTF-8 (the bytes are ASCII-compatible).
             return Some(

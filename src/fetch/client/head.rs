@@ -58,7 +58,12 @@ pub(super) fn head_of(parts: &http::response::Parts, len: usize) -> Option<HttpH
     start_line.truncate(start_line.trim_end().len());
     let mut head = HttpHead::with_capacity(start_line, parts.headers.len(), len);
     for (name, value) in kept_fields(parts) {
-        let value = String::from_utf8_lossy(value.as_bytes());
+        // Visible ASCII (nearly every value) is its own text; lossy decoding of a few bytes
+        // costs more than checking them.
+        let value = match value.to_str() {
+            Ok(s) => std::borrow::Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(value.as_bytes()),
+        };
         head.push(name.as_str(), value.trim());
     }
     head.len = len as u64;

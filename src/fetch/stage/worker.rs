@@ -266,6 +266,7 @@ impl Shared<'_> {
                 }
                 let (r, decoded) = self.store(job, url, &fetched)?;
                 follows = self.parse_and_follow(job, url, &fetched, (&r, decoded), policy)?;
+                crate::fetch::client::recycle(fetched.body);
                 r
             }
             Err(e) => {

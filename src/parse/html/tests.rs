@@ -345,3 +345,96 @@ fn html4_names_are_sorted_for_their_binary_search() {
         "\u{3b1}\u{3a9}\u{200d}\u{3b6}\u{27e9}&nope;\u{3d1}"
     );
 }
+
+/// The meta prescan as it was written first: the head made text (`from_utf8_lossy`) and
+/// lower-cased into a copy, the parameter lower-cased again. The prescan compares case-
+/// insensitively in place; both must name the same encoding.
+fn prescan_lowercasing(head: &[u8]) -> Option<&'static Encoding> {
+    fn param(s: &str) -> Option<&'static Encoding> {
+        let lower = s.to_ascii_lowercase();
+        let i = lower.find("charset")?;
+        let rest = lower[i + 7..].trim_start().strip_prefix('=')?.trim_start();
+        let rest = rest.trim_start_matches(['"', '\'']);
+        let end = rest
+            .find(|c: char| c == '"' || c == '\'' || c == ';' || c.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        Encoding::for_label(&rest.as_bytes()[..end])
+    }
+    let text = String::from_utf8_lossy(head).to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(i) = text[from..].find("<meta") {
+        let start = from + i;
+        let end = text[start..].find('>').map_or(text.len(), |e| start + e);
+        if let Some(enc) = param(&text[start..end]) {
+            return Some(
+                if enc.output_encoding() == encoding_rs::UTF_8 && enc != encoding_rs::UTF_8 {
+                    encoding_rs::UTF_8
+                } else {
+                    enc
+                },
+            );
+        }
+        from = end;
+    }
+    None
+}
+
+#[test]
+fn prescan_matches_case_and_spacing_as_the_lowercasing_one_did() {
+    let cases: &[&[u8]] = &[
+        b"<META CHARSET=UTF-8>",
+        b"<Meta Http-Equiv=Content-Type Content='text/html; CharSet=\"Shift_JIS\"'>",
+        b"<meta name=x><meta charset = \"  koi8-r\">",
+        b"<meta charset=\xc2\xa0utf-8><meta charset=latin2>",
+        b"<meta charset\xc2\xa0=utf-16le>",
+        b"<meta charset=\xff\xfeutf-8>",
+        b"<metacharset=gbk",
+        b"<me",
+        b"",
+        b"<p>no meta charset=utf-8</p>",
+        b"<meta content=x><meta charset='windows-1251'",
+    ];
+    for c in cases {
+        assert_eq!(
+            prescan(c),
+            prescan_lowercasing(c),
+            "{}",
+            String::from_utf8_lossy(c)
+        );
+        assert_eq!(
+            charset_param(&String::from_utf8_lossy(c)),
+            charset_param(&String::from_utf8_lossy(c).to_ascii_lowercase()),
+        );
+    }
+}
+
+proptest::proptest! {
+    /// Heads made of the pieces a prescan looks for, in any case, with invalid and non-ASCII
+    /// bytes between them.
+    #[test]
+    fn prescan_is_the_lowercasing_one(pieces in proptest::collection::vec(
+        proptest::prop_oneof![
+            proptest::strategy::Just(b"<meta".to_vec()),
+            proptest::strategy::Just(b"<MeTa".to_vec()),
+            proptest::strategy::Just(b"charset".to_vec()),
+            proptest::strategy::Just(b"CHARSET".to_vec()),
+            proptest::strategy::Just(b"=".to_vec()),
+            proptest::strategy::Just(b">".to_vec()),
+            proptest::strategy::Just(b" ".to_vec()),
+            proptest::strategy::Just(b"\"".to_vec()),
+            proptest::strategy::Just(b"'".to_vec()),
+            proptest::strategy::Just(b";".to_vec()),
+            proptest::strategy::Just(b"\xc2\xa0".to_vec()),
+            proptest::strategy::Just(b"\xff".to_vec()),
+            proptest::strategy::Just(b"\xc3".to_vec()),
+            proptest::strategy::Just(b"UTF-8".to_vec()),
+            proptest::strategy::Just(b"latin1".to_vec()),
+            proptest::strategy::Just(b"Utf-16".to_vec()),
+            proptest::strategy::Just(b"x".to_vec()),
+        ],
+        0..24,
+    )) {
+        let head = pieces.concat();
+        proptest::prop_assert_eq!(prescan(&head), prescan_lowercasing(&head));
+    }
+}
