@@ -13,8 +13,8 @@ use crate::config::fetch::FetchSection;
 /// The body is read straight into its own buffer (sized by the announced length), not
 /// through a scratch buffer: one copy from the client's buffer. The buffer is this thread's
 /// last body given back ([`recycle`]) when there is one, and only the bytes it never held are
-/// zeroed: a fetch thread reads page after page into the same memory, with no allocation,
-/// no zeroing and no fresh pages from the OS per page.
+/// zeroed: a fetch thread reads page after page into the same memory, with no allocation a
+/// page, and zeroing only for a body longer than the buffer has held.
 pub(super) fn read_body(
     cfg: &FetchSection,
     r: impl Read,
