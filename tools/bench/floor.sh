@@ -17,7 +17,7 @@
 #     from the WARC file names (.warc.zst, .warc.gz), the level from the crawl's crawl.toml
 #     ([fetch] warc_level), or else measured on the crawl's first records (each compressed again
 #     by the CLI at every level; the level whose sizes come closest), or LEVEL=N; `zstd -N --single-thread` for zstd, `gzip -N`
-#     and, where installed (apt-get install libdeflate-tools), `libdeflate-gzip -N` for gzip (the
+#     and `libdeflate-gzip -N` for gzip (installed here when missing: libdeflate-tools; the
 #     cheaper of the two is the floor);
 #   - two SHA-1 digests of the same bytes (the WARC block and payload digests), with Python's
 #     hashlib (OpenSSL), both fed from the same buffers.
@@ -59,6 +59,21 @@ codecs=$(printf '%s\n' "${warcs[@]}" | sed -e 's/.*\.warc\.zst$/zstd/' -e 's/.*\
 [ "$(wc -l <<<"$codecs")" = 1 ] || die "WARC files of several codecs: $(echo $codecs)"
 codec=$codecs
 [ "$codec" != none ] || die "the crawl wrote uncompressed WARC files: no compression to measure"
+# A gzip WARC is written with libdeflate: its floor is libdeflate-gzip's, not GNU gzip's (which
+# costs ~4x as much and would flatter the crawl). Installed here when missing (Debian), and the
+# floor refuses to run without it.
+if [ "$codec" = gzip ] && ! command -v libdeflate-gzip >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        log "installing libdeflate-tools (libdeflate-gzip: the floor of a gzip WARC)"
+        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y \
+            --no-install-recommends libdeflate-tools >&2 ||
+            { apt-get -o DPkg::Lock::Timeout=300 update >&2 &&
+                DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y \
+                    --no-install-recommends libdeflate-tools >&2; } || true
+    fi
+    command -v libdeflate-gzip >/dev/null ||
+        die "a gzip WARC's floor needs libdeflate-gzip (apt-get install libdeflate-tools): GNU gzip alone would flatter the crawl"
+fi
 
 # The level: LEVEL, else crawl.toml's [fetch] warc_level, else measured from the WARC itself
 # (the first records, each compressed again by the CLI at each level as the writer compresses
