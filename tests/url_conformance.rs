@@ -84,6 +84,30 @@ fn all_rules_config() -> CanonConfig {
 // ---------------------------------------------------------------------------------------------
 // 1. Idempotence over the WHATWG URL test corpus.
 
+/// `keys::origin`, which borrows the origin from the URL's text where it can, is the url
+/// crate's `Origin::ascii_serialization` for every URL of the corpus that parses.
+#[test]
+fn origin_is_the_url_crates_on_whatwg_urltestdata() {
+    let data = read_json("urls/urltestdata.json");
+    let entries = data.as_array().expect("urltestdata.json is an array");
+    let mut compared = 0;
+    for entry in entries.iter().filter(|e| e.is_object()) {
+        let input = entry["input"].as_str().expect("input");
+        let url = match entry["base"].as_str() {
+            Some(base) => Url::parse(base).and_then(|b| b.join(input)),
+            None => Url::parse(input),
+        };
+        let Ok(url) = url else { continue };
+        compared += 1;
+        assert_eq!(
+            dragnet::keys::origin(&url),
+            url.origin().ascii_serialization(),
+            "{input:?} -> {url}"
+        );
+    }
+    assert!(compared > 600, "only {compared} URLs of the corpus parsed");
+}
+
 #[test]
 fn idempotent_on_whatwg_urltestdata() {
     let data = read_json("urls/urltestdata.json");

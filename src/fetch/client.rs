@@ -358,17 +358,25 @@ impl Request<'_> {
             .port_or_known_default()
             .ok_or_else(|| url_error(url, "no port"))?;
         let host_str = url.host_str().unwrap_or_default();
-        let host_header = match url.port() {
-            Some(p) => format!("{host_str}:{p}"),
-            None => host_str.to_string(),
-        };
+        // Each piece pushed, not formatted: this runs for every request.
+        let mut host_header = String::with_capacity(host_str.len() + 6);
+        host_header.push_str(host_str);
+        if let Some(p) = url.port() {
+            host_header.push(':');
+            host_header.push_str(itoa::Buffer::new().format(p));
+        }
         let mut target = url.path().to_string();
         if let Some(q) = url.query() {
             target.push('?');
             target.push_str(q);
         }
         // No user info and no fragment on the wire.
-        let uri: Uri = format!("{}://{host_header}{target}", url.scheme())
+        let mut text =
+            String::with_capacity(url.scheme().len() + 3 + host_header.len() + target.len());
+        for piece in [url.scheme(), "://", &host_header, &target] {
+            text.push_str(piece);
+        }
+        let uri: Uri = text
             .parse()
             .map_err(|e: http::uri::InvalidUri| url_error(url, &e.to_string()))?;
         Ok(Request {
@@ -388,7 +396,7 @@ fn url_error(url: &Url, why: &str) -> FetchError {
 
 /// `host:port` of a URI, the key of a pin (`None` without a host).
 fn pin_key(uri: &Uri) -> Option<String> {
-    let host = uri.host()?.to_ascii_lowercase();
+    let host = uri.host()?;
     let port = uri
         .port_u16()
         .unwrap_or(if uri.scheme_str() == Some("https") {
@@ -396,7 +404,12 @@ fn pin_key(uri: &Uri) -> Option<String> {
         } else {
             80
         });
-    Some(format!("{host}:{port}"))
+    let mut key = String::with_capacity(host.len() + 6);
+    key.push_str(host);
+    key.make_ascii_lowercase();
+    key.push(':');
+    key.push_str(itoa::Buffer::new().format(port));
+    Some(key)
 }
 
 impl UreqResolver for PinnedResolver {
@@ -728,5 +741,46 @@ fn tls_kind(e: &rustls::Error) -> FetchErrorKind {
             _ => FetchErrorKind::Tls,
         },
         _ => FetchErrorKind::Tls,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The request's `Host` header, URI and pin key are what `format!` made of them before
+    /// they were pushed piece by piece: default and other ports, queries, user info and
+    /// fragments (left off the wire), IP literals, upper-case hosts.
+    #[test]
+    fn request_pieces_are_the_formatted_ones() {
+        for u in [
+            "http://example.com/",
+            "http://example.com:8081/p/0001.html?a=1&b=2#frag",
+            "https://user:pw@EXAMPLE.org:443/x",
+            "https://example.org:8443/",
+            "http://127.0.1.1:8081/robots.txt",
+            "http://[::1]:8080/a/b?",
+            "http://xn--bcher-kva.example/",
+        ] {
+            let url = Url::parse(u).unwrap();
+            let r = Request::of(&url).unwrap();
+            let host = url.host_str().unwrap();
+            let want_host = match url.port() {
+                Some(p) => format!("{host}:{p}"),
+                None => host.to_string(),
+            };
+            assert_eq!(r.host_header, want_host, "{u}");
+            let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
+            let want_uri = format!("{}://{want_host}{}{query}", url.scheme(), url.path());
+            assert_eq!(
+                r.uri.to_string(),
+                want_uri.parse::<Uri>().unwrap().to_string()
+            );
+            let port = url.port_or_known_default().unwrap();
+            let want_key = format!("{}:{port}", r.uri.host().unwrap().to_ascii_lowercase());
+            assert_eq!(pin_key(&r.uri).as_deref(), Some(want_key.as_str()), "{u}");
+        }
+        let upper: Uri = "http://ExAmPlE.COM:81/".parse().unwrap();
+        assert_eq!(pin_key(&upper).as_deref(), Some("example.com:81"));
     }
 }

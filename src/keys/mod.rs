@@ -80,6 +80,22 @@ pub fn host_of(canonical_url: &str) -> &str {
     &hostport[..memchr::memchr(b':', hostport.as_bytes()).unwrap_or(hostport.len())]
 }
 
+/// The origin of `url` (`scheme://host[:port]`) as [`url::Origin::ascii_serialization`] writes
+/// it, borrowed from the URL's own text where that is the same string: an http(s) URL without
+/// user info, whose serialization already has the host in ASCII and no default port. Robots
+/// policies are keyed by it, and the fetch asked for it (a `format!`) once or twice a page.
+pub fn origin(url: &url::Url) -> std::borrow::Cow<'_, str> {
+    if matches!(url.scheme(), "http" | "https")
+        && url.has_host()
+        && url.username().is_empty()
+        && url.password().is_none()
+    {
+        std::borrow::Cow::Borrowed(&url[..url::Position::BeforePath])
+    } else {
+        std::borrow::Cow::Owned(url.origin().ascii_serialization())
+    }
+}
+
 /// The registered domain of a canonical host ("eTLD+1" by the Public Suffix List, compiled in
 /// through the `psl` crate): `a1.trap.example.co.uk` -> `example.co.uk`. An IP address, a name
 /// with no public suffix rule, or a public suffix itself is its own domain. Budgets per domain
@@ -170,6 +186,27 @@ mod tests {
         assert_eq!(key.fingerprint, xxh3_64(b"http://[::1]:8080/a"));
         assert_eq!(key.host_key, xxh3_64(b"[::1]"));
         assert_eq!(fingerprint(""), 0x2d06800538d394c2);
+    }
+
+    #[test]
+    fn origin_is_the_url_crates() {
+        for u in [
+            "http://a.example/x",
+            "http://a.example:80/x",
+            "https://a.example:443/",
+            "https://a.example:80/",
+            "http://user:pw@b.example:8080/?q",
+            "http://@c.example/",
+            "http://[::1]:8080/a",
+            "http://127.0.1.1:8081/p/0001.html",
+            "http://B\u{fc}cher.Example/x#f",
+            "ftp://f.example/",
+            "file:///etc/hosts",
+            "data:text/plain,x",
+        ] {
+            let url = url::Url::parse(u).unwrap();
+            assert_eq!(origin(&url), url.origin().ascii_serialization(), "{u}");
+        }
     }
 
     #[test]

@@ -147,26 +147,29 @@ pub fn fields_line(
     line.push(b' ');
     line.extend_from_slice(date.as_bytes());
     line.extend_from_slice(b" {");
-    let mut field = |k: &str, v: &dyn std::fmt::Display, first: bool| {
+    // Every value is a JSON string, numbers too (as cdxj-indexer writes them); each is
+    // escaped straight from its text, without the formatting machinery (once a record).
+    let mut field = |k: &str, v: &str, first: bool| {
         if !first {
             line.extend_from_slice(b", ");
         }
         line.push(b'"');
         line.extend_from_slice(k.as_bytes());
         line.extend_from_slice(b"\": ");
-        serde_json::to_writer(&mut line, &format_args!("{v}")).expect("strings serialize");
+        serde_json::to_writer(&mut line, v).expect("strings serialize");
     };
-    field("url", &url, true);
+    let mut n = itoa::Buffer::new();
+    field("url", url, true);
     field("mime", &mime, false);
     if let Some(s) = status {
-        field("status", &s, false);
+        field("status", n.format(s), false);
     }
     if let Some(d) = h.payload_digest {
-        field("digest", &d, false);
+        field("digest", d, false);
     }
-    field("length", &length, false);
-    field("offset", &offset, false);
-    field("filename", &filename, false);
+    field("length", n.format(length), false);
+    field("offset", n.format(offset), false);
+    field("filename", filename, false);
     line.push(b'}');
     Some(String::from_utf8(line).expect("a SURT, a timestamp and JSON strings are UTF-8"))
 }

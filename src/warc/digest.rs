@@ -38,7 +38,10 @@ impl Sha1Digest {
 
     /// The header value: `sha1:` + base32.
     pub fn value(&self) -> String {
-        format!("sha1:{}", base32(&self.bytes()))
+        let mut out = String::with_capacity(5 + 32);
+        out.push_str("sha1:");
+        push_base32(&mut out, &self.bytes());
+        out
     }
 
     /// The header value of the SHA-1 of `bytes`.
@@ -125,6 +128,12 @@ const B32: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 /// RFC 4648 base32 with padding.
 pub fn base32(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(5) * 8);
+    push_base32(&mut out, bytes);
+    out
+}
+
+/// [`base32`] of `bytes`, appended to `out`.
+fn push_base32(out: &mut String, bytes: &[u8]) {
     for chunk in bytes.chunks(5) {
         let mut buf = [0u8; 5];
         buf[..chunk.len()].copy_from_slice(chunk);
@@ -138,7 +147,6 @@ pub fn base32(bytes: &[u8]) -> String {
             }
         }
     }
-    out
 }
 
 fn unbase32(s: &str) -> Option<Vec<u8>> {

@@ -221,6 +221,8 @@ pub struct WriterSummary {
 struct OpenFile {
     file: AtomicFile,
     name: String,
+    /// The `filename` of its CDXJ lines (the index's prefix and `name`).
+    index_name: String,
     warcinfo_id: String,
     /// Bytes up to the end of the last record written whole.
     whole: u64,
@@ -362,7 +364,7 @@ impl WarcWriter {
         self.ensure_open(ex.date)?;
         let req_id = ex.request.map(|_| self.ids.next_id());
         let resp_id = self.ids.next_id();
-        let ip = ex.ip.map(|ip| ("WARC-IP-Address", ip.to_string()));
+        let ip = ex.ip.map(|ip| ("WARC-IP-Address", ip_text(ip)));
         let request = match ex.request {
             Some(block) => {
                 let mut extra: Vec<_> = ip.clone().into_iter().collect();
@@ -545,9 +547,14 @@ impl WarcWriter {
         }
         let warcinfo_id = self.ids.next_id();
         let whole = file.written();
+        let index_name = match &self.cfg.index {
+            Some(ix) => [ix.filename_prefix.as_str(), &name].concat(),
+            None => String::new(),
+        };
         self.open = Some(OpenFile {
             file,
             name: name.clone(),
+            index_name,
             warcinfo_id: warcinfo_id.clone(),
             whole,
         });
@@ -634,12 +641,10 @@ impl WarcWriter {
         }
         put_field(&mut head, "WARC-Block-Digest", &block_digest);
         put_field(&mut head, "Content-Type", rec.content_type);
-        // A number: nothing to clean, and formatted in place.
-        std::io::Write::write_fmt(
-            &mut head,
-            format_args!("Content-Length: {block_len}\r\n\r\n"),
-        )
-        .expect("writing to a Vec cannot fail");
+        // A number: nothing to clean, and written in place.
+        head.extend_from_slice(b"Content-Length: ");
+        head.extend_from_slice(itoa::Buffer::new().format(block_len).as_bytes());
+        head.extend_from_slice(b"\r\n\r\n");
         let pieces = [&head[..], rec.block[0], rec.block[1], b"\r\n\r\n"];
         let offset = open.file.written();
         match self.cfg.compression {
@@ -675,7 +680,7 @@ impl WarcWriter {
         }
         let length = open.file.written() - offset;
         open.whole = open.file.written();
-        if let (Some(sorter), Some(ix)) = (self.index.as_mut(), self.cfg.index.as_ref()) {
+        if let (Some(sorter), Some(_)) = (self.index.as_mut(), self.cfg.index.as_ref()) {
             if cdxj::is_indexed(&rec.kind) {
                 let parsed;
                 let head = match rec.head {
@@ -687,7 +692,6 @@ impl WarcWriter {
                     }
                     None => None,
                 };
-                let filename = format!("{}{}", ix.filename_prefix, open.name);
                 // The values as the header holds them, read as a reader of the file would.
                 let url = rec.target.map(clean_str);
                 let content_type = clean_str(rec.content_type);
@@ -699,7 +703,9 @@ impl WarcWriter {
                     content_type: Some(&content_type),
                     payload_digest: digest.as_deref(),
                 };
-                if let Some(line) = cdxj::fields_line(&fields, head, offset, length, &filename) {
+                if let Some(line) =
+                    cdxj::fields_line(&fields, head, offset, length, &open.index_name)
+                {
                     sorter.push(line)?;
                 }
             }
@@ -713,6 +719,24 @@ impl WarcWriter {
             record_id: rec.id,
             payload_digest,
         })
+    }
+}
+
+/// `ip` as `Display` writes it, an IPv4 address without the formatting machinery (twice a
+/// page: the request's and the response's `WARC-IP-Address`).
+fn ip_text(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => {
+            let mut s = String::with_capacity(15);
+            for (i, o) in v4.octets().into_iter().enumerate() {
+                if i > 0 {
+                    s.push('.');
+                }
+                s.push_str(itoa::Buffer::new().format(o));
+            }
+            s
+        }
+        IpAddr::V6(_) => ip.to_string(),
     }
 }
 
@@ -745,4 +769,20 @@ fn zstd_frame(
         return Err(std::io::Error::other("zstd frame did not fit its bound"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// `ip_text` is `Display`'s text, for every IPv4 octet value and for IPv6.
+    #[test]
+    fn ip_text_is_displays() {
+        for o in 0..=255u8 {
+            for ip in [[o, 0, 9, 255], [10, o, o, 1], [255, 255, 0, o]] {
+                let ip = std::net::IpAddr::from(ip);
+                assert_eq!(super::ip_text(ip), ip.to_string());
+            }
+        }
+        let v6: std::net::IpAddr = "::ffff:127.0.0.1".parse().unwrap();
+        assert_eq!(super::ip_text(v6), v6.to_string());
+    }
 }

@@ -6,15 +6,20 @@ use ureq::http;
 
 use crate::warc::http::{HttpHead, DEFAULT_MAX_HEAD};
 
-/// The status line as the head's text starts (without its line end).
-fn status_line(parts: &http::response::Parts) -> String {
+/// The status line as the head's text starts (without its line end), appended to `out`:
+/// `HTTP/1.1 200 OK`, the reason left empty when the code has none (the line then ends in a
+/// space, which [`head_of`] trims). Written piece by piece: it was formatted twice a page.
+fn push_status_line(out: &mut Vec<u8>, parts: &http::response::Parts) {
     let version = match parts.version {
         http::Version::HTTP_10 => "HTTP/1.0",
         _ => "HTTP/1.1",
     };
-    let code = parts.status.as_u16();
-    let reason = parts.status.canonical_reason().unwrap_or("");
-    format!("{version} {code} {reason}")
+    out.extend_from_slice(version.as_bytes());
+    out.push(b' ');
+    // Always three digits (a `StatusCode` is 100..=999).
+    out.extend_from_slice(parts.status.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(parts.status.canonical_reason().unwrap_or("").as_bytes());
 }
 
 /// The fields the head keeps: all but `Transfer-Encoding` (the body is stored de-chunked).
@@ -34,7 +39,7 @@ pub(super) fn head_bytes(parts: &http::response::Parts) -> Vec<u8> {
         .map(|(n, v)| n.as_str().len() + v.len() + 4)
         .sum();
     let mut h = Vec::with_capacity(fields + 64);
-    h.extend_from_slice(status_line(parts).as_bytes());
+    push_status_line(&mut h, parts);
     h.extend_from_slice(b"\r\n");
     for (name, value) in kept_fields(parts) {
         h.extend_from_slice(name.as_str().as_bytes());
@@ -54,7 +59,9 @@ pub(super) fn head_of(parts: &http::response::Parts, len: usize) -> Option<HttpH
     if len > DEFAULT_MAX_HEAD {
         return None;
     }
-    let mut start_line = status_line(parts);
+    let mut line = Vec::with_capacity(48);
+    push_status_line(&mut line, parts);
+    let mut start_line = String::from_utf8(line).expect("a version, three digits and a reason");
     start_line.truncate(start_line.trim_end().len());
     let mut head = HttpHead::with_capacity(start_line, parts.headers.len(), len);
     for (name, value) in kept_fields(parts) {
@@ -121,5 +128,24 @@ mod tests {
         let p = &cases[1];
         assert!(!String::from_utf8_lossy(&head_bytes(p)).contains("chunked"));
         assert_eq!(head_of(p, DEFAULT_MAX_HEAD + 1), None);
+    }
+
+    /// The status line is the one `format!` wrote before it was written piece by piece, for
+    /// every code and version.
+    #[test]
+    fn the_status_line_is_the_formatted_one() {
+        for code in 100..=999u16 {
+            for version in [http::Version::HTTP_10, http::Version::HTTP_11] {
+                let p = parts(code, version, &[]);
+                let v = if version == http::Version::HTTP_10 {
+                    "HTTP/1.0"
+                } else {
+                    "HTTP/1.1"
+                };
+                let reason = p.status.canonical_reason().unwrap_or("");
+                let want = format!("{v} {code} {reason}\r\n\r\n");
+                assert_eq!(String::from_utf8(head_bytes(&p)).unwrap(), want);
+            }
+        }
     }
 }

@@ -55,6 +55,30 @@ pub(super) struct Found {
     links: Vec<(u64, usize, usize)>,
 }
 
+thread_local! {
+    /// A worker thread's [`Found`] between pages: its buffers are made once per thread, not
+    /// once per page.
+    static SPARE_FOUND: std::cell::Cell<Found> = std::cell::Cell::new(Found::default());
+}
+
+impl Found {
+    /// An empty `Found`, with the buffers this thread's last page gave back ([`Found::recycle`]).
+    pub(super) fn take() -> Found {
+        SPARE_FOUND.with(|s| s.take())
+    }
+
+    /// Gives the buffers back for the thread's next page, emptied; a page's that grew past
+    /// [`FOUND_BYTES`] times four is let go, so one page of links does not pin its size.
+    pub(super) fn recycle(mut self) {
+        if self.bytes.capacity() > 4 * FOUND_BYTES {
+            return;
+        }
+        self.bytes.clear();
+        self.links.clear();
+        SPARE_FOUND.with(|s| s.set(self));
+    }
+}
+
 /// A Bloom filter of 64-bit fingerprints (already uniform hashes: the probes are double
 /// hashing of the fingerprint itself).
 pub(super) struct Bloom {
@@ -234,7 +258,7 @@ impl Follow {
         (room, refuse_room): (u64, u64),
         redirect: bool,
     ) -> (Vec<Candidate>, Vec<Candidate>) {
-        let origin = url.origin().ascii_serialization();
+        let origin = crate::keys::origin(url);
         let mut out = Vec::new();
         let mut refused = Vec::new();
         let mut queued = lock(&self.queued);
@@ -244,7 +268,7 @@ impl Follow {
             }
             let same_origin = l
                 .url
-                .strip_prefix(origin.as_str())
+                .strip_prefix(&*origin)
                 .is_some_and(|rest| rest.starts_with('/'));
             // (`consider` kept only links of the page's host.)
             let web = l.url.starts_with("http://") || l.url.starts_with("https://");
@@ -276,6 +300,40 @@ impl Follow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread's `Found` comes back empty with its buffers, page after page; one that grew
+    /// past four times the first room is let go; and another thread has its own.
+    #[test]
+    fn found_buffers_are_reused_by_their_thread() {
+        let follow = Follow {
+            seen: Bloom::new(1, 1 << 16),
+            queued: Mutex::new(FpSet::default()),
+            seen_path: PathBuf::new(),
+        };
+        let key = |fp: u64| {
+            run::fp_key(7)
+                .into_iter()
+                .chain(fp.to_be_bytes())
+                .collect::<Vec<u8>>()
+        };
+        let mut f = Found::take();
+        follow.consider(7, &key(1), b"record", &mut f);
+        follow.consider(8, &key(2), b"another host", &mut f);
+        assert_eq!(f.links.len(), 1);
+        let at = f.bytes.as_ptr();
+        f.recycle();
+        let f = Found::take();
+        assert!(f.bytes.is_empty() && f.links.is_empty());
+        assert_eq!(f.bytes.as_ptr(), at);
+        assert!(f.bytes.capacity() >= FOUND_BYTES);
+        std::thread::spawn(|| assert_eq!(Found::take().bytes.capacity(), 0))
+            .join()
+            .unwrap();
+        let mut big = f;
+        big.bytes.reserve(8 * FOUND_BYTES);
+        big.recycle();
+        assert_eq!(Found::take().bytes.capacity(), 0);
+    }
 
     #[test]
     fn links_robots_txt_refuses_are_selected_apart_within_their_own_bound() {

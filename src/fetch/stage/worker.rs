@@ -153,7 +153,7 @@ impl Shared<'_> {
             Ok(url) => url,
             Err(kind) => return self.settle(job, kind),
         };
-        let origin = url.origin().ascii_serialization();
+        let origin = crate::keys::origin(&url);
         let (policy, failing, client, ip) = {
             let mut hosts = lock(&self.hosts);
             let h = hosts.get_mut(&job.host_key).expect("host of a lease");
@@ -335,7 +335,7 @@ impl Shared<'_> {
             self.cfg.parse.requisites,
         );
         let host_key = crate::keys::host_key(url.host_str().unwrap_or(""));
-        let mut found = super::follow::Found::default();
+        let mut found = super::follow::Found::take();
         let mut each = |k: &[u8], v: &[u8]| {
             if let Some(f) = follow {
                 f.consider(host_key, k, v, &mut found);
@@ -345,7 +345,9 @@ impl Shared<'_> {
         let Some(follow) = follow else {
             return Ok(Vec::new());
         };
-        let found = follow.unqueued(&found);
+        let unqueued = follow.unqueued(&found);
+        found.recycle();
+        let found = unqueued;
         let (found, refused) =
             follow.select(self.cfg, url, found, policy, (room, refuse_room), redirect);
         if !refused.is_empty() {
@@ -691,7 +693,7 @@ impl Shared<'_> {
 fn origin_of(job: &Job) -> Option<String> {
     Url::parse(&job.item.url)
         .ok()
-        .map(|u| u.origin().ascii_serialization())
+        .map(|u| crate::keys::origin(&u).into_owned())
 }
 
 /// Whether a result is of a URL not tried in this run (deferred, or its host parked): back to
