@@ -301,15 +301,20 @@ impl Follow {
 mod tests {
     use super::*;
 
+    /// A `Follow` with nothing seen or queued.
+    fn empty_follow() -> Follow {
+        Follow {
+            seen: Bloom::new(1, 1 << 16),
+            queued: Mutex::new(FpSet::default()),
+            seen_path: PathBuf::new(),
+        }
+    }
+
     /// A thread's `Found` comes back empty with its buffers, page after page; one that grew
     /// past four times the first room is let go; and another thread has its own.
     #[test]
     fn found_buffers_are_reused_by_their_thread() {
-        let follow = Follow {
-            seen: Bloom::new(1, 1 << 16),
-            queued: Mutex::new(FpSet::default()),
-            seen_path: PathBuf::new(),
-        };
+        let follow = empty_follow();
         let key = |fp: u64| {
             run::fp_key(7)
                 .into_iter()
@@ -337,11 +342,7 @@ mod tests {
 
     #[test]
     fn links_robots_txt_refuses_are_selected_apart_within_their_own_bound() {
-        let follow = Follow {
-            seen: Bloom::new(1, 1 << 16),
-            queued: Mutex::new(FpSet::default()),
-            seen_path: PathBuf::new(),
-        };
+        let follow = empty_follow();
         let rules = crate::robots::RobotsStatus::from_response(
             200,
             b"User-agent: *\nDisallow: /private/\n",
