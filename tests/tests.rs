@@ -24,6 +24,7 @@ mod fuzz_replay;
 mod golden;
 mod grafana;
 mod html_links;
+mod http_wire;
 mod identity;
 mod kill_points;
 mod load;

@@ -15,8 +15,8 @@
 //!   `WARC-Truncated: length`. The cap applies to the bytes as sent (still content-encoded): a
 //!   gzip bomb is stored compressed and small; decoding it later is bounded by `max_decoded`
 //!   (`crate::warc::http`).
-//! - **Header cap** (`max_header_bytes`, and ureq's fixed limit of 128 header fields): a
-//!   megabyte of headers is refused (`headers_too_large`) without being kept.
+//! - **Header cap** (`max_header_bytes`, and the protocol engine's fixed limit of 128 header
+//!   fields): a megabyte of headers is refused (`headers_too_large`) without being kept.
 //! - **Content types** (`content_types`): a body of a type the crawl does not keep is not read;
 //!   the head is recorded and the record marked `WARC-Truncated: unspecified`.
 //!
@@ -30,51 +30,51 @@
 //!
 //! **Name resolution and SSRF.** A host name is looked up in the crawl's own table
 //! ([`Resolver::lookup`], `[resolve]` in `crawl.toml`) first, then in system DNS; the SSRF guard
-//! ([`guard::check`]) runs on every address found, and the first address it allows is pinned:
-//! ureq's resolver ([`PinnedResolver`]) only ever returns a pinned address and never asks DNS
-//! itself, so the connection goes to the address that was checked and a name cannot resolve to a
-//! public address for the check and to 127.0.0.1 for the connection (DNS rebinding). ureq's proxy
-//! support is switched off for the same reason (a proxy would resolve the name itself). Only the
-//! first allowed address is tried, so [`Fetched::ip`] is the address actually used.
+//! ([`guard::check`]) runs on every address found, and the connection goes to the first address
+//! it allows (`conn.rs`), never to a name: a name cannot resolve to a public address for the
+//! check and to 127.0.0.1 for the connection (DNS rebinding). There is no proxy support for the
+//! same reason (a proxy would resolve the name itself). Only the first allowed address is tried,
+//! so [`Fetched::ip`] is the address actually used.
 //!
-//! **Raw bytes.** ureq parses the response and removes chunked framing, so the exact bytes on
-//! the wire are not available. As many crawlers built on high-level clients do, the response
-//! block for the WARC is reconstructed: the status line (`HTTP/1.1`, the status, its canonical
-//! reason phrase), the headers as received in their order (names lower-cased by the `http`
-//! crate) minus `Transfer-Encoding`, a blank line, then the body de-chunked but still
-//! content-encoded (ureq's decompression is compiled out: the crate is built without its `gzip`
-//! and `brotli` features, and `Accept-Encoding: gzip, deflate, br` is sent by us), possibly cut
-//! short ([`Fetched::cut`]). `crate::warc::http` decodes such a block like any other. The request
-//! block is rebuilt the same way from the headers this module sets (all of them: ureq adds none
-//! when they are present).
+//! **HTTP/1.1** is ureq's protocol engine (`ureq-proto`'s `Call`): it writes the request's
+//! prelude, parses the response head (at most 128 fields), skips 1xx answers, frames the body
+//! (`Content-Length`, chunked, or to the connection's close) and says whether the connection may
+//! be kept. The I/O around it is `conn.rs`: connections, timeouts, keep-alive, TLS.
 //!
-//! **Connections.** Each host in rotation gets a [`HostClient`]: its own ureq agent whose pool
-//! keeps the host's one connection alive between requests (keep-alive) and closes it when the
-//! host leaves rotation. The fetch stage's scheduler never has two requests to one host in
-//! flight, so whichever worker takes the host next reuses that connection. (Pins are counted,
-//! so two fetches of one `host:port` at once would still be safe.) The TCP under it is
-//! `tcp.rs`: ureq's connector and transport, but a pooled connection is probed once a request,
-//! with one `recv(MSG_PEEK)`, where ureq probed twice with three system calls each. TLS is
-//! rustls with one configuration for the whole stage (`tls.rs`: Mozilla's roots, or the
-//! system's, plus the crawl's `extra_ca_files`); a certificate failure is the URL's answer
-//! (error kind `tls`, with rustls's reason), never accepted.
+//! **Raw bytes.** The request block of the WARC is the bytes sent: this module writes the
+//! request's head itself (the engine is told the method and URI, to frame the answer; its own
+//! rendering is not sent), and refuses a header value that could end a header early. The
+//! protocol engine removes chunked framing, so the exact response bytes on the wire are not
+//! kept. As many crawlers built on high-level clients do, the response block is reconstructed:
+//! the status line (`HTTP/1.1`, the status, its canonical reason phrase), the headers as received
+//! in their order (names lower-cased by the `http` crate) minus `Transfer-Encoding`, a blank
+//! line, then the body de-chunked but still content-encoded (no decompression here;
+//! `Accept-Encoding: gzip, deflate, br` is sent by us), possibly cut short ([`Fetched::cut`]).
+//! `crate::warc::http` decodes such a block like any other.
+//!
+//! **Connections.** Each host in rotation gets a [`HostClient`], which keeps the host's one
+//! connection alive between requests (keep-alive) and closes it when the host leaves rotation.
+//! The fetch stage's scheduler never has two requests to one host in flight, so whichever worker
+//! takes the host next reuses that connection. A kept connection is probed once before reuse,
+//! with one `recv(MSG_PEEK)`. TLS is rustls with one configuration for the whole stage (`tls.rs`:
+//! Mozilla's roots, or the system's, plus the crawl's `extra_ca_files`); a certificate failure
+//! is the URL's answer (error kind `tls`, with rustls's reason), never accepted.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use ureq::http::{self, Uri};
-use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver as UreqResolver};
-use ureq::unversioned::transport::{Connector, NextTimeout};
+use ureq_proto::client::{Call, RecvResponseResult, SendRequestResult};
+use ureq_proto::http::{self, Uri};
 use url::Url;
 
 use crate::config::fetch::FetchSection;
+pub use crate::fetch::conn::HostClient;
+use crate::fetch::conn::{Conn, ConnKey, Limits};
 use crate::fetch::guard;
-use crate::fetch::tcp::TcpConnector;
-use crate::fetch::tls::{self, TlsConnector};
+use crate::fetch::tls;
 use crate::records::FetchErrorKind;
 use crate::resolve::{DnsCache, Lookup, Resolver, SystemLookup};
 use crate::warc::http::HttpHead;
@@ -137,7 +137,7 @@ impl Cut {
 pub struct Fetched {
     /// HTTP status.
     pub status: u16,
-    /// The request as sent (reconstructed; see the module doc).
+    /// The request's head, as sent.
     pub raw_request: Vec<u8>,
     /// Status line and headers of the response, ending with the blank line.
     pub raw_response_head: Vec<u8>,
@@ -188,7 +188,7 @@ impl Fetched {
         started: SystemTime,
     ) -> Fetched {
         let status = parts.status.as_u16();
-        let content_type = header(parts, "content-type")
+        let content_type = header(parts, http::header::CONTENT_TYPE)
             .map(|v| {
                 v.split(';')
                     .next()
@@ -200,7 +200,7 @@ impl Fetched {
         let location = if (300..400).contains(&status) {
             // Without user information: a Location's credentials reach no record, no URL db and
             // no robots.txt request (links take the target through canonicalization as well).
-            header(parts, "location").and_then(|l| {
+            header(parts, http::header::LOCATION).and_then(|l| {
                 let mut to = url.join(&l).ok()?;
                 crate::keys::strip_userinfo(&mut to);
                 Some(String::from(to))
@@ -221,11 +221,11 @@ impl Fetched {
             started,
             duration: Duration::ZERO,
             content_type,
-            etag: header(parts, "etag"),
-            last_modified: header(parts, "last-modified"),
+            etag: header(parts, http::header::ETAG),
+            last_modified: header(parts, http::header::LAST_MODIFIED),
             location,
             retry_after: matches!(status, 429 | 503)
-                .then(|| header(parts, "retry-after").and_then(|v| retry_after(&v)))
+                .then(|| header(parts, http::header::RETRY_AFTER).and_then(|v| retry_after(&v)))
                 .flatten(),
         }
     }
@@ -240,7 +240,7 @@ impl Fetched {
 }
 
 /// A response header's value, trimmed (`None` if absent or not text).
-fn header(parts: &http::response::Parts, name: &str) -> Option<String> {
+fn header(parts: &http::response::Parts, name: http::HeaderName) -> Option<String> {
     parts
         .headers
         .get(name)
@@ -295,46 +295,6 @@ impl fmt::Display for FetchError {
 
 impl std::error::Error for FetchError {}
 
-/// ureq's resolver: answers only with addresses [`Fetcher`] checked and pinned, never with DNS.
-///
-/// Pins are counted: two fetches of one `host:port` in flight at once (a robots.txt redirect to
-/// a host another worker is fetching from) each hold the pin until they are done.
-#[derive(Debug, Default, Clone)]
-pub struct PinnedResolver {
-    pins: Arc<Mutex<HashMap<String, (SocketAddr, u32)>>>,
-}
-
-impl PinnedResolver {
-    fn pin(&self, key: String, addr: SocketAddr) {
-        let mut pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
-        let e = pins.entry(key).or_insert((addr, 0));
-        // The latest check wins; both came from the same table or DNS answer.
-        e.0 = addr;
-        e.1 += 1;
-    }
-
-    fn unpin(&self, key: &str) {
-        let mut pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(e) = pins.get_mut(key) {
-            e.1 -= 1;
-            if e.1 == 0 {
-                pins.remove(key);
-            }
-        }
-    }
-}
-
-impl HostClient {
-    fn new(config: &ureq::config::Config, tls: &Arc<rustls::ClientConfig>) -> HostClient {
-        let pins = PinnedResolver::default();
-        // TCP to the pinned address, then TLS for `https` (no proxy connectors: see the module
-        // doc).
-        let connector = ().chain(TcpConnector).chain(TlsConnector::new(tls.clone()));
-        let agent = ureq::Agent::with_parts(config.clone(), connector, pins.clone());
-        HostClient { agent, pins }
-    }
-}
-
 /// A URL as the client sends it: checked (`http` or `https`, a host, a port), without user
 /// information and fragment.
 struct Request<'a> {
@@ -344,7 +304,7 @@ struct Request<'a> {
     host_header: String,
     /// The request target: the path and the query.
     target: String,
-    /// What ureq connects to and asks for.
+    /// What the protocol engine asks for (its request line and `Host`).
     uri: Uri,
 }
 
@@ -394,62 +354,15 @@ fn url_error(url: &Url, why: &str) -> FetchError {
     FetchError::new(FetchErrorKind::Url, None, format!("{url}: {why}"))
 }
 
-/// `host:port` of a URI, the key of a pin (`None` without a host).
-fn pin_key(uri: &Uri) -> Option<String> {
-    let host = uri.host()?;
-    let port = uri
-        .port_u16()
-        .unwrap_or(if uri.scheme_str() == Some("https") {
-            443
-        } else {
-            80
-        });
-    let mut key = String::with_capacity(host.len() + 6);
-    key.push_str(host);
-    key.make_ascii_lowercase();
-    key.push(':');
-    key.push_str(itoa::Buffer::new().format(port));
-    Some(key)
-}
-
-impl UreqResolver for PinnedResolver {
-    fn resolve(
-        &self,
-        uri: &Uri,
-        _config: &ureq::config::Config,
-        _timeout: NextTimeout,
-    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let key = pin_key(uri).ok_or(ureq::Error::HostNotFound)?;
-        let pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
-        let (addr, _) = *pins.get(&key).ok_or(ureq::Error::HostNotFound)?;
-        let mut v = self.empty();
-        v.push(addr);
-        Ok(v)
-    }
-}
-
 /// Fetches URLs with the limits of a [`FetchSection`]; shared by the workers of a fetch stage.
 pub struct Fetcher {
-    config: ureq::config::Config,
-    /// The client of [`Fetcher::fetch`] (tests, one-off fetches).
+    /// The idle connections of [`Fetcher::fetch`] (tests, one-off fetches).
     shared: HostClient,
     resolver: Arc<Resolver>,
     /// Answers of the system resolver (or a test's [`Lookup`]) for names the table lacks.
     dns: DnsCache,
     cfg: FetchSection,
     tls: Arc<rustls::ClientConfig>,
-}
-
-/// A keep-alive client for one host: its own ureq agent, whose pool holds the host's one
-/// connection while the host is in rotation and closes it when dropped.
-///
-/// Why not one pool for the whole stage: ureq's pool recounts its connections per host on every
-/// return, which is quadratic in the idle connections, and with every host in rotation holding
-/// one it was a fifth of the fetch stage's CPU (docs/BENCHMARKS.md). A pool per host stays at
-/// one or two connections, and a host's connection lives exactly as long as its back queue.
-pub struct HostClient {
-    agent: ureq::Agent,
-    pins: PinnedResolver,
 }
 
 fn secs(s: f64) -> Duration {
@@ -459,36 +372,13 @@ fn secs(s: f64) -> Duration {
 impl Fetcher {
     /// A fetcher with `cfg`'s limits, resolving through `resolver` before DNS.
     pub fn new(cfg: &FetchSection, resolver: Arc<Resolver>) -> Fetcher {
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .proxy(None)
-            .user_agent(ureq::config::AutoHeaderValue::None)
-            .accept(ureq::config::AutoHeaderValue::None)
-            .accept_encoding(ureq::config::AutoHeaderValue::None)
-            .max_response_header_size(usize::try_from(cfg.max_header_bytes.0).unwrap_or(usize::MAX))
-            .timeout_connect(Some(secs(cfg.connect_timeout_secs)))
-            .timeout_per_read(Some(secs(cfg.read_timeout_secs)))
-            // A request is written within the read timeout too. Without a per-write timeout
-            // each write's is what is left of the total, a new value (a `setsockopt`) each
-            // request; a constant one is set once a connection (`tcp.rs`).
-            .timeout_per_write(Some(secs(cfg.read_timeout_secs)))
-            .timeout_global(Some(secs(cfg.total_timeout_secs)))
-            // The host's own connection, and one for a robots.txt redirect elsewhere.
-            .max_idle_connections(2)
-            .max_idle_connections_per_host(1)
-            .max_idle_age(Duration::from_secs(30))
-            .build();
-        let tls = tls::default_config();
-        let shared = HostClient::new(&config, &tls);
         let dns = DnsCache::new(Arc::new(SystemLookup), resolver.cache_limits());
         Fetcher {
-            config,
-            shared,
+            shared: HostClient::default(),
             resolver,
             dns,
             cfg: cfg.clone(),
-            tls,
+            tls: tls::default_config(),
         }
     }
 
@@ -507,14 +397,13 @@ impl Fetcher {
     /// The fetcher with another TLS configuration ([`tls::client_config`]: the crawl's
     /// `tls_roots` and `extra_ca_files`) instead of Mozilla's roots alone.
     pub fn with_tls(mut self, tls: Arc<rustls::ClientConfig>) -> Fetcher {
-        self.shared = HostClient::new(&self.config, &tls);
         self.tls = tls;
         self
     }
 
     /// A keep-alive client for one host (see [`HostClient`]).
     pub fn client(&self) -> HostClient {
-        HostClient::new(&self.config, &self.tls)
+        HostClient::default()
     }
 
     /// Whether the crawl's table is the only source of addresses (`[resolve] only`).
@@ -619,29 +508,52 @@ impl Fetcher {
         let start = Instant::now();
         let started = SystemTime::now();
         let ip = self.resolve(&req.host, req.port)?;
-        let key = pin_key(&req.uri).ok_or_else(|| url_error(url, "no host"))?;
-        client.pins.pin(key.clone(), SocketAddr::new(ip, req.port));
+        let limits = Limits {
+            connect: secs(self.cfg.connect_timeout_secs),
+            per_io: secs(self.cfg.read_timeout_secs),
+            deadline: start + secs(self.cfg.total_timeout_secs),
+        };
 
         let headers = self.headers(&req.host_header, validators);
         let mut raw_request = Vec::with_capacity(256);
         for piece in ["GET ", &req.target, " HTTP/1.1\r\n"] {
             raw_request.extend_from_slice(piece.as_bytes());
         }
-        let mut call = client.agent.get(req.uri);
+        // The request's head is sent as the WARC records it ([`Fetched::raw_request`]); a value
+        // that could end a header early is refused, not sent.
         for (n, v) in &headers {
+            if let Err(why) = crate::config::fetch::header_value(v) {
+                return Err(url_error(url, &format!("{n}: {why}")));
+            }
             for piece in [n, ": ", v, "\r\n"] {
                 raw_request.extend_from_slice(piece.as_bytes());
             }
-            call = call.header(*n, *v);
         }
         raw_request.extend_from_slice(b"\r\n");
+        // The protocol engine is told what was asked (a GET of this URI), to frame the answer.
+        let mut request = http::Request::new(());
+        *request.uri_mut() = req.uri;
 
-        let response = call.call();
-        // The resolver is only asked while connecting: drop the pin so the table stays as small
-        // as the number of fetches in flight.
-        client.pins.unpin(&key);
-        let (parts, body) = response.map_err(|e| classify(e, ip))?.into_parts();
+        let key = ConnKey {
+            addr: SocketAddr::new(ip, req.port),
+            tls_name: (url.scheme() == "https").then(|| {
+                let h = url.host_str().unwrap_or_default();
+                h.trim_start_matches('[').trim_end_matches(']').to_string()
+            }),
+        };
+        let mut conn = match client.take(&key) {
+            Some(c) => c,
+            None => Conn::open(key, &self.tls, limits).map_err(|e| io_error(&e, ip))?,
+        };
+        let (response, next) = exchange(&mut conn, request, &raw_request, limits, &self.cfg, ip)?;
+        let (parts, ()) = response.into_parts();
         let mut fetched = Fetched::from_head(url, &parts, raw_request, ip, started);
+        // The body's call, or whether the connection may be kept when there is no body.
+        let (body_call, mut keep) = match next {
+            RecvResponseResult::RecvBody(c) => (Some(c), false),
+            RecvResponseResult::Redirect(c) => (None, !c.must_close_connection()),
+            RecvResponseResult::Cleanup(c) => (None, !c.must_close_connection()),
+        };
         if robots || self.wants(&fetched.content_type) {
             let max = usize::try_from(self.cfg.max_body.0).unwrap_or(usize::MAX);
             let max = if robots {
@@ -650,13 +562,25 @@ impl Fetcher {
                 max
             };
             // A body's announced length (at most the cap) sizes its buffer: no regrowth copies.
-            let hint = header(&parts, "content-length")
+            let hint = header(&parts, http::header::CONTENT_LENGTH)
                 .and_then(|v| v.parse::<usize>().ok())
                 .map_or(0, |n| n.min(max));
-            let reader = body.into_reader();
-            (fetched.body, fetched.cut) = body::read_body(&self.cfg, reader, start, max, hint);
+            (fetched.body, fetched.cut) = match body_call {
+                Some(call) => {
+                    let mut stream = body::BodyStream::new(&mut conn, call, limits);
+                    let read = body::read_body(&self.cfg, &mut stream, start, max, hint);
+                    keep = stream.keep() && read.1.is_none();
+                    read
+                }
+                None => body::read_body(&self.cfg, io::empty(), start, max, 0),
+            };
         } else {
+            // The body is not read: the connection cannot take another request.
             fetched.cut = Some(Cut::ContentType);
+            keep &= body_call.is_none();
+        }
+        if keep {
+            client.give(conn);
         }
         fetched.duration = start.elapsed();
         Ok(fetched)
@@ -701,30 +625,105 @@ impl Fetcher {
     }
 }
 
-/// Maps a ureq error before the response head to a fetch error.
-fn classify(e: ureq::Error, ip: IpAddr) -> FetchError {
-    use ureq::Error as E;
-    let kind = match &e {
-        E::Timeout(_) => FetchErrorKind::Timeout,
-        E::HostNotFound => FetchErrorKind::Dns,
-        E::LargeResponseHeader(..) => FetchErrorKind::HeadersTooLarge,
-        // ureq-proto parses at most 128 response headers; more is a head too large too (the
-        // error type is ureq-proto's, not re-exported, hence the message).
-        E::Protocol(p) if p.to_string().contains("too many headers") => {
-            FetchErrorKind::HeadersTooLarge
+/// Sends `head` (the request's bytes, as the WARC records them) over `conn` and reads the
+/// response head: the response, and the call's next state (its body, or the end of the
+/// exchange). The protocol engine is driven through the request `request` (a GET, no body)
+/// to frame the response; its own rendering of the request is not sent. 1xx answers are
+/// skipped; a head longer than `max_header_bytes` is refused.
+fn exchange(
+    conn: &mut Conn,
+    request: http::Request<()>,
+    head: &[u8],
+    limits: Limits,
+    cfg: &FetchSection,
+    ip: IpAddr,
+) -> Result<(http::Response<()>, RecvResponseResult), FetchError> {
+    let proto = |e: ureq_proto::Error| proto_error(&e, ip);
+    let io = |e: io::Error| io_error(&e, ip);
+    let mut call = Call::new(request).map_err(proto)?.proceed();
+    // The engine's rendering of the request line and `Host` moves it on; `head` is sent.
+    let mut rendered = [0u8; 1024];
+    while !call.can_proceed() {
+        if call.write(&mut rendered).map_err(proto)? == 0 {
+            return Err(FetchError::new(
+                FetchErrorKind::Url,
+                Some(ip),
+                "the request line is longer than the client renders",
+            ));
         }
-        E::Rustls(r) => tls_kind(r),
-        E::Tls(_) | E::Pem(_) | E::TlsRequired => FetchErrorKind::Tls,
-        E::Io(io) => match io.kind() {
-            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => FetchErrorKind::Timeout,
-            io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => FetchErrorKind::Protocol,
-            _ => FetchErrorKind::Connect,
-        },
-        E::ConnectionFailed => FetchErrorKind::Connect,
-        E::BadUri(_) | E::Http(_) => FetchErrorKind::Url,
+    }
+    conn.send(head, limits).map_err(io)?;
+    let Some(SendRequestResult::RecvResponse(mut call)) = call.proceed().map_err(proto)? else {
+        unreachable!("a GET has no body to send");
+    };
+    let max_head = usize::try_from(cfg.max_header_bytes.0).unwrap_or(usize::MAX);
+    let response = loop {
+        let input = conn.input();
+        if input.is_empty() {
+            if conn.fill(limits).map_err(io)? == 0 {
+                return Err(FetchError::new(
+                    FetchErrorKind::Protocol,
+                    Some(ip),
+                    "the server closed the connection without a response",
+                ));
+            }
+            continue;
+        }
+        let (used, response) = call.try_response(input, false).map_err(proto)?;
+        let size = if response.is_some() {
+            used
+        } else {
+            input.len()
+        };
+        if size > max_head {
+            return Err(FetchError::new(
+                FetchErrorKind::HeadersTooLarge,
+                Some(ip),
+                format!("response header is too big: {size} > {max_head} bytes (max_header_bytes)"),
+            ));
+        }
+        conn.consume(used);
+        if let Some(r) = response {
+            break r;
+        }
+        if used > 0 {
+            continue; // a 1xx answer, skipped
+        }
+        if conn.fill(limits).map_err(io)? == 0 {
+            return Err(FetchError::new(
+                FetchErrorKind::Protocol,
+                Some(ip),
+                "the server closed the connection before its response head ended",
+            ));
+        }
+    };
+    let next = call.proceed().expect("a response was read");
+    Ok((response, next))
+}
+
+/// A protocol error of the exchange: a head of more than 128 fields is a head too large.
+fn proto_error(e: &ureq_proto::Error, ip: IpAddr) -> FetchError {
+    let kind = match e {
+        ureq_proto::Error::HttpParseTooManyHeaders => FetchErrorKind::HeadersTooLarge,
         _ => FetchErrorKind::Protocol,
     };
-    FetchError::new(kind, Some(ip), e.to_string())
+    FetchError::new(kind, Some(ip), format!("protocol: {e}"))
+}
+
+/// An I/O error before the response head: a rustls failure is a `tls` kind (or a more
+/// precise certificate kind), a timeout `timeout`, a broken answer `protocol`, anything else
+/// (refused, reset) `connect`.
+fn io_error(e: &io::Error, ip: IpAddr) -> FetchError {
+    if let Some(r) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
+        return FetchError::new(tls_kind(r), Some(ip), format!("tls: {r}"));
+    }
+    let kind = match e.kind() {
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => FetchErrorKind::Timeout,
+        io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => FetchErrorKind::Protocol,
+        io::ErrorKind::InvalidInput => FetchErrorKind::Tls,
+        _ => FetchErrorKind::Connect,
+    };
+    FetchError::new(kind, Some(ip), format!("io: {e}"))
 }
 
 /// The kind of a rustls failure: the certificate reasons an operator acts on, else `tls`.
@@ -748,7 +747,7 @@ fn tls_kind(e: &rustls::Error) -> FetchErrorKind {
 mod tests {
     use super::*;
 
-    /// The request's `Host` header, URI and pin key are what `format!` made of them before
+    /// The request's `Host` header and URI are what `format!` made of them before
     /// they were pushed piece by piece: default and other ports, queries, user info and
     /// fragments (left off the wire), IP literals, upper-case hosts.
     #[test]
@@ -776,11 +775,6 @@ mod tests {
                 r.uri.to_string(),
                 want_uri.parse::<Uri>().unwrap().to_string()
             );
-            let port = url.port_or_known_default().unwrap();
-            let want_key = format!("{}:{port}", r.uri.host().unwrap().to_ascii_lowercase());
-            assert_eq!(pin_key(&r.uri).as_deref(), Some(want_key.as_str()), "{u}");
         }
-        let upper: Uri = "http://ExAmPlE.COM:81/".parse().unwrap();
-        assert_eq!(pin_key(&upper).as_deref(), Some("example.com:81"));
     }
 }

@@ -9,8 +9,9 @@
 //!   [`crate::config::FetchSection`].
 //! - [`guard`]: the SSRF guard on resolved addresses.
 //! - [`ipgate`]: the per-IP limit and delay shared by every fetch of a process.
-//! - [`client`]: fetching one URL (ureq) with every limit, SSRF guard and pinned resolution.
-//! - [`tls`]: the TLS configuration (trusted roots, extra CA files) and connector.
+//! - [`client`]: fetching one URL with every limit and the SSRF guard (HTTP/1.1 by ureq's
+//!   protocol engine); [`conn`]: its connections (TCP, TLS), timeouts and keep-alive.
+//! - [`tls`]: the TLS configuration (trusted roots, extra CA files).
 //! - [`window`]: the cycle as a window: while another partition's list is unfinished, a
 //!   partition follows links beyond `follow_per_host`.
 //! - [`schedule`]: Mercator back queues, the heap of next-allowed times, the per-IP limit and
@@ -18,12 +19,12 @@
 
 pub mod client;
 mod codec;
+pub mod conn;
 pub mod guard;
 pub mod ipgate;
 pub mod progress;
 pub mod schedule;
 pub mod stage;
-pub mod tcp;
 pub mod tls;
 pub mod window;
 

@@ -17,25 +17,17 @@
 //! "... UnknownIssuer") for that URL, as any other fetch error. There is no switch to skip
 //! verification: an archive that says a page came from `https://bank.example/` must mean it.
 //!
-//! **Why a connector of our own** rather than ureq's: ureq builds its rustls configuration per
-//! agent, and the fetch stage makes an agent per host in rotation (`client.rs`, `HostClient`);
-//! parsing a root store for each of a million hosts would cost more than fetching their
-//! robots.txt. [`TlsConnector`] holds one `Arc<ClientConfig>` made when the stage starts, and
-//! ureq's own roots (webpki only, or one list of certificates) could not add extra CAs to
-//! Mozilla's either.
+//! **One configuration per stage.** Parsing a root store for each of a million hosts would cost
+//! more than fetching their robots.txt: the stage makes one `Arc<ClientConfig>` when it starts
+//! ([`client_config`], or [`default_config`], made once a process), and every connection's
+//! handshake (`conn.rs`) shares it.
 
-use std::fmt;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
-use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
-    TransportAdapter,
-};
+use rustls::pki_types::CertificateDer;
+use rustls::{ClientConfig, RootCertStore};
 
 use crate::config::fetch::TlsRoots;
 use crate::error::{Error, Result};
@@ -144,109 +136,4 @@ pub fn default_config() -> Arc<ClientConfig> {
             })
         })
         .clone()
-}
-
-/// ureq connector that wraps a TCP connection to an `https` URL in TLS with a shared
-/// configuration (see the module doc).
-#[derive(Clone)]
-pub struct TlsConnector {
-    config: Arc<ClientConfig>,
-}
-
-impl TlsConnector {
-    /// A connector using `config`.
-    pub fn new(config: Arc<ClientConfig>) -> TlsConnector {
-        TlsConnector { config }
-    }
-}
-
-impl fmt::Debug for TlsConnector {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TlsConnector").finish_non_exhaustive()
-    }
-}
-
-impl<In: Transport> Connector<In> for TlsConnector {
-    type Out = Either<In, TlsTransport>;
-
-    fn connect(
-        &self,
-        details: &ConnectionDetails,
-        chained: Option<In>,
-    ) -> std::result::Result<Option<Self::Out>, ureq::Error> {
-        let Some(transport) = chained else {
-            return Ok(None);
-        };
-        if !details.needs_tls() || transport.is_tls() {
-            return Ok(Some(Either::A(transport)));
-        }
-        let host = details.uri.host().ok_or(ureq::Error::HostNotFound)?;
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        let name = ServerName::try_from(host.to_string())
-            .map_err(|_| ureq::Error::Tls("not a valid TLS server name"))?;
-        let mut conn = ClientConnection::new(self.config.clone(), name)?;
-        let mut sock = TransportAdapter::new(transport.boxed(), details.current_time.clone());
-        sock.set_timeout(details.timeout);
-        // The handshake now, so a certificate failure surfaces as rustls's own error (with its
-        // reason) rather than as an I/O error of the first read.
-        conn.complete_io(&mut sock).map_err(|e| {
-            match e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
-                Some(r) => ureq::Error::Rustls(r.clone()),
-                None => ureq::Error::from(e),
-            }
-        })?;
-        let buffers = LazyBuffers::new(
-            details.config.input_buffer_size(),
-            details.config.output_buffer_size(),
-        );
-        Ok(Some(Either::B(TlsTransport {
-            buffers,
-            stream: StreamOwned { conn, sock },
-        })))
-    }
-}
-
-/// A TLS connection as a ureq transport.
-pub struct TlsTransport {
-    buffers: LazyBuffers,
-    stream: StreamOwned<ClientConnection, TransportAdapter>,
-}
-
-impl fmt::Debug for TlsTransport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TlsTransport").finish_non_exhaustive()
-    }
-}
-
-impl Transport for TlsTransport {
-    fn buffers(&mut self) -> &mut dyn Buffers {
-        &mut self.buffers
-    }
-
-    fn transmit_output(
-        &mut self,
-        amount: usize,
-        timeout: NextTimeout,
-    ) -> std::result::Result<(), ureq::Error> {
-        self.stream.get_mut().set_timeout(timeout);
-        let output = &self.buffers.output()[..amount];
-        self.stream.write_all(output)?;
-        Ok(())
-    }
-
-    fn await_input(&mut self, timeout: NextTimeout) -> std::result::Result<bool, ureq::Error> {
-        self.stream.get_mut().set_timeout(timeout);
-        let input = self.buffers.input_append_buf();
-        let amount = self.stream.read(input)?;
-        self.buffers.input_appended(amount);
-        Ok(amount > 0)
-    }
-
-    fn is_open(&mut self) -> bool {
-        self.stream.get_mut().get_mut().is_open()
-    }
-
-    fn is_tls(&self) -> bool {
-        true
-    }
 }

@@ -5,8 +5,125 @@
 use std::io::{self, Read};
 use std::time::{Duration, Instant};
 
+use ureq_proto::client::{Call, RecvBodyResult};
+use ureq_proto::BodyMode;
+
 use super::{secs, Cut};
 use crate::config::fetch::FetchSection;
+use crate::fetch::conn::{Conn, Limits};
+
+/// A response body as it arrives over its connection, de-framed by the protocol engine
+/// (`Content-Length`, chunked, or to the close): what [`read_body`] reads. It ends (`Ok(0)`)
+/// where the framing says; a connection closed before that is an `UnexpectedEof` error.
+pub(super) struct BodyStream<'a> {
+    conn: &'a mut Conn,
+    /// `None` once the body has ended.
+    call: Option<Call<ureq_proto::client::state::RecvBody>>,
+    limits: Limits,
+    /// The server closed the connection (or reset it).
+    closed: bool,
+    /// The body ended as framed and the connection may take another request.
+    keep: bool,
+}
+
+impl<'a> BodyStream<'a> {
+    pub(super) fn new(
+        conn: &'a mut Conn,
+        mut call: Call<ureq_proto::client::state::RecvBody>,
+        limits: Limits,
+    ) -> BodyStream<'a> {
+        // Each chunk is handed over before the next chunk's size line is read: a broken size
+        // line after good chunks loses none of them.
+        call.stop_on_chunk_boundary(true);
+        BodyStream {
+            conn,
+            call: Some(call),
+            limits,
+            closed: false,
+            keep: false,
+        }
+    }
+
+    /// Whether the body ended as framed and its connection may be kept for another request.
+    pub(super) fn keep(&self) -> bool {
+        self.keep
+    }
+
+    /// The body is over (its framing says so, or the server closed): whether that is its end.
+    fn end(&mut self) -> io::Result<()> {
+        let Some(call) = self.call.take() else {
+            return Ok(());
+        };
+        if !call.can_proceed() {
+            if call.is_ended_chunked() {
+                // The last chunk came and then the close, before the trailers' end: the body
+                // is whole; the connection is not kept.
+                return Ok(());
+            }
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection before the body ended",
+            ));
+        }
+        let close = match call.proceed() {
+            Some(RecvBodyResult::Redirect(c)) => c.must_close_connection(),
+            Some(RecvBodyResult::Cleanup(c)) => c.must_close_connection(),
+            None => true,
+        };
+        self.keep = !close && !self.closed;
+        Ok(())
+    }
+}
+
+impl Read for BodyStream<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(call) = self.call.as_mut() else {
+                return Ok(0);
+            };
+            let framed_end = match call.body_mode() {
+                BodyMode::LengthDelimited(_) | BodyMode::Chunked => call.can_proceed(),
+                BodyMode::NoBody => true,
+                BodyMode::CloseDelimited => false,
+            };
+            if framed_end {
+                self.end()?;
+                return Ok(0);
+            }
+            if !self.conn.input().is_empty() {
+                let (used, out) = call
+                    .read(self.conn.input(), buf)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                self.conn.consume(used);
+                if out > 0 {
+                    return Ok(out);
+                }
+                if used > 0 {
+                    continue;
+                }
+            }
+            if self.closed {
+                self.end()?;
+                return Ok(0);
+            }
+            match self.conn.fill(self.limits) {
+                Ok(0) => self.closed = true,
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::UnexpectedEof
+                            | io::ErrorKind::ConnectionAborted
+                            | io::ErrorKind::ConnectionReset
+                    ) =>
+                {
+                    self.closed = true
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
 
 /// Reads a body up to `max` bytes, checking the rate and the total time after each read.
 ///
@@ -152,16 +269,6 @@ impl<R: Read> Read for Paced<R> {
 fn read_error_cut(e: &io::Error) -> Cut {
     if e.kind() == io::ErrorKind::TimedOut {
         return Cut::Timeout;
-    }
-    if let Some(inner) = e.get_ref().and_then(|i| i.downcast_ref::<ureq::Error>()) {
-        if matches!(inner, ureq::Error::Timeout(_)) {
-            return Cut::Timeout;
-        }
-        if let ureq::Error::Io(io) = inner {
-            if io.kind() == io::ErrorKind::TimedOut {
-                return Cut::Timeout;
-            }
-        }
     }
     Cut::Disconnect
 }

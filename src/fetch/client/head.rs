@@ -2,7 +2,7 @@
 //! ([`HttpHead`]) for the parse and the index, both made from the client's parsed response
 //! without writing the text and reading it back.
 
-use ureq::http;
+use ureq_proto::http;
 
 use crate::warc::http::{HttpHead, DEFAULT_MAX_HEAD};
 
