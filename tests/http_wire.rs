@@ -16,11 +16,13 @@ use url::Url;
 /// One scripted answer: its bytes, and whether the server closes the connection after it.
 struct Answer(&'static [u8], bool);
 
+/// Each request's head as received, with the connection (0, 1, ...) it came on.
+type Received = Vec<(usize, Vec<u8>)>;
+
 /// A server answering requests with its script in order, one connection after another.
 struct Scripted {
     addr: SocketAddr,
-    /// Each request's head as received, with the connection (0, 1, ...) it came on.
-    requests: Arc<Mutex<Vec<(usize, Vec<u8>)>>>,
+    requests: Arc<Mutex<Received>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -70,7 +72,7 @@ impl Scripted {
     }
 
     /// The requests received, once the script is done.
-    fn finish(mut self) -> Vec<(usize, Vec<u8>)> {
+    fn finish(mut self) -> Received {
         self.thread.take().unwrap().join().unwrap();
         self.requests.lock().unwrap().clone()
     }
