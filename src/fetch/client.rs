@@ -36,10 +36,11 @@
 //! same reason (a proxy would resolve the name itself). Only the first allowed address is tried,
 //! so [`Fetched::ip`] is the address actually used.
 //!
-//! **HTTP/1.1** is ureq's protocol engine (`ureq-proto`'s `Call`): it writes the request's
-//! prelude, parses the response head (at most 128 fields), skips 1xx answers, frames the body
+//! **HTTP/1.1** is ureq's protocol engine (`ureq-proto`'s `Call`): told the request (a GET of
+//! the URI), it parses the response head (at most 128 fields), skips 1xx answers, frames the body
 //! (`Content-Length`, chunked, or to the connection's close) and says whether the connection may
-//! be kept. The I/O around it is `conn.rs`: connections, timeouts, keep-alive, TLS.
+//! be kept. The request's head is written here (below); the I/O around both is `conn.rs`:
+//! connections, timeouts, keep-alive (at most two idle connections a host), TLS.
 //!
 //! **Raw bytes.** The request block of the WARC is the bytes sent: this module writes the
 //! request's head itself (the engine is told the method and URI, to frame the answer; its own
