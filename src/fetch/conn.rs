@@ -2,11 +2,11 @@
 //! under the client's timeouts (docs/design.md §7).
 //!
 //! The client (`client.rs`) speaks HTTP/1.1 through ureq's protocol engine (`ureq-proto`'s
-//! `Call`: the request's prelude, the response head, 1xx answers, the body's framing and whether
-//! the connection may be kept), and does the I/O itself, here. ureq's agent, which did that I/O
-//! before, ran a request through its middleware chain, timing table, pool and transport chain,
-//! ~10% of a crawl's CPU on the peer web beside the protocol's own work (docs/BENCHMARKS.md,
-//! "2026-11-29 (ninth session)"); what is left of it is what the fetch needs:
+//! `Call`: the response head, 1xx answers, the body's framing and whether the connection may be
+//! kept; the request's head is the client's own), and does the I/O itself, here. ureq's agent,
+//! which did that I/O before, ran each request through its middleware chain, timing table, pool
+//! and transport chain with two 128 KiB buffers per connection (docs/BENCHMARKS.md, "2026-11-30
+//! (ninth session)"); what is left of it is what the fetch needs:
 //!
 //! - **Connect** to the address the client resolved and checked (the SSRF guard's, so a name
 //!   cannot resolve to another address for the connection), within the connect timeout and what
