@@ -205,6 +205,27 @@ fn connections_are_kept_only_when_the_answer_allows() {
     assert_eq!(conns, [0, 0, 0, 1, 2]);
 }
 
+/// A chunk size line that never ends is a broken body once it passes 64 KiB: the chunks before
+/// it are kept, and the client neither waits for the total timeout nor buffers the line.
+#[test]
+fn an_endless_chunk_size_line_is_cut_at_once() {
+    let mut answer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n".to_vec();
+    answer.resize(answer.len() + (200 << 10), b'1');
+    let server = Scripted::start(vec![Answer(Vec::leak(answer), false)]);
+    let started = Instant::now();
+    let got = fetcher()
+        .fetch(&server.url("/"), Validators::default())
+        .unwrap();
+    assert_eq!(got.body, b"abc");
+    assert_eq!(got.cut, Some(Cut::Disconnect));
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "cut before the 5 s total timeout: {:?}",
+        started.elapsed()
+    );
+    server.finish();
+}
+
 /// A body cut short by the close, or with broken chunk framing, is kept as far as it came and
 /// marked a disconnect; a head cut short is a protocol error; none of these connections is
 /// reused.

@@ -10,7 +10,7 @@ use ureq_proto::BodyMode;
 
 use super::{secs, Cut};
 use crate::config::fetch::FetchSection;
-use crate::fetch::conn::{Conn, Limits};
+use crate::fetch::conn::{Conn, Limits, READ_BLOCK};
 
 /// A response body as it arrives over its connection, de-framed by the protocol engine
 /// (`Content-Length`, chunked, or to the close): what [`read_body`] reads. It ends (`Ok(0)`)
@@ -100,6 +100,15 @@ impl Read for BodyStream<'_> {
                 }
                 if used > 0 {
                     continue;
+                }
+                // The engine waits for a line end (a chunk's size, a trailer) that a hostile
+                // server need never send: past a read block of it, the body is broken, not
+                // more memory.
+                if self.conn.input().len() >= READ_BLOCK {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "a chunk size or trailer line longer than 64 KiB",
+                    ));
                 }
             }
             if self.closed {
