@@ -143,6 +143,26 @@ fn the_request_record_is_what_went_on_the_wire() {
     assert_eq!((got[0].0, got[1].0), (0, 0), "one connection kept alive");
 }
 
+/// A long URL (past any small rendering buffer: `[canon] max_url_len` allows 2,048 bytes and
+/// more) goes out whole.
+#[test]
+fn a_long_url_is_sent_whole() {
+    let server = Scripted::start(vec![Answer(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        true,
+    )]);
+    let path = format!("/{}?q={}", "p".repeat(3000), "v".repeat(3000));
+    let got = fetcher()
+        .fetch(&server.url(&path), Validators::default())
+        .unwrap();
+    assert_eq!(got.body, b"ok");
+    let received = server.finish();
+    assert_eq!(received[0].1, got.raw_request);
+    assert!(
+        String::from_utf8_lossy(&got.raw_request).starts_with(&format!("GET {path} HTTP/1.1\r\n"))
+    );
+}
+
 /// 1xx answers before the final one are skipped; the final answer and its body are read.
 #[test]
 fn informational_answers_are_skipped() {

@@ -642,8 +642,9 @@ fn exchange(
     let proto = |e: ureq_proto::Error| proto_error(&e, ip);
     let io = |e: io::Error| io_error(&e, ip);
     let mut call = Call::new(request).map_err(proto)?.proceed();
-    // The engine's rendering of the request line and `Host` moves it on; `head` is sent.
-    let mut rendered = [0u8; 1024];
+    // The engine's rendering of the request line and `Host` moves it on; `head` is sent. That
+    // rendering is never longer than `head`, which holds the same line and host and more.
+    let mut rendered = vec![0u8; head.len() + 64];
     while !call.can_proceed() {
         if call.write(&mut rendered).map_err(proto)? == 0 {
             return Err(FetchError::new(
