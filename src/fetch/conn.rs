@@ -225,6 +225,7 @@ impl Conn {
         let want = limits.within(limits.per_io)?;
         let sock = self.stream.tcp();
         update(&mut self.read_timeout, want, |t| sock.set_read_timeout(t))?;
+        let started = Instant::now();
         let into = &mut self.buf[self.end..];
         let n = loop {
             let r = match &mut self.stream {
@@ -234,8 +235,18 @@ impl Conn {
             match r {
                 Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                    // A signal: read again within what is left.
-                    limits.within(limits.per_io)?;
+                    // A signal: read again for what is left of this read's timeout, so that
+                    // signals do not stretch it.
+                    let left = want.saturating_sub(started.elapsed());
+                    if left.is_zero() {
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            "timed out waiting for the server",
+                        ));
+                    }
+                    let left = limits.within(left)?;
+                    let sock = self.stream.tcp();
+                    update(&mut self.read_timeout, left, |t| sock.set_read_timeout(t))?;
                 }
                 Err(e) => return Err(timed_out(e)),
             }
