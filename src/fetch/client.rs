@@ -37,10 +37,14 @@
 //! so [`Fetched::ip`] is the address actually used.
 //!
 //! **HTTP/1.1** is ureq's protocol engine (`ureq-proto`'s `Call`): told the request (a GET of
-//! the URI), it parses the response head (at most 128 fields), skips 1xx answers, frames the body
-//! (`Content-Length`, chunked, or to the connection's close) and says whether the connection may
-//! be kept. The request's head is written here (below); the I/O around both is `conn.rs`:
-//! connections, timeouts, keep-alive (at most two idle connections a host), TLS.
+//! the URI), it skips 1xx answers, frames the body (`Content-Length`, chunked, or to the
+//! connection's close) and says whether the connection may be kept. The response head is parsed
+//! here, once (`head.rs`, with `httparse` as the engine parses it, at most 128 fields), and the
+//! engine is given only its status line and framing fields (`Content-Length`,
+//! `Transfer-Encoding`, `Connection`): it decides from those alone, and building its header map
+//! of every field cost ~4% of a crawl. The request's head is written here (below); the I/O
+//! around both is `conn.rs`: connections, timeouts, keep-alive (at most two idle connections a
+//! host), TLS.
 //!
 //! **Raw bytes.** The request block of the WARC is the bytes sent: this module writes the
 //! request's head itself (the engine is told the method and URI, to frame the answer; its own
@@ -48,8 +52,8 @@
 //! protocol engine removes chunked framing, so the exact response bytes on the wire are not
 //! kept. As many crawlers built on high-level clients do, the response block is reconstructed:
 //! the status line (`HTTP/1.1`, the status, its canonical reason phrase), the headers as received
-//! in their order (names lower-cased by the `http` crate) minus `Transfer-Encoding`, a blank
-//! line, then the body de-chunked but still content-encoded (no decompression here;
+//! but grouped by name as a header map orders them (names lower-cased), minus
+//! `Transfer-Encoding`, a blank line, then the body de-chunked but still content-encoded (no decompression here;
 //! `Accept-Encoding: gzip, deflate, br` is sent by us), possibly cut short ([`Fetched::cut`]).
 //! `crate::warc::http` decodes such a block like any other.
 //!
@@ -183,13 +187,14 @@ impl Fetched {
     /// (content type, validators, a redirect's `Location`, a `Retry-After`); no body yet.
     fn from_head(
         url: &Url,
-        parts: &http::response::Parts,
+        received: head::Received,
         raw_request: Vec<u8>,
         ip: IpAddr,
         started: SystemTime,
     ) -> Fetched {
-        let status = parts.status.as_u16();
-        let content_type = header(parts, http::header::CONTENT_TYPE)
+        let status = received.status;
+        let content_type = received
+            .content_type
             .map(|v| {
                 v.split(';')
                     .next()
@@ -201,7 +206,7 @@ impl Fetched {
         let location = if (300..400).contains(&status) {
             // Without user information: a Location's credentials reach no record, no URL db and
             // no robots.txt request (links take the target through canonicalization as well).
-            header(parts, http::header::LOCATION).and_then(|l| {
+            received.location.and_then(|l| {
                 let mut to = url.join(&l).ok()?;
                 crate::keys::strip_userinfo(&mut to);
                 Some(String::from(to))
@@ -209,24 +214,22 @@ impl Fetched {
         } else {
             None
         };
-        let raw_response_head = head::head_bytes(parts);
-        let head = head::head_of(parts, raw_response_head.len());
         Fetched {
             status,
             raw_request,
-            raw_response_head,
-            head,
+            raw_response_head: received.bytes,
+            head: received.head,
             body: Vec::new(),
             cut: None,
             ip,
             started,
             duration: Duration::ZERO,
             content_type,
-            etag: header(parts, http::header::ETAG),
-            last_modified: header(parts, http::header::LAST_MODIFIED),
+            etag: received.etag,
+            last_modified: received.last_modified,
             location,
             retry_after: matches!(status, 429 | 503)
-                .then(|| header(parts, http::header::RETRY_AFTER).and_then(|v| retry_after(&v)))
+                .then(|| received.retry_after.and_then(|v| retry_after(&v)))
                 .flatten(),
         }
     }
@@ -238,15 +241,6 @@ impl Fetched {
         b.extend_from_slice(&self.body);
         b
     }
-}
-
-/// A response header's value, trimmed (`None` if absent or not text).
-fn header(parts: &http::response::Parts, name: http::HeaderName) -> Option<String> {
-    parts
-        .headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.trim().to_string())
 }
 
 /// A `Retry-After` value: delay-seconds, or an HTTP date (a date in the past is no delay).
@@ -546,9 +540,10 @@ impl Fetcher {
             Some(c) => c,
             None => Conn::open(key, &self.tls, limits).map_err(|e| io_error(&e, ip))?,
         };
-        let (response, next) = exchange(&mut conn, request, &raw_request, limits, &self.cfg, ip)?;
-        let (parts, ()) = response.into_parts();
-        let mut fetched = Fetched::from_head(url, &parts, raw_request, ip, started);
+        let (received, next) = exchange(&mut conn, request, &raw_request, limits, &self.cfg, ip)?;
+        // A body's announced length (at most the cap) sizes its buffer: no regrowth copies.
+        let length_hint = received.content_length;
+        let mut fetched = Fetched::from_head(url, received, raw_request, ip, started);
         // The body's call, or whether the connection may be kept when there is no body.
         let (body_call, mut keep) = match next {
             RecvResponseResult::RecvBody(c) => (Some(c), false),
@@ -562,10 +557,7 @@ impl Fetcher {
             } else {
                 max
             };
-            // A body's announced length (at most the cap) sizes its buffer: no regrowth copies.
-            let hint = header(&parts, http::header::CONTENT_LENGTH)
-                .and_then(|v| v.parse::<usize>().ok())
-                .map_or(0, |n| n.min(max));
+            let hint = length_hint.map_or(0, |n| n.min(max));
             (fetched.body, fetched.cut) = match body_call {
                 Some(call) => {
                     let mut stream = body::BodyStream::new(&mut conn, call, limits);
@@ -627,10 +619,11 @@ impl Fetcher {
 }
 
 /// Sends `head` (the request's bytes, as the WARC records them) over `conn` and reads the
-/// response head: the response, and the call's next state (its body, or the end of the
-/// exchange). The protocol engine is driven through the request `request` (a GET, no body)
-/// to frame the response; its own rendering of the request is not sent. 1xx answers are
-/// skipped; a head longer than `max_header_bytes` is refused.
+/// response head: the head parsed (`head.rs`), and the call's next state (its body, or the end
+/// of the exchange). The protocol engine is driven through the request `request` (a GET, no
+/// body) to frame the response; its own rendering of the request is not sent, and it is given
+/// the answer's framing fields, not the whole head (`head.rs`). 1xx answers are skipped; a head
+/// longer than `max_header_bytes` is refused.
 fn exchange(
     conn: &mut Conn,
     request: http::Request<()>,
@@ -638,7 +631,7 @@ fn exchange(
     limits: Limits,
     cfg: &FetchSection,
     ip: IpAddr,
-) -> Result<(http::Response<()>, RecvResponseResult), FetchError> {
+) -> Result<(head::Received, RecvResponseResult), FetchError> {
     let proto = |e: ureq_proto::Error| proto_error(&e, ip);
     let io = |e: io::Error| io_error(&e, ip);
     let mut call = Call::new(request).map_err(proto)?.proceed();
@@ -659,7 +652,14 @@ fn exchange(
         unreachable!("a GET has no body to send");
     };
     let max_head = usize::try_from(cfg.max_header_bytes.0).unwrap_or(usize::MAX);
-    let response = loop {
+    let too_large = |size: usize| {
+        FetchError::new(
+            FetchErrorKind::HeadersTooLarge,
+            Some(ip),
+            format!("response header is too big: {size} > {max_head} bytes (max_header_bytes)"),
+        )
+    };
+    let received = loop {
         let input = conn.input();
         if input.is_empty() {
             if conn.fill(limits).map_err(io)? == 0 {
@@ -671,36 +671,44 @@ fn exchange(
             }
             continue;
         }
-        let (used, response) = call.try_response(input, false).map_err(proto)?;
-        let size = if response.is_some() {
-            used
-        } else {
-            input.len()
+        let parsed = head::Received::parse(input).map_err(|e| match e {
+            head::HeadError::TooManyFields => {
+                proto_error(&ureq_proto::Error::HttpParseTooManyHeaders, ip)
+            }
+            head::HeadError::Invalid(why) => {
+                proto_error(&ureq_proto::Error::HttpParseFail(why), ip)
+            }
+        })?;
+        let Some(received) = parsed else {
+            if input.len() > max_head {
+                return Err(too_large(input.len()));
+            }
+            if conn.fill(limits).map_err(io)? == 0 {
+                return Err(FetchError::new(
+                    FetchErrorKind::Protocol,
+                    Some(ip),
+                    "the server closed the connection before its response head ended",
+                ));
+            }
+            continue;
         };
-        if size > max_head {
-            return Err(FetchError::new(
-                FetchErrorKind::HeadersTooLarge,
-                Some(ip),
-                format!("response header is too big: {size} > {max_head} bytes (max_header_bytes)"),
-            ));
+        if received.len > max_head {
+            return Err(too_large(received.len));
         }
-        conn.consume(used);
-        if let Some(r) = response {
-            break r;
+        let (used, response) = call.try_response(&received.framing, false).map_err(proto)?;
+        debug_assert_eq!(
+            used,
+            received.framing.len(),
+            "the engine takes the head whole"
+        );
+        conn.consume(received.len);
+        if response.is_some() {
+            break received;
         }
-        if used > 0 {
-            continue; // a 1xx answer, skipped
-        }
-        if conn.fill(limits).map_err(io)? == 0 {
-            return Err(FetchError::new(
-                FetchErrorKind::Protocol,
-                Some(ip),
-                "the server closed the connection before its response head ended",
-            ));
-        }
+        // A 1xx answer, skipped.
     };
     let next = call.proceed().expect("a response was read");
-    Ok((response, next))
+    Ok((received, next))
 }
 
 /// A protocol error of the exchange: a head of more than 128 fields is a head too large.

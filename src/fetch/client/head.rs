@@ -1,151 +1,306 @@
-//! The response head a fetch keeps: the bytes of the WARC block's head, and the same head parsed
-//! ([`HttpHead`]) for the parse and the index, both made from the client's parsed response
-//! without writing the text and reading it back.
+//! The response head as received: parsed once, with `httparse` as the protocol engine parses it,
+//! into what the fetch keeps (the WARC block's head and the same head parsed, [`HttpHead`], for
+//! the parse and the index, and the few fields the crawl reads) and the head the engine frames
+//! the body from.
+//!
+//! The engine (`ureq-proto`) turns a head into an `http::Response`: a builder call, a
+//! `HeaderValue` allocation and a header-map insertion per field (with the map's regrowth past a
+//! dozen), ~4% of a crawl's CPU for fields of which it reads three. So the engine is given a head
+//! of those three alone: the status line, then every `Content-Length`, `Transfer-Encoding` and
+//! `Connection` field as received, in order. From them (and the version and status) it decides the
+//! body's framing and whether the connection may be kept, as it would from the whole head; it
+//! reads nothing else of a final answer. A 1xx answer is given to the engine whole (it refuses a
+//! `100` with fields).
+//!
+//! The kept head is what the engine's `http::Response` gave before, byte for byte (the golden
+//! WARCs rest on it): names lower-cased, the fields grouped by name in the order each name first
+//! appears (a header map's order), `Transfer-Encoding` left out (the body is stored de-chunked),
+//! the status line with the code's canonical reason phrase. The tests hold it to the engine's own
+//! parse.
+
+use std::borrow::Cow;
 
 use ureq_proto::http;
 
 use crate::warc::http::{HttpHead, DEFAULT_MAX_HEAD};
 
-/// The status line as the head's text starts (without its line end), appended to `out`:
-/// `HTTP/1.1 200 OK`, the reason left empty when the code has none (the line then ends in a
-/// space, which [`head_of`] trims). Written piece by piece: it was formatted twice a page.
-fn push_status_line(out: &mut Vec<u8>, parts: &http::response::Parts) {
-    let version = match parts.version {
-        http::Version::HTTP_10 => "HTTP/1.0",
-        _ => "HTTP/1.1",
+/// The most header fields a head may have: the engine's own limit.
+pub(super) const MAX_FIELDS: usize = 128;
+
+/// A parsed response head (see the module docs).
+#[derive(Debug)]
+pub(super) struct Received {
+    /// The status code (100..=999).
+    pub status: u16,
+    /// Bytes of the head as received, blank line included.
+    pub len: usize,
+    /// The WARC block's head: status line, fields but `Transfer-Encoding`, blank line.
+    pub bytes: Vec<u8>,
+    /// `bytes` parsed (`None` past [`DEFAULT_MAX_HEAD`], as `crate::warc::http::read_head`).
+    pub head: Option<HttpHead>,
+    /// What the protocol engine is given: the framing fields of a final answer, or a 1xx whole.
+    pub framing: Vec<u8>,
+    /// The first `Content-Type`, `ETag`, `Last-Modified`, `Location` and `Retry-After`, each
+    /// trimmed, `None` if absent or not visible ASCII.
+    pub content_type: Option<String>,
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+    pub location: Option<String>,
+    pub retry_after: Option<String>,
+    /// The first `Content-Length` as such a text, if a number.
+    pub content_length: Option<usize>,
+}
+
+/// Why a head does not parse.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum HeadError {
+    /// More than [`MAX_FIELDS`] fields.
+    TooManyFields,
+    /// Not an HTTP/1.x response head (httparse's reason, or the status code's).
+    Invalid(String),
+}
+
+impl Received {
+    /// Parses the head at the start of `input`: `Ok(None)` while it is incomplete.
+    pub(super) fn parse(input: &[u8]) -> Result<Option<Received>, HeadError> {
+        let mut fields = [httparse::EMPTY_HEADER; MAX_FIELDS];
+        let mut res = httparse::Response::new(&mut fields);
+        let len = match res.parse(input) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Err(httparse::Error::TooManyHeaders) => return Err(HeadError::TooManyFields),
+            Err(e) => return Err(HeadError::Invalid(e.to_string())),
+        };
+        // httparse reads `HTTP/1.` and one digit; the engine takes 0 and 1.
+        let http10 = match res.version {
+            Some(0) => true,
+            Some(1) => false,
+            v => {
+                return Err(HeadError::Invalid(format!(
+                    "unsupported version HTTP/1.{v:?}"
+                )))
+            }
+        };
+        let code = res.code.unwrap_or(0);
+        let status = http::StatusCode::from_u16(code)
+            .map_err(|_| HeadError::Invalid(format!("invalid status code: {code:03}")))?;
+        let fields: &[httparse::Header<'_>] = res.headers;
+
+        // One look at each field's name: the ones the crawl reads (first of each), the ones that
+        // frame the body; the names all differ in length.
+        let mut wanted: [Option<&[u8]>; 6] = [None; 6];
+        let mut framing_fields = false;
+        for f in fields {
+            let slot = match f.name.len() {
+                4 => (f.name.eq_ignore_ascii_case("etag"), Want::Etag),
+                8 => (f.name.eq_ignore_ascii_case("location"), Want::Location),
+                11 => (f.name.eq_ignore_ascii_case("retry-after"), Want::RetryAfter),
+                12 => (
+                    f.name.eq_ignore_ascii_case("content-type"),
+                    Want::ContentType,
+                ),
+                13 => (
+                    f.name.eq_ignore_ascii_case("last-modified"),
+                    Want::LastModified,
+                ),
+                14 => (
+                    f.name.eq_ignore_ascii_case("content-length"),
+                    Want::ContentLength,
+                ),
+                _ => (false, Want::Etag),
+            };
+            if slot.0 && wanted[slot.1 as usize].is_none() {
+                wanted[slot.1 as usize] = Some(f.value);
+            }
+            framing_fields |= is_framing(f.name);
+        }
+        let framing = if status.is_informational() {
+            input[..len].to_vec()
+        } else {
+            framing_head(http10, status, fields, framing_fields)
+        };
+        let (bytes, head) = kept_head(http10, status, fields, kept_order(fields).get());
+        // As `HeaderValue::to_str`: visible ASCII and tabs only; then trimmed.
+        let text = |w: Want| {
+            let v = wanted[w as usize]?;
+            let v = v
+                .iter()
+                .all(|&b| b == b'\t' || (0x20..0x7f).contains(&b))
+                .then(|| std::str::from_utf8(v).expect("ASCII"))?;
+            Some(v.trim().to_string())
+        };
+        Ok(Some(Received {
+            status: code,
+            len,
+            content_type: text(Want::ContentType),
+            etag: text(Want::Etag),
+            last_modified: text(Want::LastModified),
+            location: text(Want::Location),
+            retry_after: text(Want::RetryAfter),
+            content_length: text(Want::ContentLength).and_then(|v| v.parse().ok()),
+            bytes,
+            head,
+            framing,
+        }))
+    }
+}
+
+/// The fields [`Received`] keeps the first value of.
+#[derive(Clone, Copy)]
+enum Want {
+    Etag,
+    Location,
+    RetryAfter,
+    ContentType,
+    LastModified,
+    ContentLength,
+}
+
+/// Whether a field frames the body or decides the connection's reuse.
+fn is_framing(name: &str) -> bool {
+    match name.len() {
+        10 => name.eq_ignore_ascii_case("connection"),
+        14 => name.eq_ignore_ascii_case("content-length"),
+        17 => name.eq_ignore_ascii_case("transfer-encoding"),
+        _ => false,
+    }
+}
+
+/// Whether a field is `Transfer-Encoding`.
+fn is_transfer_encoding(name: &str) -> bool {
+    name.len() == 17 && name.eq_ignore_ascii_case("transfer-encoding")
+}
+
+/// The order the engine's header map gives the kept fields: by name, each name where it first
+/// appears, its values in order; `Transfer-Encoding` left out. Names are told apart by length and
+/// first byte before they are compared.
+fn kept_order(fields: &[httparse::Header<'_>]) -> Order {
+    debug_assert!(fields.len() <= MAX_FIELDS && MAX_FIELDS <= 256);
+    let key = |f: &httparse::Header<'_>| {
+        (
+            f.name.len(),
+            f.name.as_bytes().first().map(u8::to_ascii_lowercase),
+        )
     };
-    out.extend_from_slice(version.as_bytes());
-    out.push(b' ');
-    // Always three digits (a `StatusCode` is 100..=999).
-    out.extend_from_slice(parts.status.as_str().as_bytes());
-    out.push(b' ');
-    out.extend_from_slice(parts.status.canonical_reason().unwrap_or("").as_bytes());
+    let mut order = Order {
+        at: [0; MAX_FIELDS],
+        len: 0,
+    };
+    let mut placed = [false; MAX_FIELDS];
+    for (i, f) in fields.iter().enumerate() {
+        if placed[i] || is_transfer_encoding(f.name) {
+            continue;
+        }
+        order.push(i);
+        let k = key(f);
+        for (j, g) in fields.iter().enumerate().skip(i + 1) {
+            if !placed[j] && key(g) == k && g.name.eq_ignore_ascii_case(f.name) {
+                placed[j] = true;
+                order.push(j);
+            }
+        }
+    }
+    order
 }
 
-/// The fields the head keeps: all but `Transfer-Encoding` (the body is stored de-chunked).
-fn kept_fields(
-    parts: &http::response::Parts,
-) -> impl Iterator<Item = (&http::HeaderName, &http::HeaderValue)> {
-    parts
-        .headers
-        .iter()
-        .filter(|(name, _)| *name != http::header::TRANSFER_ENCODING)
+/// Indexes of fields, in order (at most [`MAX_FIELDS`], on the stack).
+struct Order {
+    at: [u8; MAX_FIELDS],
+    len: usize,
 }
 
-/// The response head as a WARC block starts: status line, headers but `Transfer-Encoding`,
-/// blank line.
-pub(super) fn head_bytes(parts: &http::response::Parts) -> Vec<u8> {
-    let fields: usize = kept_fields(parts)
-        .map(|(n, v)| n.as_str().len() + v.len() + 4)
-        .sum();
-    let mut h = Vec::with_capacity(fields + 64);
-    push_status_line(&mut h, parts);
-    h.extend_from_slice(b"\r\n");
-    for (name, value) in kept_fields(parts) {
-        h.extend_from_slice(name.as_str().as_bytes());
+impl Order {
+    fn push(&mut self, i: usize) {
+        self.at[self.len] = i as u8;
+        self.len += 1;
+    }
+
+    fn get(&self) -> &[u8] {
+        &self.at[..self.len]
+    }
+}
+
+/// The status line as the kept head starts (without its line end): `HTTP/1.1 200 OK`, the
+/// reason left empty when the code has none (the line then ends in a space, which the parsed
+/// head trims).
+fn push_status_line(out: &mut Vec<u8>, http10: bool, status: http::StatusCode) {
+    out.extend_from_slice(if http10 { b"HTTP/1.0 " } else { b"HTTP/1.1 " });
+    out.extend_from_slice(status.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(status.canonical_reason().unwrap_or("").as_bytes());
+}
+
+/// The head the engine frames a final answer's body from: the status line and the fields that
+/// decide the framing and the connection's reuse (if `any`), as received.
+fn framing_head(
+    http10: bool,
+    status: http::StatusCode,
+    fields: &[httparse::Header<'_>],
+    any: bool,
+) -> Vec<u8> {
+    let mut h = Vec::with_capacity(96);
+    h.extend_from_slice(if http10 { b"HTTP/1.0 " } else { b"HTTP/1.1 " });
+    h.extend_from_slice(status.as_str().as_bytes());
+    h.extend_from_slice(b" R\r\n");
+    for f in fields.iter().filter(|f| any && is_framing(f.name)) {
+        h.extend_from_slice(f.name.as_bytes());
         h.extend_from_slice(b": ");
-        h.extend_from_slice(value.as_bytes());
+        h.extend_from_slice(f.value);
         h.extend_from_slice(b"\r\n");
     }
     h.extend_from_slice(b"\r\n");
     h
 }
 
-/// What [`crate::warc::http::read_head`] reads from [`head_bytes`] (`len` of them), taken
-/// from the parsed fields instead: the start line without trailing space, values lossily
-/// decoded and trimmed, `None` past [`DEFAULT_MAX_HEAD`] as there. Each fetched page's head
-/// was written and parsed again (~20 allocations and 11k instructions a page).
-pub(super) fn head_of(parts: &http::response::Parts, len: usize) -> Option<HttpHead> {
-    if len > DEFAULT_MAX_HEAD {
-        return None;
+/// The kept head's bytes (status line, the kept fields in `order` with names lower-cased, blank
+/// line), and the same head as [`crate::warc::http::read_head`] reads it from them: the start
+/// line without trailing space, values lossily decoded and trimmed, `None` past
+/// [`DEFAULT_MAX_HEAD`] as there.
+fn kept_head(
+    http10: bool,
+    status: http::StatusCode,
+    fields: &[httparse::Header<'_>],
+    order: &[u8],
+) -> (Vec<u8>, Option<HttpHead>) {
+    let fields_size: usize = order
+        .iter()
+        .map(|&i| fields[i as usize].name.len() + fields[i as usize].value.len() + 4)
+        .sum();
+    let mut h = Vec::with_capacity(fields_size + 64);
+    push_status_line(&mut h, http10, status);
+    let line_end = h.len();
+    h.extend_from_slice(b"\r\n");
+    let size = h.len() + fields_size + 2;
+    let mut head = (size <= DEFAULT_MAX_HEAD).then(|| {
+        // The line is ASCII: a version, three digits and a reason.
+        let line = String::from_utf8_lossy(&h[..line_end]);
+        HttpHead::with_capacity(line.trim_end().to_string(), order.len(), fields_size)
+    });
+    for &i in order {
+        let f = &fields[i as usize];
+        let name_at = h.len();
+        h.extend_from_slice(f.name.as_bytes());
+        h[name_at..].make_ascii_lowercase();
+        if let Some(head) = &mut head {
+            // A name is a token: ASCII.
+            let name = std::str::from_utf8(&h[name_at..]).expect("a token");
+            let value = match std::str::from_utf8(f.value) {
+                Ok(s) => Cow::Borrowed(s),
+                Err(_) => String::from_utf8_lossy(f.value),
+            };
+            head.push(name, value.trim());
+        }
+        h.extend_from_slice(b": ");
+        h.extend_from_slice(f.value);
+        h.extend_from_slice(b"\r\n");
     }
-    let mut line = Vec::with_capacity(48);
-    push_status_line(&mut line, parts);
-    let mut start_line = String::from_utf8(line).expect("a version, three digits and a reason");
-    start_line.truncate(start_line.trim_end().len());
-    let mut head = HttpHead::with_capacity(start_line, parts.headers.len(), len);
-    for (name, value) in kept_fields(parts) {
-        // Visible ASCII (nearly every value) is its own text; lossy decoding of a few bytes
-        // costs more than checking them.
-        let value = match value.to_str() {
-            Ok(s) => std::borrow::Cow::Borrowed(s),
-            Err(_) => String::from_utf8_lossy(value.as_bytes()),
-        };
-        head.push(name.as_str(), value.trim());
+    h.extend_from_slice(b"\r\n");
+    debug_assert_eq!(h.len(), size);
+    if let Some(head) = &mut head {
+        head.len = size as u64;
     }
-    head.len = len as u64;
-    Some(head)
+    (h, head)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::warc::http::read_head;
-
-    fn parts(
-        status: u16,
-        version: http::Version,
-        fields: &[(&str, &[u8])],
-    ) -> http::response::Parts {
-        let mut b = http::Response::builder().status(status).version(version);
-        for (n, v) in fields {
-            b = b.header(*n, http::HeaderValue::from_bytes(v).unwrap());
-        }
-        b.body(()).unwrap().into_parts().0
-    }
-
-    /// The head taken from the fields is the head read back from the bytes, whatever the
-    /// status, version and field values (non-UTF-8, inner spaces, repeated names).
-    #[test]
-    fn the_head_from_the_fields_is_the_head_read_from_the_bytes() {
-        let cases = [
-            parts(200, http::Version::HTTP_11, &[]),
-            parts(
-                200,
-                http::Version::HTTP_11,
-                &[
-                    ("content-type", b"text/html; charset=ISO-8859-1"),
-                    ("transfer-encoding", b"chunked"),
-                    ("set-cookie", b"a=1"),
-                    ("set-cookie", b"b=2"),
-                    ("x-latin", b"caf\xe9 \xff"),
-                    ("x-spaced", b"a  b\tc"),
-                    ("x-empty", b""),
-                    ("x-padded", b" \t padded \t"),
-                ],
-            ),
-            parts(404, http::Version::HTTP_10, &[("content-length", b"0")]),
-            // A code without a reason phrase: the line ends after the code.
-            parts(299, http::Version::HTTP_11, &[("location", b"/x")]),
-            parts(599, http::Version::HTTP_2, &[("etag", b"\"v1\"")]),
-        ];
-        for p in &cases {
-            let bytes = head_bytes(p);
-            let read = read_head(&mut &bytes[..], DEFAULT_MAX_HEAD).ok();
-            assert!(read.is_some());
-            assert_eq!(head_of(p, bytes.len()), read, "{:?}", p.status);
-        }
-        let p = &cases[1];
-        assert!(!String::from_utf8_lossy(&head_bytes(p)).contains("chunked"));
-        assert_eq!(head_of(p, DEFAULT_MAX_HEAD + 1), None);
-    }
-
-    /// The status line is the one `format!` wrote before it was written piece by piece, for
-    /// every code and version.
-    #[test]
-    fn the_status_line_is_the_formatted_one() {
-        for code in 100..=999u16 {
-            for version in [http::Version::HTTP_10, http::Version::HTTP_11] {
-                let p = parts(code, version, &[]);
-                let v = if version == http::Version::HTTP_10 {
-                    "HTTP/1.0"
-                } else {
-                    "HTTP/1.1"
-                };
-                let reason = p.status.canonical_reason().unwrap_or("");
-                let want = format!("{v} {code} {reason}\r\n\r\n");
-                assert_eq!(String::from_utf8(head_bytes(&p)).unwrap(), want);
-            }
-        }
-    }
-}
+mod tests;
