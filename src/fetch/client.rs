@@ -659,15 +659,18 @@ fn exchange(
             format!("response header is too big: {size} > {max_head} bytes (max_header_bytes)"),
         )
     };
+    let closed = |when: &str| {
+        FetchError::new(
+            FetchErrorKind::Protocol,
+            Some(ip),
+            format!("the server closed the connection {when}"),
+        )
+    };
     let received = loop {
         let input = conn.input();
         if input.is_empty() {
             if conn.fill(limits).map_err(io)? == 0 {
-                return Err(FetchError::new(
-                    FetchErrorKind::Protocol,
-                    Some(ip),
-                    "the server closed the connection without a response",
-                ));
+                return Err(closed("without a response"));
             }
             continue;
         }
@@ -684,11 +687,7 @@ fn exchange(
                 return Err(too_large(input.len()));
             }
             if conn.fill(limits).map_err(io)? == 0 {
-                return Err(FetchError::new(
-                    FetchErrorKind::Protocol,
-                    Some(ip),
-                    "the server closed the connection before its response head ended",
-                ));
+                return Err(closed("before its response head ended"));
             }
             continue;
         };
