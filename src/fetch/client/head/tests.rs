@@ -145,13 +145,15 @@ fn heads() -> Vec<Vec<u8>> {
 }
 
 /// Parses `input` as the fetch does: 1xx answers but `101` skipped (each given to the engine
-/// whole), up to the last head.
+/// whole, which ends the exchange at a `100` with fields), up to the last head.
 fn parse_final(input: &[u8]) -> Result<(usize, Received), HeadError> {
     let mut at = 0;
     loop {
         let r = Received::parse(&input[at..])?.expect("a whole head");
         at += r.len;
-        if r.status >= 200 || r.status == 101 || at == input.len() {
+        // The engine refuses a 100 with fields: the exchange ends there.
+        let refused = r.status == 100 && r.head.as_ref().is_some_and(|h| h.headers().count() > 0);
+        if r.status >= 200 || r.status == 101 || refused || at == input.len() {
             return Ok((at, r));
         }
         assert_eq!(
@@ -168,7 +170,14 @@ fn parse_final(input: &[u8]) -> Result<(usize, Received), HeadError> {
 #[test]
 fn the_head_is_the_engines_parse() {
     for input in heads() {
-        let name = String::from_utf8_lossy(&input).into_owned();
+        same_as_the_engine(&input);
+    }
+}
+
+/// Holds the parse of `input` (heads one after the other, the last one final) to the engine's.
+fn same_as_the_engine(input: &[u8]) {
+    {
+        let name = String::from_utf8_lossy(input).into_owned();
         // The engine's parse of the final answer, skipping what it skips.
         let mut at = 0;
         let oracle = loop {
@@ -187,7 +196,7 @@ fn the_head_is_the_engines_parse() {
                 Err(e) => break Err(e),
             }
         };
-        let mine = parse_final(&input);
+        let mine = parse_final(input);
         match (oracle, mine) {
             (Ok((used, r)), Ok((len, mine))) => {
                 let (parts, ()) = r.into_parts();
@@ -232,6 +241,105 @@ fn the_head_is_the_engines_parse() {
             (Err(_), Err(HeadError::Invalid(_))) => {}
             (o, m) => panic!("{name}: the engine says {o:?}, the parse {m:?}"),
         }
+    }
+}
+
+/// A name of the fields that matter here and a few that do not, in any case.
+fn any_name() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    const NAMES: [&str; 11] = [
+        "Content-Length",
+        "Transfer-Encoding",
+        "Connection",
+        "Content-Type",
+        "ETag",
+        "Last-Modified",
+        "Location",
+        "Retry-After",
+        "Set-Cookie",
+        "Server",
+        "X-A",
+    ];
+    // The three framing fields half the time.
+    let name = prop_oneof![
+        proptest::sample::select(&NAMES[..3]),
+        proptest::sample::select(&NAMES[..]),
+    ];
+    (name, any::<u64>()).prop_map(|(n, case)| {
+        n.chars()
+            .enumerate()
+            .map(|(i, c)| {
+                if case >> (i % 64) & 1 == 1 {
+                    c.to_ascii_uppercase()
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect()
+    })
+}
+
+/// A value: one that frames a body or not, or any bytes a field may hold (text, tabs, bytes
+/// past ASCII).
+fn any_value() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    const KNOWN: [&str; 19] = [
+        "0",
+        "5",
+        "12",
+        " 7 ",
+        "-1",
+        "abc",
+        "2, 2",
+        "chunked",
+        "gzip, chunked",
+        "gzip",
+        "identity",
+        "close",
+        "keep-alive",
+        "Keep-Alive",
+        "Upgrade, close",
+        "\"x\"",
+        "text/html; charset=utf-8",
+        "/next",
+        "120",
+    ];
+    prop_oneof![
+        3 => proptest::sample::select(&KNOWN[..]).prop_map(|v| v.as_bytes().to_vec()),
+        1 => proptest::collection::vec(prop_oneof![Just(b'\t'), 0x20u8..0x7f, 0x80u8..=0xff], 0..12),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+    /// Any head of those fields, any status and either version: the parse is the engine's
+    /// (the kept head, the fields, the framing and the connection's reuse).
+    #[test]
+    fn any_head_is_the_engines_parse(
+        http10 in proptest::prelude::any::<bool>(),
+        code in proptest::prop_oneof![0u16..100, 200u16..1000],
+        fields in proptest::collection::vec((any_name(), any_value()), 0..10),
+        informational in proptest::option::of((100u16..200, proptest::prelude::any::<bool>())),
+    ) {
+        let mut input = Vec::new();
+        if let Some((code, with_field)) = informational {
+            input.extend_from_slice(format!("HTTP/1.1 {code} Info\r\n").as_bytes());
+            if with_field {
+                input.extend_from_slice(b"Link: </a.css>\r\n");
+            }
+            input.extend_from_slice(b"\r\n");
+        }
+        let version = if http10 { "HTTP/1.0" } else { "HTTP/1.1" };
+        input.extend_from_slice(format!("{version} {code:03} Reason\r\n").as_bytes());
+        for (n, v) in &fields {
+            input.extend_from_slice(n.as_bytes());
+            input.extend_from_slice(b": ");
+            input.extend_from_slice(v);
+            input.extend_from_slice(b"\r\n");
+        }
+        input.extend_from_slice(b"\r\n");
+        same_as_the_engine(&input);
     }
 }
 
