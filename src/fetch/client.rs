@@ -53,8 +53,9 @@
 //! kept. As many crawlers built on high-level clients do, the response block is reconstructed:
 //! the status line (`HTTP/1.1`, the status, its canonical reason phrase), the headers as received
 //! but grouped by name as a header map orders them (names lower-cased), minus
-//! `Transfer-Encoding`, a blank line, then the body de-chunked but still content-encoded (no decompression here;
-//! `Accept-Encoding: gzip, deflate, br` is sent by us), possibly cut short ([`Fetched::cut`]).
+//! `Transfer-Encoding`, a blank line, then the body de-chunked but still content-encoded (no
+//! decompression here; `Accept-Encoding: gzip, deflate, br` is sent by us), possibly cut short
+//! ([`Fetched::cut`]).
 //! `crate::warc::http` decodes such a block like any other.
 //!
 //! **Connections.** Each host in rotation gets a [`HostClient`], which keeps the host's one

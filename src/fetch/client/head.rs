@@ -47,7 +47,7 @@ pub(super) struct Received {
     pub last_modified: Option<String>,
     pub location: Option<String>,
     pub retry_after: Option<String>,
-    /// The first `Content-Length` as such a text, if a number.
+    /// The first `Content-Length`, read as those are, if it is a number.
     pub content_length: Option<usize>,
 }
 
@@ -86,38 +86,26 @@ impl Received {
             .map_err(|_| HeadError::Invalid(format!("invalid status code: {code:03}")))?;
         let fields: &[httparse::Header<'_>] = res.headers;
 
-        // One look at each field's name: the ones the crawl reads (first of each), the ones that
-        // frame the body; the names all differ in length.
+        // One look at each field's name for the ones the crawl reads (the first of each); their
+        // names all differ in length.
         let mut wanted: [Option<&[u8]>; 6] = [None; 6];
-        let mut framing_fields = false;
         for f in fields {
-            let slot = match f.name.len() {
-                4 => (f.name.eq_ignore_ascii_case("etag"), Want::Etag),
-                8 => (f.name.eq_ignore_ascii_case("location"), Want::Location),
-                11 => (f.name.eq_ignore_ascii_case("retry-after"), Want::RetryAfter),
-                12 => (
-                    f.name.eq_ignore_ascii_case("content-type"),
-                    Want::ContentType,
-                ),
-                13 => (
-                    f.name.eq_ignore_ascii_case("last-modified"),
-                    Want::LastModified,
-                ),
-                14 => (
-                    f.name.eq_ignore_ascii_case("content-length"),
-                    Want::ContentLength,
-                ),
-                _ => (false, Want::Etag),
+            let is = |name: &str| f.name.eq_ignore_ascii_case(name);
+            let want = match f.name.len() {
+                4 if is("etag") => Want::Etag,
+                8 if is("location") => Want::Location,
+                11 if is("retry-after") => Want::RetryAfter,
+                12 if is("content-type") => Want::ContentType,
+                13 if is("last-modified") => Want::LastModified,
+                14 if is("content-length") => Want::ContentLength,
+                _ => continue,
             };
-            if slot.0 && wanted[slot.1 as usize].is_none() {
-                wanted[slot.1 as usize] = Some(f.value);
-            }
-            framing_fields |= is_framing(f.name);
+            wanted[want as usize].get_or_insert(f.value);
         }
         let framing = if status.is_informational() {
             input[..len].to_vec()
         } else {
-            framing_head(http10, status, fields, framing_fields)
+            framing_head(http10, status, fields)
         };
         let (bytes, head) = kept_head(http10, status, fields, kept_order(fields).get());
         // As `HeaderValue::to_str`: visible ASCII and tabs only; then trimmed.
@@ -231,18 +219,17 @@ fn push_status_line(out: &mut Vec<u8>, http10: bool, status: http::StatusCode) {
 }
 
 /// The head the engine frames a final answer's body from: the status line and the fields that
-/// decide the framing and the connection's reuse (if `any`), as received.
+/// decide the framing and the connection's reuse, as received.
 fn framing_head(
     http10: bool,
     status: http::StatusCode,
     fields: &[httparse::Header<'_>],
-    any: bool,
 ) -> Vec<u8> {
     let mut h = Vec::with_capacity(96);
     h.extend_from_slice(if http10 { b"HTTP/1.0 " } else { b"HTTP/1.1 " });
     h.extend_from_slice(status.as_str().as_bytes());
     h.extend_from_slice(b" R\r\n");
-    for f in fields.iter().filter(|f| any && is_framing(f.name)) {
+    for f in fields.iter().filter(|f| is_framing(f.name)) {
         h.extend_from_slice(f.name.as_bytes());
         h.extend_from_slice(b": ");
         h.extend_from_slice(f.value);
