@@ -132,18 +132,17 @@ fn find_ascii_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
     None
 }
 
-/// A simplified meta prescan: looks for `charset=` inside `<meta` tags. A head without `<meta`
-/// (in any case) is not looked at further; the text is the head's own bytes when they are
-/// UTF-8 (`from_utf8_lossy`: invalid sequences, which are never ASCII, become U+FFFD).
+/// A simplified meta prescan: looks for `charset=` inside `<meta` tags. Each tag's bytes are
+/// read as UTF-8 (`from_utf8_lossy`: invalid sequences, which are never ASCII, become U+FFFD),
+/// the tag alone rather than the whole head: a tag starts and ends at an ASCII byte, which no
+/// invalid sequence holds, so it is the same text either way, and a page's 1,024 bytes are not
+/// validated (and copied, if not UTF-8) for one tag.
 fn prescan(head: &[u8]) -> Option<&'static Encoding> {
-    find_ascii_ci(head, b"<meta")?;
-    let text = String::from_utf8_lossy(head);
-    let bytes = text.as_bytes();
     let mut from = 0;
-    while let Some(i) = find_ascii_ci(&bytes[from..], b"<meta") {
+    while let Some(i) = find_ascii_ci(&head[from..], b"<meta") {
         let start = from + i;
-        let end = memchr::memchr(b'>', &bytes[start..]).map_or(text.len(), |e| start + e);
-        if let Some(enc) = charset_param(&text[start..end]) {
+        let end = memchr::memchr(b'>', &head[start..]).map_or(head.len(), |e| start + e);
+        if let Some(enc) = charset_param(&String::from_utf8_lossy(&head[start..end])) {
             // UTF-16 in a meta prescan means UTF-8 (the bytes are ASCII-compatible).
             return Some(
                 if enc.output_encoding() == encoding_rs::UTF_8 && enc != encoding_rs::UTF_8 {
