@@ -7,6 +7,7 @@
 #   H=50 P=400 tools/bench/peers.sh           # a quick web
 #   CRAWLERS=wget2 tools/bench/peers.sh       # wget2 and dragnet only
 #   CRAWLERS="wget2 spider-lean" tools/bench/peers.sh   # what issue 31's targets compare with
+#   RUNS=5 CRAWLERS="wget2 spider-lean" tools/bench/peers.sh   # five runs, and the targets over them
 #
 # Settings (environment): PEERBENCH (the harness, default ../shared/peerbench), H, P, CRAWLERS,
 # CAP_S (bench.sh's), PEERBENCH_WORK (/tmp/peerbench), PEERBENCH_PORT (8081: another of
@@ -15,7 +16,8 @@
 # DRAGNET (a dragnet binary to run instead of this checkout's release build; DRAGNET_LABEL names
 # it in the table), DN_PARTITIONS (16) and DN_FETCH_PARTITIONS (8) for dragnet's crawl (see
 # $PEERBENCH/dragnet_crawl.sh for the rest of its crawl.toml: no delays, as the web has no
-# crawl-delay, 16 connections per IP like the peers, the WARC in dragnet's default compression).
+# crawl-delay, 16 connections per IP like the peers, the WARC in dragnet's default compression),
+# RUNS (1: more repeats the whole run and ends with tools/bench/floor_summary.py over them).
 #
 # The harness prints one table (pages, coverage of the ground truth, robots.txt violations, wall
 # time, pages/s, CPU-s per 1,000 pages, peak RSS); its raw files stay in
@@ -79,15 +81,29 @@ export DN_FETCH_PARTITIONS=${DN_FETCH_PARTITIONS:-8}
 export DRAGNET_VERSION="dragnet $commit (M=$DN_PARTITIONS, $DN_FETCH_PARTITIONS fetching)"
 export DRAGNET_CMD="bash '$PEERBENCH/dragnet_crawl.sh' '$WORK/dn'"
 runs=$WORK/runs
-before=$(ls -1d "$runs"/*/ 2>/dev/null | sort || true)
-echo "peers.sh: load average before the crawlers: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-bash "$PEERBENCH/bench.sh"
-echo "peers.sh: load average after the crawlers: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-if [ "${FLOOR:-1}" != 0 ]; then
-    run=$(comm -13 <(echo "$before") <(ls -1d "$runs"/*/ | sort) | tail -n1)
-    [ -n "$run" ] || {
-        echo "peers.sh: cannot find this run's directory under $runs" >&2
-        exit 1
-    }
-    PEERBENCH_WORK=$WORK LABEL="$DRAGNET_VERSION" tools/bench/floor.sh "$run" "$WORK/dn/crawl"
+# RUNS=N: the whole run (crawlers, then the floor) N times, and the targets over all of them
+# (tools/bench/floor_summary.py): one run of this box says little (docs/BENCHMARKS.md).
+RUNS=${RUNS:-1}
+ours=()
+for ((i = 1; i <= RUNS; i++)); do
+    [ "$RUNS" = 1 ] || echo "peers.sh: run $i of $RUNS" >&2
+    before=$(ls -1d "$runs"/*/ 2>/dev/null | sort || true)
+    echo "peers.sh: load average before the crawlers: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    bash "$PEERBENCH/bench.sh"
+    echo "peers.sh: load average after the crawlers: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    if [ "${FLOOR:-1}" != 0 ]; then
+        run=$(comm -13 <(echo "$before") <(ls -1d "$runs"/*/ | sort) | tail -n1)
+        [ -n "$run" ] || {
+            echo "peers.sh: cannot find this run's directory under $runs" >&2
+            exit 1
+        }
+        PEERBENCH_WORK=$WORK LABEL="$DRAGNET_VERSION" tools/bench/floor.sh "$run" "$WORK/dn/crawl"
+        ours+=("$run")
+    fi
+done
+if [ "$RUNS" != 1 ] && [ ${#ours[@]} -gt 0 ]; then
+    echo
+    echo "## issue 31's targets over $RUNS runs"
+    echo
+    python3 tools/bench/floor_summary.py "${ours[@]}"
 fi
