@@ -17,7 +17,8 @@
 # it in the table), DN_PARTITIONS (16) and DN_FETCH_PARTITIONS (8) for dragnet's crawl (see
 # $PEERBENCH/dragnet_crawl.sh for the rest of its crawl.toml: no delays, as the web has no
 # crawl-delay, 16 connections per IP like the peers, the WARC in dragnet's default compression),
-# RUNS (1: more repeats the whole run and ends with tools/bench/floor_summary.py over them).
+# RUNS (1: more repeats the whole run and ends with tools/bench/floor_summary.py over them),
+# WARM (1: the web is read into the page cache before each crawler; 0 runs the harness as is).
 #
 # The harness prints one table (pages, coverage of the ground truth, robots.txt violations, wall
 # time, pages/s, CPU-s per 1,000 pages, peak RSS); its raw files stay in
@@ -39,6 +40,16 @@ PEERBENCH=${PEERBENCH:-$repo/../shared/peerbench}
 }
 WORK=${PEERBENCH_WORK:-/tmp/peerbench}
 PORT=${PEERBENCH_PORT:-8081}
+own=""
+# A private copy of the harness, made once, for the changes below; the shared one is not touched.
+own_copy() {
+    [ -z "$own" ] || return 0
+    own=$(mktemp -d "${TMPDIR:-/tmp}/peerbench-harness.XXXXXX")
+    trap 'rm -rf "$own"' EXIT
+    cp -r "$PEERBENCH"/. "$own"
+    chmod -R u+w "$own"
+    PEERBENCH=$own
+}
 if [ "$PORT" != 8081 ]; then
     # bench.sh serves on port 8081: a copy of the harness with the port changed, and a work
     # directory of its own (the web's URLs name the port) sharing the installed peers.
@@ -46,18 +57,34 @@ if [ "$PORT" != 8081 ]; then
         echo "peers.sh: $PEERBENCH/bench.sh sets no PORT=8081 line to change" >&2
         exit 2
     }
-    own=$(mktemp -d "${TMPDIR:-/tmp}/peerbench-harness.XXXXXX")
-    trap 'rm -rf "$own"' EXIT
-    cp -r "$PEERBENCH"/. "$own"
-    chmod -R u+w "$own"
+    own_copy
     sed -i "s/^PORT=8081\$/PORT=$PORT/" "$own/bench.sh"
-    PEERBENCH=$own
     base=$WORK
     WORK=$WORK-port$PORT
     mkdir -p "$WORK" "$base"
     for d in bin venv target crawlee; do
         [ -e "$base/$d" ] && [ ! -e "$WORK/$d" ] && ln -s "$base/$d" "$WORK/$d"
     done
+fi
+if [ "${WARM:-1}" != 0 ]; then
+    # Every crawler starts with the whole web in the page cache: the web is read (outside the
+    # timed part) just before each crawler. Without it a crawler meets whatever the kernel has
+    # dropped since the last one read the web: on the reference box DAMON pages out memory not
+    # touched for a minute (kdamond, action pageout), ~3% of the 3.7 GB web every 10 s while the
+    # floor is measured, and nginx then reads pages from the disk inside a crawl, its worker in
+    # D state stalling every connection it serves (docs/BENCHMARKS.md, 2026-11-30).
+    crawling='  log "$name: crawling (cap ${cap}s)"'
+    grep -qxF "$crawling" "$PEERBENCH/bench.sh" || {
+        echo "peers.sh: $PEERBENCH/bench.sh has no line '$crawling' to warm the web before" >&2
+        echo "peers.sh: (WARM=0 runs the harness as it is)" >&2
+        exit 2
+    }
+    own_copy
+    awk -v line="$crawling" '$0 == line {
+        print "  find \"$WEB/www\" -type f -print0 | xargs -0 cat > /dev/null"
+        print "  log \"$name: the web read into the page cache\""
+    } { print }' "$own/bench.sh" > "$own/bench.sh.new"
+    mv "$own/bench.sh.new" "$own/bench.sh"
 fi
 export PEERBENCH_WORK=$WORK
 cd "$repo"
