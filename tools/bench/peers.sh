@@ -40,6 +40,7 @@ PEERBENCH=${PEERBENCH:-$repo/../shared/peerbench}
 }
 WORK=${PEERBENCH_WORK:-/tmp/peerbench}
 PORT=${PEERBENCH_PORT:-8081}
+shared=$PEERBENCH
 own=""
 # A private copy of the harness, made once, for the changes below; the shared one is not touched.
 own_copy() {
@@ -106,7 +107,9 @@ export DRAGNET
 export DN_PARTITIONS=${DN_PARTITIONS:-16}
 export DN_FETCH_PARTITIONS=${DN_FETCH_PARTITIONS:-8}
 export DRAGNET_VERSION="dragnet $commit (M=$DN_PARTITIONS, $DN_FETCH_PARTITIONS fetching)"
-export DRAGNET_CMD="bash '$PEERBENCH/dragnet_crawl.sh' '$WORK/dn'"
+# The shared crawl script (a private copy of the harness changes only bench.sh), so that the
+# recorded command names a file that stays.
+export DRAGNET_CMD="bash '$shared/dragnet_crawl.sh' '$WORK/dn'"
 runs=$WORK/runs
 # RUNS=N: the whole run (crawlers, then the floor) N times, and the targets over all of them
 # (tools/bench/floor_summary.py): one run of this box says little (docs/BENCHMARKS.md).
