@@ -176,71 +176,69 @@ fn the_head_is_the_engines_parse() {
 
 /// Holds the parse of `input` (heads one after the other, the last one final) to the engine's.
 fn same_as_the_engine(input: &[u8]) {
-    {
-        let name = String::from_utf8_lossy(input).into_owned();
-        // The engine's parse of the final answer, skipping what it skips.
-        let mut at = 0;
-        let oracle = loop {
-            match ureq_proto::parser::try_parse_response::<MAX_FIELDS>(&input[at..]) {
-                Ok(Some((used, r))) if r.status().is_informational() => {
-                    if r.status() == http::StatusCode::CONTINUE && !r.headers().is_empty() {
-                        break Err(ureq_proto::Error::HeadersWith100);
-                    }
-                    if r.status() == http::StatusCode::SWITCHING_PROTOCOLS {
-                        break Ok((at + used, r));
-                    }
-                    at += used;
+    let name = String::from_utf8_lossy(input).into_owned();
+    // The engine's parse of the final answer, skipping what it skips.
+    let mut at = 0;
+    let oracle = loop {
+        match ureq_proto::parser::try_parse_response::<MAX_FIELDS>(&input[at..]) {
+            Ok(Some((used, r))) if r.status().is_informational() => {
+                if r.status() == http::StatusCode::CONTINUE && !r.headers().is_empty() {
+                    break Err(ureq_proto::Error::HeadersWith100);
                 }
-                Ok(Some((used, r))) => break Ok((at + used, r)),
-                Ok(None) => panic!("a whole head: {name}"),
-                Err(e) => break Err(e),
-            }
-        };
-        let mine = parse_final(input);
-        match (oracle, mine) {
-            (Ok((used, r)), Ok((len, mine))) => {
-                let (parts, ()) = r.into_parts();
-                assert_eq!(len, used, "{name}");
-                assert_eq!(mine.status, parts.status.as_u16(), "{name}");
-                assert_eq!(
-                    String::from_utf8_lossy(&mine.bytes),
-                    String::from_utf8_lossy(&oracle_bytes(&parts)),
-                    "{name}"
-                );
-                assert_eq!(mine.bytes, oracle_bytes(&parts), "{name}");
-                let read = read_head(&mut &mine.bytes[..], DEFAULT_MAX_HEAD).ok();
-                assert!(read.is_some(), "{name}");
-                assert_eq!(mine.head, read, "{name}");
-                for (field, got) in [
-                    ("content-type", &mine.content_type),
-                    ("etag", &mine.etag),
-                    ("last-modified", &mine.last_modified),
-                    ("location", &mine.location),
-                    ("retry-after", &mine.retry_after),
-                ] {
-                    assert_eq!(got, &oracle_field(&parts, field), "{field} of {name}");
+                if r.status() == http::StatusCode::SWITCHING_PROTOCOLS {
+                    break Ok((at + used, r));
                 }
-                assert_eq!(
-                    mine.content_length,
-                    oracle_field(&parts, "content-length").and_then(|v| v.parse().ok()),
-                    "{name}"
-                );
-                assert_eq!(
-                    engine(&mine.framing),
-                    engine(&input[len - mine.len..len]),
-                    "the framing of {name}"
-                );
+                at += used;
             }
-            (Err(ureq_proto::Error::HttpParseTooManyHeaders), Err(e)) => {
-                assert_eq!(e, HeadError::TooManyFields, "{name}")
-            }
-            (Err(ureq_proto::Error::HeadersWith100), Ok((_, mine))) => {
-                // Refused by the engine, which is given the 100 whole.
-                assert!(engine(&mine.framing).is_err(), "{name}");
-            }
-            (Err(_), Err(HeadError::Invalid(_))) => {}
-            (o, m) => panic!("{name}: the engine says {o:?}, the parse {m:?}"),
+            Ok(Some((used, r))) => break Ok((at + used, r)),
+            Ok(None) => panic!("a whole head: {name}"),
+            Err(e) => break Err(e),
         }
+    };
+    let mine = parse_final(input);
+    match (oracle, mine) {
+        (Ok((used, r)), Ok((len, mine))) => {
+            let (parts, ()) = r.into_parts();
+            assert_eq!(len, used, "{name}");
+            assert_eq!(mine.status, parts.status.as_u16(), "{name}");
+            assert_eq!(
+                String::from_utf8_lossy(&mine.bytes),
+                String::from_utf8_lossy(&oracle_bytes(&parts)),
+                "{name}"
+            );
+            assert_eq!(mine.bytes, oracle_bytes(&parts), "{name}");
+            let read = read_head(&mut &mine.bytes[..], DEFAULT_MAX_HEAD).ok();
+            assert!(read.is_some(), "{name}");
+            assert_eq!(mine.head, read, "{name}");
+            for (field, got) in [
+                ("content-type", &mine.content_type),
+                ("etag", &mine.etag),
+                ("last-modified", &mine.last_modified),
+                ("location", &mine.location),
+                ("retry-after", &mine.retry_after),
+            ] {
+                assert_eq!(got, &oracle_field(&parts, field), "{field} of {name}");
+            }
+            assert_eq!(
+                mine.content_length,
+                oracle_field(&parts, "content-length").and_then(|v| v.parse().ok()),
+                "{name}"
+            );
+            assert_eq!(
+                engine(&mine.framing),
+                engine(&input[len - mine.len..len]),
+                "the framing of {name}"
+            );
+        }
+        (Err(ureq_proto::Error::HttpParseTooManyHeaders), Err(e)) => {
+            assert_eq!(e, HeadError::TooManyFields, "{name}")
+        }
+        (Err(ureq_proto::Error::HeadersWith100), Ok((_, mine))) => {
+            // Refused by the engine, which is given the 100 whole.
+            assert!(engine(&mine.framing).is_err(), "{name}");
+        }
+        (Err(_), Err(HeadError::Invalid(_))) => {}
+        (o, m) => panic!("{name}: the engine says {o:?}, the parse {m:?}"),
     }
 }
 
