@@ -18,7 +18,9 @@
 # $PEERBENCH/dragnet_crawl.sh for the rest of its crawl.toml: no delays, as the web has no
 # crawl-delay, 16 connections per IP like the peers, the WARC in dragnet's default compression),
 # RUNS (1: more repeats the whole run and ends with tools/bench/floor_summary.py over them),
-# WARM (1: the web is read into the page cache before each crawler; 0 runs the harness as is).
+# RAM_WEB (1: the web is served from a copy in RAM_DIR, default /dev/shm, removed on exit),
+# WARM (1: a web served from the disk is read into the page cache before each crawler); with
+# RAM_WEB=0 WARM=0 the harness runs as it is.
 #
 # The harness prints one table (pages, coverage of the ground truth, robots.txt violations, wall
 # time, pages/s, CPU-s per 1,000 pages, peak RSS); its raw files stay in
@@ -67,9 +69,56 @@ if [ "$PORT" != 8081 ]; then
         [ -e "$base/$d" ] && [ ! -e "$WORK/$d" ] && ln -s "$base/$d" "$WORK/$d"
     done
 fi
+if [ "${RAM_WEB:-1}" != 0 ]; then
+    # The web is served from a copy in RAM (tmpfs, $RAM_DIR, default /dev/shm), which the
+    # kernel cannot page out without swap: nginx then never waits on the disk inside a crawl,
+    # for any crawler. On the reference box DAMON pages out page-cache memory not touched for a
+    # minute (kdamond, action pageout), and a web read into the page cache before a crawler
+    # (WARM) was partly on disk again by the crawl's end: nginx's workers in D state, the CPU
+    # idle with I/O waiting, at a few points of every crawl (docs/BENCHMARKS.md, 2026-11-30,
+    # twelfth session). The copy is made once per invocation (~30 s for the 3.9 GB web, outside
+    # the timed part), checked against the web's stamp, and removed on exit; nginx is given a
+    # copy of the web's nginx.conf with its roots in the copy. Without room in $RAM_DIR (the
+    # web's size and 1 GB more) the web is served from the disk, as RAM_WEB=0 does.
+    gen='python3 "$HERE/gen.py" --hosts "$H" --pages "$P" --port "$PORT" --out "$WEB" --log >&2'
+    grep -qxF "$gen" "$PEERBENCH/bench.sh" && [ "$(grep -c '"$WEB/nginx.conf"' "$PEERBENCH/bench.sh")" = 3 ] || {
+        echo "peers.sh: $PEERBENCH/bench.sh has not the gen.py line and three uses of" >&2
+        echo "peers.sh: \"\$WEB/nginx.conf\" this expects (RAM_WEB=0 serves the web from the disk)" >&2
+        exit 2
+    }
+    own_copy
+    RAM_COPY=$(mktemp -d "${RAM_DIR:-/dev/shm}/peerbench-web.XXXXXX") || {
+        echo "peers.sh: cannot make a directory in ${RAM_DIR:-/dev/shm} (set RAM_DIR, or RAM_WEB=0)" >&2
+        exit 2
+    }
+    chmod 755 "$RAM_COPY" # nginx's workers run as another user
+    export RAM_COPY
+    trap 'rm -rf "$own" "$RAM_COPY"' EXIT
+    cat > "$own/ram_web.sh" <<'SH'
+# (peers.sh, RAM_WEB) sourced by bench.sh after gen.py: serve $WEB/www from $RAM_COPY.
+SERVED_CONF="$WEB/nginx.conf"
+need=$(( $(du -sk "$WEB/www" | cut -f1) + 1048576 ))
+if cmp -s "$WEB/stamp" "$RAM_COPY/stamp" 2>/dev/null; then
+  SERVED_CONF="$RAM_COPY/nginx.conf"
+elif [ "$(df -Pk "$RAM_COPY" | awk 'NR == 2 { print $4 }')" -gt "$need" ]; then
+  log "web: copying $WEB/www to $RAM_COPY (RAM: never paged out, nothing read from the disk)"
+  rm -rf "$RAM_COPY/www" "$RAM_COPY/stamp"
+  cp -a "$WEB/www" "$RAM_COPY/www"
+  sed "s#root $WEB/www/#root $RAM_COPY/www/#" "$WEB/nginx.conf" > "$RAM_COPY/nginx.conf"
+  cp "$WEB/stamp" "$RAM_COPY/stamp"
+  SERVED_CONF="$RAM_COPY/nginx.conf"
+else
+  log "web: no room for it in $(dirname "$RAM_COPY") (${need} KB needed): served from the disk"
+fi
+SH
+    awk -v line="$gen" '{ gsub(/"\$WEB\/nginx.conf"/, "\"$SERVED_CONF\"") } { print }
+        $0 == line { print "source \"$HERE/ram_web.sh\"" }' "$own/bench.sh" > "$own/bench.sh.new"
+    mv "$own/bench.sh.new" "$own/bench.sh"
+fi
 if [ "${WARM:-1}" != 0 ]; then
-    # Every crawler starts with the whole web in the page cache: the web is read (outside the
-    # timed part) just before each crawler. Without it a crawler meets whatever the kernel has
+    # Every crawler starts with the whole web in the page cache, if it is served from the disk
+    # (RAM_WEB=0, or no room in RAM): the web is read (outside the timed part) just before each
+    # crawler. Without it a crawler meets whatever the kernel has
     # dropped since the last one read the web: on the reference box DAMON pages out memory not
     # touched for a minute (kdamond, action pageout), ~3% of the 3.7 GB web every 10 s while the
     # floor is measured, and nginx then reads pages from the disk inside a crawl, its worker in
@@ -82,8 +131,10 @@ if [ "${WARM:-1}" != 0 ]; then
     }
     own_copy
     awk -v line="$crawling" '$0 == line {
-        print "  find \"$WEB/www\" -type f -print0 | xargs -0 cat > /dev/null"
-        print "  log \"$name: the web read into the page cache\""
+        print "  if [ \"${SERVED_CONF:-$WEB/nginx.conf}\" = \"$WEB/nginx.conf\" ]; then"
+        print "    find \"$WEB/www\" -type f -print0 | xargs -0 cat > /dev/null"
+        print "    log \"$name: the web read into the page cache\""
+        print "  fi"
     } { print }' "$own/bench.sh" > "$own/bench.sh.new"
     mv "$own/bench.sh.new" "$own/bench.sh"
 fi
