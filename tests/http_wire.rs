@@ -214,7 +214,7 @@ fn connections_are_kept_only_when_the_answer_allows() {
                 let head = String::from_utf8_lossy(&got.raw_response_head).to_lowercase();
                 assert!(!head.contains("transfer-encoding"), "{head}");
             }
-            got.body
+            got.body.to_vec()
         })
         .collect();
     assert_eq!(

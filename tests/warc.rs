@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use dragnet::warc::digest::Sha1Digest;
 use dragnet::warc::{
     self, Compression, DigestCheck, Exchange, IdSource, ReaderOptions, RecordType, ResponseKind,
-    Revisit, Truncated, WarcReader, WarcWriter, WriterConfig,
+    Revisit, Room, Truncated, WarcReader, WarcWriter, WriterConfig,
 };
 use dragnet::Error;
 use serde_json::Value;
@@ -312,18 +312,29 @@ fn write_sample_exchange(w: &mut WarcWriter, i: usize, records: &mut Vec<Written
     let req = request(&format!("/page/{i}"));
     let (resp, kind) = sample_response(i, &uri);
     let with_request = i % 5 != 4;
+    // The block in two pieces, split anywhere (in the head, at its end, in the body).
+    let split = (i * 7) % (resp.len() + 1);
+    // Every third response's rest lies in a buffer with room in front of it, too little for the
+    // record's header or enough: written in place or copied, the record is the same.
+    let room = [0, 40, 5_000][i % 9 / 3];
+    let mut spare = vec![0x55; room];
+    spare.extend_from_slice(&resp[split..]);
+    let in_room = i.is_multiple_of(3);
+    let date = t(1_800_000_000 + i as u64);
     let ex = Exchange {
         target_uri: &uri,
-        date: t(1_800_000_000 + i as u64),
+        date,
         ip: Some(ip),
         request: with_request.then_some(&req[..]),
-        // The block in two pieces, split anywhere (in the head, at its end, in the body).
-        response: &resp[..(i * 7) % (resp.len() + 1)],
-        response_rest: &resp[(i * 7) % (resp.len() + 1)..],
+        response: &resp[..split],
+        response_rest: if in_room { &[] } else { &resp[split..] },
+        response_room: in_room.then(|| Room::new(&mut spare, room)),
         response_head: None,
         kind: kind.clone(),
     };
-    let loc = w.write_exchange(&ex).unwrap();
+    let loc = w.write_exchange(ex).unwrap();
+    // The body is as it was, and so is its buffer's length.
+    assert_eq!(&spare[room..], &resp[split..]);
     if let Some(r) = loc.request.clone() {
         assert!(with_request);
         records.push((r, RecordType::Request, uri.clone(), req.clone()));
@@ -337,7 +348,7 @@ fn write_sample_exchange(w: &mut WarcWriter, i: usize, records: &mut Vec<Written
         let m = w
             .write_metadata(
                 &uri,
-                ex.date,
+                date,
                 Some(&loc.response.record_id),
                 &[("fetchTimeMs", "12"), ("outlinks", "3")],
             )
@@ -534,13 +545,14 @@ fn digests_are_warcios_sha1_base32() {
     let mut w = WarcWriter::new(cfg).unwrap();
     let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world";
     let loc = w
-        .write_exchange(&Exchange {
+        .write_exchange(Exchange {
             target_uri: "http://example.test/",
             date: t(1_800_000_000),
             ip: None,
             request: Some(b"GET / HTTP/1.1\r\nHost: example.test\r\n\r\n"),
             response: resp,
             response_rest: &[],
+            response_room: None,
             response_head: None,
             kind: ResponseKind::Response { truncated: None },
         })

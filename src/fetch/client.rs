@@ -87,7 +87,7 @@ use crate::warc::http::HttpHead;
 use crate::warc::Truncated;
 
 mod body;
-pub use body::recycle;
+pub use body::{recycle, Body};
 mod head;
 
 /// Validators from an earlier fetch, for a conditional GET.
@@ -150,8 +150,9 @@ pub struct Fetched {
     /// `raw_response_head` parsed, once for the WARC index line, the payload's decoding and the
     /// parse (`None` if it does not parse, which a head this client wrote always does).
     pub head: Option<HttpHead>,
-    /// The body as received: de-chunked, still content-encoded, at most `max_body` bytes.
-    pub body: Vec<u8>,
+    /// The body as received: de-chunked, still content-encoded, at most `max_body` bytes (with
+    /// room in front of it for its WARC record's header, [`Body`]).
+    pub body: Body,
     /// Why the body is incomplete, if it is.
     pub cut: Option<Cut>,
     /// The address connected to.
@@ -220,7 +221,7 @@ impl Fetched {
             raw_request,
             raw_response_head: received.bytes,
             head: received.head,
-            body: Vec::new(),
+            body: Body::default(),
             cut: None,
             ip,
             started,

@@ -45,8 +45,8 @@ pub use dictionary::{Codec, Dictionary};
 pub use digest::{DigestCheck, Sha1Digest};
 pub use reader::{ReaderOptions, Record, RecordEnd, WarcReader};
 pub use writer::{
-    Exchange, ExchangeLocations, GzipMembers, RecordLocation, ResponseKind, Revisit, WarcWriter,
-    WriterConfig, WriterSummary,
+    Exchange, ExchangeLocations, GzipMembers, RecordLocation, ResponseKind, Revisit, Room,
+    WarcWriter, WriterConfig, WriterSummary,
 };
 
 /// The WARC version line we write.

@@ -14,7 +14,7 @@
 //!
 //! A record is built in memory before it is written, because its digests come before its block
 //! in the header: the fetch stage holds a body in memory anyway (threads x max body size,
-//! docs/design.md §1), so the cost is one more copy of the largest record per writer.
+//! docs/design.md §1), and gives it with room in front ([`Room`]): compressed where it lies.
 //!
 //! Files are named `<prefix>-<serial>.warc[.gz|.zst]` (`p0007-000001.warc.zst`), start with a
 //! warcinfo record, and rotate once they reach the configured size; a request and its response are
@@ -41,8 +41,8 @@ use crate::storage::{self, AtomicFile};
 mod fields;
 mod gzip;
 mod small;
-use fields::{clean_str, put_field, warc_fields};
-pub use gzip::GzipMembers;
+use fields::{clean_str, ip_text, put_field, warc_fields};
+pub use gzip::{GzipMembers, Room};
 
 /// Default rotation size: 1 GB, the customary WARC file size.
 pub const DEFAULT_ROTATE_BYTES: u64 = 1_000_000_000;
@@ -170,7 +170,7 @@ pub struct Revisit<'a> {
 }
 
 /// One fetch: the request as sent and the response as received.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Exchange<'a> {
     /// The URL fetched (`WARC-Target-URI`).
     pub target_uri: &'a str,
@@ -186,8 +186,11 @@ pub struct Exchange<'a> {
     pub response: &'a [u8],
     /// More of the response, written after `response`: a caller holding the head and the body
     /// in separate buffers passes them as they are instead of copying them into one (empty
-    /// otherwise).
+    /// otherwise). Or, instead, `response_room`.
     pub response_rest: &'a [u8],
+    /// The rest of the response in a buffer with room in front of it (then `response_rest` is
+    /// empty): a `.warc.gz` record is compressed where it lies, without a copy ([`Room`]).
+    pub response_room: Option<Room<'a>>,
     /// The response's head parsed already, if the caller has it (the CDXJ line reads its status
     /// and media type); `None` parses it from `response`.
     pub response_head: Option<&'a HttpHead>,
@@ -252,18 +255,25 @@ struct Rec<'a> {
     target: Option<&'a str>,
     extra: Vec<(&'static str, String)>,
     content_type: &'a str,
-    /// The block, in pieces written one after the other.
+    /// The block, in pieces written one after the other (and `room`'s body after them).
     block: [&'a [u8]; 2],
+    /// The end of the block where it lies, with room before it ([`Room`]).
+    room: Option<Room<'a>>,
     /// The block's HTTP head, parsed by the caller (else parsed here for the index).
     head: Option<&'a HttpHead>,
     payload: Payload,
 }
 
 impl Rec<'_> {
-    fn block_len(&self) -> usize {
-        self.block.iter().map(|b| b.len()).sum()
+    /// The block's pieces: `block[0]`, then `block[1]` and `room`'s body (one is empty).
+    fn pieces(&self) -> [&[u8]; 3] {
+        let rest = self.room.as_ref().map_or(&[][..], Room::body);
+        [self.block[0], self.block[1], rest]
     }
 }
+
+/// What ends every record, after its block.
+const TAIL: &[u8] = b"\r\n\r\n";
 
 /// A writer's record buffers (its own and its [`GzipMembers`]') are shrunk back to this after a
 /// bigger record, so one huge response does not pin their size for the rest of the stage.
@@ -360,7 +370,7 @@ impl WarcWriter {
 
     /// Writes the request record (if any) and the response or revisit record of one fetch, in
     /// that order and in the same file, each pointing at the other with `WARC-Concurrent-To`.
-    pub fn write_exchange(&mut self, ex: &Exchange<'_>) -> Result<ExchangeLocations> {
+    pub fn write_exchange(&mut self, ex: Exchange<'_>) -> Result<ExchangeLocations> {
         self.ensure_open(ex.date)?;
         let req_id = ex.request.map(|_| self.ids.next_id());
         let resp_id = self.ids.next_id();
@@ -377,6 +387,7 @@ impl WarcWriter {
                     extra,
                     content_type: "application/http;msgtype=request",
                     block: [block, &[]],
+                    room: None,
                     head: None,
                     payload: Payload::Http,
                 })?)
@@ -437,6 +448,9 @@ impl WarcWriter {
                 ResponseKind::IdenticalPayload(_) => [ex.response, &[]],
                 _ => [ex.response, ex.response_rest],
             },
+            room: ex
+                .response_room
+                .filter(|_| !matches!(ex.kind, ResponseKind::IdenticalPayload(_))),
             head: ex.response_head,
             payload,
         })?;
@@ -467,6 +481,7 @@ impl WarcWriter {
                 .collect(),
             content_type: "application/warc-fields",
             block: [&block, &[]],
+            room: None,
             head: None,
             payload: Payload::Block,
         })?;
@@ -497,6 +512,7 @@ impl WarcWriter {
                 .collect(),
             content_type: "text/plain",
             block: [text.as_bytes(), &[]],
+            room: None,
             head: None,
             payload: Payload::None,
         })?;
@@ -582,6 +598,7 @@ impl WarcWriter {
             extra: vec![("WARC-Filename", name)],
             content_type: "application/warc-fields",
             block: [&block, &[]],
+            room: None,
             head: None,
             payload: Payload::None,
         })?;
@@ -605,7 +622,7 @@ impl WarcWriter {
         Ok(())
     }
 
-    fn write(&mut self, rec: Rec<'_>) -> Result<RecordLocation> {
+    fn write(&mut self, mut rec: Rec<'_>) -> Result<RecordLocation> {
         let Some(open) = self.open.as_mut() else {
             return Err(Error::Internal("WARC writer has no open file".into()));
         };
@@ -622,7 +639,7 @@ impl WarcWriter {
         if let Some(t) = rec.target {
             put_field(&mut head, "WARC-Target-URI", t);
         }
-        let block_len = rec.block_len();
+        let block_len: usize = rec.pieces().iter().map(|p| p.len()).sum();
         for (n, v) in &rec.extra {
             put_field(&mut head, n, v);
         }
@@ -630,8 +647,8 @@ impl WarcWriter {
             put_field(&mut head, "WARC-Warcinfo-ID", &open.warcinfo_id);
         }
         let (block_digest, computed) =
-            digest::block_and_payload(&rec.block, matches!(rec.payload, Payload::Http));
-        let payload_digest = match rec.payload {
+            digest::block_and_payload(&rec.pieces(), matches!(rec.payload, Payload::Http));
+        let payload_digest = match std::mem::replace(&mut rec.payload, Payload::None) {
             Payload::None => None,
             Payload::Http | Payload::Block => computed,
             Payload::Given(d) => Some(d),
@@ -645,11 +662,11 @@ impl WarcWriter {
         head.extend_from_slice(b"Content-Length: ");
         head.extend_from_slice(itoa::Buffer::new().format(block_len).as_bytes());
         head.extend_from_slice(b"\r\n\r\n");
-        let pieces = [&head[..], rec.block[0], rec.block[1], b"\r\n\r\n"];
         let offset = open.file.written();
         match self.cfg.compression {
             Compression::None => {
-                for piece in pieces {
+                let [a, b, c] = rec.pieces();
+                for piece in [&head[..], a, b, c, b"\r\n\r\n"] {
                     open.file.write_all_bytes(piece)?;
                 }
             }
@@ -658,17 +675,29 @@ impl WarcWriter {
                     .gzip
                     .as_mut()
                     .expect("gzip compressor exists for gzip files");
-                let member = gz
-                    .member(&pieces)
-                    .ctx("gzip a record for", open.file.path())?;
-                open.file.write_all_bytes(member)?;
+                // The body where it lies, the header and HTTP head written in front of it; or
+                // the pieces copied into one buffer.
+                let in_place = match (&mut rec.room, rec.block[1].is_empty()) {
+                    (Some(room), true) => gz.member_in_place([&head, rec.block[0]], room, TAIL),
+                    _ => None,
+                };
+                let member = match in_place {
+                    Some(member) => member,
+                    None => {
+                        let [a, b, c] = rec.pieces();
+                        gz.member(&[&head[..], a, b, c, TAIL])
+                    }
+                };
+                open.file
+                    .write_all_bytes(member.ctx("gzip a record for", open.file.path())?)?;
             }
             Compression::Zstd => {
                 let z = self
                     .zstd
                     .as_mut()
                     .expect("zstd compressor exists for zstd files");
-                zstd_frame(z, &pieces, &mut self.packed)
+                let [a, b, c] = rec.pieces();
+                zstd_frame(z, &[&head[..], a, b, c, TAIL], &mut self.packed)
                     .ctx("zstd-compress a record for", open.file.path())?;
                 open.file.write_all_bytes(&self.packed)?;
             }
@@ -686,7 +715,8 @@ impl WarcWriter {
                 let head = match rec.head {
                     Some(head) => Some(head),
                     None if rec.kind != RecordType::Resource => {
-                        let mut block = std::io::Read::chain(rec.block[0], rec.block[1]);
+                        let [a, b, c] = rec.pieces();
+                        let mut block = std::io::Read::chain(std::io::Read::chain(a, b), c);
                         parsed = super::http::read_head(&mut block, super::http::DEFAULT_MAX_HEAD);
                         parsed.as_ref().ok()
                     }
@@ -719,24 +749,6 @@ impl WarcWriter {
             record_id: rec.id,
             payload_digest,
         })
-    }
-}
-
-/// `ip` as `Display` writes it, an IPv4 address without the formatting machinery (twice a
-/// page: the request's and the response's `WARC-IP-Address`).
-fn ip_text(ip: IpAddr) -> String {
-    match ip {
-        IpAddr::V4(v4) => {
-            let mut s = String::with_capacity(15);
-            for (i, o) in v4.octets().into_iter().enumerate() {
-                if i > 0 {
-                    s.push('.');
-                }
-                s.push_str(itoa::Buffer::new().format(o));
-            }
-            s
-        }
-        IpAddr::V6(_) => ip.to_string(),
     }
 }
 

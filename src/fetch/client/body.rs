@@ -134,20 +134,78 @@ impl Read for BodyStream<'_> {
     }
 }
 
+/// Bytes a body read by [`read_body`] has free in front of it, for the header of its WARC
+/// record ([`Body::room`]): a WARC header and the HTTP head of a typical answer fit. A record
+/// whose header does not fit is copied behind it, as every record once was.
+pub const HEADROOM: usize = 4 << 10;
+
+/// The bytes a record has after its block (`\r\n\r\n`): a body has room for them too.
+const TAIL: usize = 4;
+
+/// A response body as received: de-chunked, still content-encoded. It dereferences to its
+/// bytes. In front of them its buffer has [`HEADROOM`] bytes free (when [`read_body`] made it)
+/// and behind them room for the record's end, so the WARC writer can write the record's header
+/// before the body and compress the whole record where it lies
+/// ([`crate::warc::writer::Room`]), instead of copying ~20 KB a page into a buffer of its own.
+#[derive(Clone, Default)]
+pub struct Body {
+    buf: Vec<u8>,
+    /// Where the body starts in `buf`.
+    start: usize,
+}
+
+impl Body {
+    /// The body, and the room in front of it, for the WARC writer.
+    pub fn room(&mut self) -> crate::warc::writer::Room<'_> {
+        crate::warc::writer::Room::new(&mut self.buf, self.start)
+    }
+
+    /// The body's bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
+impl std::ops::Deref for Body {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl From<Vec<u8>> for Body {
+    fn from(buf: Vec<u8>) -> Body {
+        Body { buf, start: 0 }
+    }
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_slice(), f)
+    }
+}
+
+impl<const N: usize> PartialEq<&[u8; N]> for Body {
+    fn eq(&self, other: &&[u8; N]) -> bool {
+        self.as_slice() == &other[..]
+    }
+}
+
 /// Reads a body up to `max` bytes, checking the rate and the total time after each read.
 ///
 /// The body is read straight into its own buffer (sized by the announced length), not
 /// through a scratch buffer: one copy from the client's buffer. The buffer is this thread's
 /// last body given back ([`recycle`]) when there is one, and only the bytes it never held are
 /// zeroed: a fetch thread reads page after page into the same memory, with no allocation a
-/// page, and zeroing only for a body longer than the buffer has held.
+/// page, and zeroing only for a body longer than the buffer has held. The body starts
+/// [`HEADROOM`] bytes into the buffer (see [`Body`]).
 pub(super) fn read_body(
     cfg: &FetchSection,
     r: impl Read,
     start: Instant,
     max: usize,
     hint: usize,
-) -> (Vec<u8>, Option<Cut>) {
+) -> (Body, Option<Cut>) {
     let mut paced = Paced {
         inner: r,
         start,
@@ -161,30 +219,48 @@ pub(super) fn read_body(
     let first = if hint > 0 { hint } else { BODY_CHUNK.min(max) };
     // At the cap, one more byte tells a body of exactly `max` from a longer one.
     let limit = max.saturating_add(1);
-    let mut body = SPARE.with_borrow_mut(std::mem::take);
-    let read = read_into(&mut paced, &mut body, first, limit);
-    if body.len() > max {
-        body.truncate(max);
-        return (body, Some(Cut::Length));
-    }
-    match (read, paced.stop) {
-        (Ok(()), _) => (body, None),
-        (Err(_), Some(cut)) => (body, Some(cut)),
-        (Err(e), None) => (body, Some(read_error_cut(&e))),
-    }
+    let mut buf = SPARE.with_borrow_mut(std::mem::take);
+    let read = read_into(&mut paced, &mut buf, HEADROOM, first, limit);
+    let cut = if buf.len() - HEADROOM > max {
+        buf.truncate(HEADROOM + max);
+        Some(Cut::Length)
+    } else {
+        match (read, paced.stop) {
+            (Ok(()), _) => None,
+            (Err(_), Some(cut)) => Some(cut),
+            (Err(e), None) => Some(read_error_cut(&e)),
+        }
+    };
+    // Room for the record's end: no regrowth (a copy of the body) when the writer adds it.
+    buf.reserve(TAIL);
+    let body = Body {
+        buf,
+        start: HEADROOM,
+    };
+    (body, cut)
 }
 
-/// Reads `r` to its end, or to `limit` bytes, into `buf`, whose bytes (all of its length) are
-/// initialized and are overwritten; `buf` ends as long as what was read. It is first given
-/// `first` bytes; when it fills, a small read tells whether the body has ended before it
-/// grows (as `read_to_end` does), so a body of the announced length is read without growth.
-fn read_into(r: &mut impl Read, buf: &mut Vec<u8>, first: usize, limit: usize) -> io::Result<()> {
-    if buf.len() < first.min(limit) {
-        buf.resize(first.min(limit), 0);
+/// Reads `r` to its end, or to `limit` bytes, into `buf` from index `at` on; `buf`'s bytes
+/// (all of its length) are initialized, those from `at` on are overwritten, and `buf` ends
+/// `at` bytes longer than what was read (those before `at` are left as they were, zeroes if
+/// `buf` was shorter). It is first given `first` bytes; when it fills, a small read tells
+/// whether the body has ended before it grows (as `read_to_end` does), so a body of the
+/// announced length is read without growth, with room for [`TAIL`] more bytes.
+fn read_into(
+    r: &mut impl Read,
+    buf: &mut Vec<u8>,
+    at: usize,
+    first: usize,
+    limit: usize,
+) -> io::Result<()> {
+    let want = at + first.min(limit);
+    if buf.len() < want {
+        buf.reserve_exact(want + TAIL - buf.len());
+        buf.resize(want, 0);
     }
     let mut filled = 0;
     let result = loop {
-        if filled == buf.len() {
+        if at + filled == buf.len() {
             if filled >= limit {
                 break Ok(());
             }
@@ -193,26 +269,26 @@ fn read_into(r: &mut impl Read, buf: &mut Vec<u8>, first: usize, limit: usize) -
             match r.read(&mut probe[..want]) {
                 Ok(0) => break Ok(()),
                 Ok(n) => {
-                    buf.truncate(filled);
+                    buf.truncate(at + filled);
                     buf.extend_from_slice(&probe[..n]);
                     filled += n;
                     let grow = filled.max(BODY_CHUNK).min(limit - filled);
-                    buf.resize(filled + grow, 0);
+                    buf.resize(at + filled + grow, 0);
                     continue;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => break Err(e),
             }
         }
-        let end = buf.len().min(limit);
-        match r.read(&mut buf[filled..end]) {
+        let end = buf.len().min(at.saturating_add(limit));
+        match r.read(&mut buf[at + filled..end]) {
             Ok(0) => break Ok(()),
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => break Err(e),
         }
     };
-    buf.truncate(filled);
+    buf.truncate(at + filled);
     result
 }
 
@@ -227,8 +303,9 @@ const KEEP_SPARE: usize = 64 << 10;
 
 /// Gives a body ([`super::Fetched::body`]) back once its page is done with, for the next body
 /// this thread reads ([`read_body`]).
-pub fn recycle(body: Vec<u8>) {
-    if body.capacity() <= KEEP_SPARE {
+pub fn recycle(body: Body) {
+    let body = body.buf;
+    if body.capacity() <= KEEP_SPARE + HEADROOM + TAIL {
         SPARE.with_borrow_mut(|spare| {
             if body.capacity() > spare.capacity() {
                 *spare = body;
@@ -315,19 +392,23 @@ mod tests {
             for old in [0, 7, 5_000, 100_000] {
                 for first in [0, len, len / 2 + 1, 100_000] {
                     for step in [1 << 20, 4_096, 33] {
-                        for limit in [usize::MAX, len + 1, len, len / 2] {
+                        for (limit, at) in [usize::MAX, len + 1, len, len / 2]
+                            .into_iter()
+                            .zip([0, 3, HEADROOM, 6_000])
+                        {
                             let mut buf = vec![0xAA; old];
                             let mut r = Dribble {
                                 data: &body[..len],
                                 step,
                                 interrupt: false,
                             };
-                            read_into(&mut r, &mut buf, first, limit).unwrap();
-                            assert_eq!(
-                                buf,
-                                &body[..len.min(limit)],
-                                "{len} {old} {first} {step} {limit}"
-                            );
+                            read_into(&mut r, &mut buf, at, first, limit).unwrap();
+                            let msg = format!("{len} {old} {first} {step} {limit} {at}");
+                            assert_eq!(&buf[at..], &body[..len.min(limit)], "{msg}");
+                            // What was in front stays; a shorter buffer grew with zeroes.
+                            let kept = old.min(at);
+                            assert!(buf[..kept].iter().all(|&b| b == 0xAA), "{msg}");
+                            assert!(buf[kept..at].iter().all(|&b| b == 0), "{msg}");
                         }
                     }
                 }
@@ -340,7 +421,7 @@ mod tests {
     fn a_read_error_keeps_what_was_read() {
         let mut r = (&b"abc"[..]).chain(Failing);
         let mut buf = vec![1; 10];
-        let e = read_into(&mut r, &mut buf, 2, usize::MAX).unwrap_err();
+        let e = read_into(&mut r, &mut buf, 0, 2, usize::MAX).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
         assert_eq!(buf, b"abc");
     }
@@ -357,10 +438,11 @@ mod tests {
     #[test]
     fn recycling_keeps_the_biggest_small_buffer() {
         std::thread::spawn(|| {
-            recycle(Vec::with_capacity(KEEP_SPARE + 1));
+            let body = |n| Body::from(Vec::with_capacity(n));
+            recycle(body(KEEP_SPARE + HEADROOM + TAIL + 1));
             assert_eq!(SPARE.with_borrow(Vec::capacity), 0);
-            recycle(Vec::with_capacity(1_000));
-            recycle(Vec::with_capacity(10));
+            recycle(body(1_000));
+            recycle(body(10));
             assert!(SPARE.with_borrow(Vec::capacity) >= 1_000);
         })
         .join()

@@ -85,7 +85,7 @@ mod tests {
             status: 200,
             raw_response_head: head.into_bytes(),
             head: Some(parsed),
-            body,
+            body: body.into(),
             raw_request: Vec::new(),
             cut: None,
             ip: std::net::Ipv4Addr::LOCALHOST.into(),

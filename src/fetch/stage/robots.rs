@@ -54,7 +54,7 @@ impl Shared<'_> {
         let mut ssrf = false;
         let mut tls_failure = None;
         loop {
-            let got = match self.fetcher.fetch_robots(client, &target) {
+            let mut got = match self.fetcher.fetch_robots(client, &target) {
                 Ok(g) => g,
                 Err(e) if e.kind() == FetchErrorKind::Ssrf => {
                     // Refused before any byte left: no request, and nothing to ask again.
@@ -78,7 +78,7 @@ impl Shared<'_> {
             self.counters
                 .bytes
                 .fetch_add(got.body.len() as u64, Relaxed);
-            self.write_warc(target.as_str(), &got, &Capture::default())?;
+            self.write_warc(target.as_str(), &mut got, &Capture::default())?;
             match (&got.location, hops < self.cfg.fetch.max_redirects) {
                 (Some(loc), true) if (300..400).contains(&got.status) => match Url::parse(loc) {
                     Ok(next) if matches!(next.scheme(), "http" | "https") => {

@@ -259,12 +259,12 @@ impl Shared<'_> {
         // A "slow down" answer (429, 5xx), with its Retry-After.
         let mut slow_down = None;
         let result = match outcome {
-            Ok(fetched) => {
+            Ok(mut fetched) => {
                 abandoned = fetched.cut.is_some();
                 if fetched.status == 429 || fetched.status >= 500 {
                     slow_down = Some((fetched.status, fetched.retry_after));
                 }
-                let (r, decoded) = self.store(job, url, &fetched)?;
+                let (r, decoded) = self.store(job, url, &mut fetched)?;
                 follows = self.parse_and_follow(job, url, &fetched, (&r, decoded), policy)?;
                 crate::fetch::client::recycle(fetched.body);
                 r
@@ -330,7 +330,7 @@ impl Shared<'_> {
         let doc = crate::parse::inline::document(
             r,
             got.head.as_ref(),
-            (&got.body, decoded),
+            (&got.body[..], decoded),
             self.cfg.fetch.max_decoded.0,
             self.cfg.parse.requisites,
         );
@@ -505,7 +505,7 @@ impl Shared<'_> {
     pub(super) fn write_warc(
         &self,
         uri: &str,
-        got: &Fetched,
+        got: &mut Fetched,
         capture: &Capture,
     ) -> Result<(ExchangeLocations, bool)> {
         let refers_date = |c: &Capture| Some(UNIX_EPOCH + Duration::from_micros(c.date_us));
@@ -532,13 +532,15 @@ impl Shared<'_> {
                 truncated: got.truncated(),
             }
         };
-        let loc = lock(&self.warc).write_exchange(&Exchange {
+        // The body is compressed where it lies, its record's header written in front of it.
+        let loc = lock(&self.warc).write_exchange(Exchange {
             target_uri: uri,
             date: got.started,
             ip: Some(got.ip),
             request: Some(&got.raw_request),
             response: &got.raw_response_head,
-            response_rest: &got.body,
+            response_rest: &[],
+            response_room: Some(got.body.room()),
             response_head: got.head.as_ref(),
             kind,
         })?;
@@ -551,7 +553,7 @@ impl Shared<'_> {
         &self,
         job: &Job,
         url: &Url,
-        got: &Fetched,
+        got: &mut Fetched,
     ) -> Result<(FetchResult, Option<Vec<u8>>)> {
         self.counters
             .bytes

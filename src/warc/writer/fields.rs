@@ -1,6 +1,8 @@
 //! A record header's fields, written straight into bytes: the WARC writer writes two records
 //! per fetched page, and building each header from owned strings cost a dozen allocations.
 
+use std::net::IpAddr;
+
 /// An `application/warc-fields` block.
 pub(super) fn warc_fields<'a>(fields: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<u8> {
     let mut out = Vec::new();
@@ -32,6 +34,24 @@ pub(super) fn clean_str(v: &str) -> std::borrow::Cow<'_, str> {
         v.replace(['\r', '\n'], " ").into()
     } else {
         v.into()
+    }
+}
+
+/// `ip` as `Display` writes it, an IPv4 address without the formatting machinery (twice a
+/// page: the request's and the response's `WARC-IP-Address`).
+pub(super) fn ip_text(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => {
+            let mut s = String::with_capacity(15);
+            for (i, o) in v4.octets().into_iter().enumerate() {
+                if i > 0 {
+                    s.push('.');
+                }
+                s.push_str(itoa::Buffer::new().format(o));
+            }
+            s
+        }
+        IpAddr::V6(_) => ip.to_string(),
     }
 }
 
