@@ -183,24 +183,33 @@ fn informational_answers_are_skipped() {
     server.finish();
 }
 
-/// A connection is kept after a chunked body and after a sized one, not after
-/// `Connection: close` nor after a body that ends with the connection (HTTP/1.0); chunked
-/// framing is removed, and `Transfer-Encoding` is not in the kept head.
+/// A connection is kept after a chunked body and after a sized one (however many reads it
+/// takes, and HTTP/1.0 with `keep-alive`), not after `Connection: close` nor after a body that
+/// ends with the connection (HTTP/1.0); chunked framing is removed, and `Transfer-Encoding` is
+/// not in the kept head.
 #[test]
 fn connections_are_kept_only_when_the_answer_allows() {
+    let big: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let mut sized = b"HTTP/1.1 200 OK\r\nContent-Length: 300000\r\n\r\n".to_vec();
+    sized.extend_from_slice(&big);
     let server = Scripted::start(vec![
         Answer(
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4;x=y\r\ndefg\r\n0\r\nTrailer: t\r\n\r\n",
             false,
         ),
         Answer(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nxyz", false),
+        Answer(Vec::leak(sized), false),
+        Answer(
+            b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nhi",
+            false,
+        ),
         Answer(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", true),
         Answer(b"HTTP/1.0 200 OK\r\n\r\nto the close", true),
         Answer(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nlast", true),
     ]);
     let f = fetcher();
     let client = f.client();
-    let bodies: Vec<Vec<u8>> = (0..5)
+    let bodies: Vec<Vec<u8>> = (0..7)
         .map(|i| {
             let got = f
                 .fetch_with(
@@ -219,10 +228,18 @@ fn connections_are_kept_only_when_the_answer_allows() {
         .collect();
     assert_eq!(
         bodies,
-        [&b"abcdefg"[..], b"xyz", b"ok", b"to the close", b"last"]
+        [
+            &b"abcdefg"[..],
+            b"xyz",
+            &big,
+            b"hi",
+            b"ok",
+            b"to the close",
+            b"last"
+        ]
     );
     let conns: Vec<usize> = server.finish().into_iter().map(|(c, _)| c).collect();
-    assert_eq!(conns, [0, 0, 0, 1, 2]);
+    assert_eq!(conns, [0, 0, 0, 0, 0, 1, 2]);
 }
 
 /// A chunk size line that never ends is a broken body once it passes 64 KiB: the chunks before

@@ -44,7 +44,11 @@
 //! `Transfer-Encoding`, `Connection`): it decides from those alone, and building its header map
 //! of every field cost ~4% of a crawl. The request's head is written here (below); the I/O
 //! around both is `conn.rs`: connections, timeouts, keep-alive (at most two idle connections a
-//! host), TLS.
+//! host), TLS. A body of known length (`Content-Length`, nearly every page) is read here without
+//! the engine, which would copy it out of the connection's buffer: the buffer it came in
+//! becomes the body's, the rest is read straight after it (`body.rs`), and the connection is
+//! kept by what the head says as the engine would decide it (`head.rs`, held to the engine's
+//! decision by its tests).
 //!
 //! **Raw bytes.** The request block of the WARC is the bytes sent: this module writes the
 //! request's head itself (the engine is told the method and URI, to frame the answer; its own
@@ -74,6 +78,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use ureq_proto::client::{Call, RecvResponseResult, SendRequestResult};
 use ureq_proto::http::{self, Uri};
+use ureq_proto::BodyMode;
 use url::Url;
 
 use crate::config::fetch::FetchSection;
@@ -87,7 +92,7 @@ use crate::warc::http::HttpHead;
 use crate::warc::Truncated;
 
 mod body;
-pub use body::{recycle, Body};
+pub use body::{recycle, Body, HEADROOM};
 mod head;
 
 /// Validators from an earlier fetch, for a conditional GET.
@@ -545,6 +550,7 @@ impl Fetcher {
         let (received, next) = exchange(&mut conn, request, &raw_request, limits, &self.cfg, ip)?;
         // A body's announced length (at most the cap) sizes its buffer: no regrowth copies.
         let length_hint = received.content_length;
+        let close = received.close;
         let mut fetched = Fetched::from_head(url, received, raw_request, ip, started);
         // The body's call, or whether the connection may be kept when there is no body.
         let (body_call, mut keep) = match next {
@@ -560,14 +566,28 @@ impl Fetcher {
                 max
             };
             let hint = length_hint.map_or(0, |n| n.min(max));
-            (fetched.body, fetched.cut) = match body_call {
-                Some(call) => {
+            let mode = body_call.as_ref().map(|c| c.body_mode());
+            (fetched.body, fetched.cut) = match (body_call, mode) {
+                // A body of known length is read without the engine, and without a copy.
+                (Some(_), Some(BodyMode::LengthDelimited(n))) => {
+                    let (body, cut, k) = body::read_known_length(
+                        &self.cfg,
+                        &mut conn,
+                        limits,
+                        start,
+                        (n, max),
+                        close,
+                    );
+                    keep = k;
+                    (body, cut)
+                }
+                (Some(call), _) => {
                     let mut stream = body::BodyStream::new(&mut conn, call, limits);
                     let read = body::read_body(&self.cfg, &mut stream, start, max, hint);
                     keep = stream.keep() && read.1.is_none();
                     read
                 }
-                None => body::read_body(&self.cfg, io::empty(), start, max, 0),
+                (None, _) => body::read_body(&self.cfg, io::empty(), start, max, 0),
             };
         } else {
             // The body is not read: the connection cannot take another request.
@@ -755,37 +775,4 @@ fn tls_kind(e: &rustls::Error) -> FetchErrorKind {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The request's `Host` header and URI are what `format!` made of them before
-    /// they were pushed piece by piece: default and other ports, queries, user info and
-    /// fragments (left off the wire), IP literals, upper-case hosts.
-    #[test]
-    fn request_pieces_are_the_formatted_ones() {
-        for u in [
-            "http://example.com/",
-            "http://example.com:8081/p/0001.html?a=1&b=2#frag",
-            "https://user:pw@EXAMPLE.org:443/x",
-            "https://example.org:8443/",
-            "http://127.0.1.1:8081/robots.txt",
-            "http://[::1]:8080/a/b?",
-            "http://xn--bcher-kva.example/",
-        ] {
-            let url = Url::parse(u).unwrap();
-            let r = Request::of(&url).unwrap();
-            let host = url.host_str().unwrap();
-            let want_host = match url.port() {
-                Some(p) => format!("{host}:{p}"),
-                None => host.to_string(),
-            };
-            assert_eq!(r.host_header, want_host, "{u}");
-            let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
-            let want_uri = format!("{}://{want_host}{}{query}", url.scheme(), url.path());
-            assert_eq!(
-                r.uri.to_string(),
-                want_uri.parse::<Uri>().unwrap().to_string()
-            );
-        }
-    }
-}
+mod tests;

@@ -16,9 +16,12 @@
 //!   deadline; each write at most the read timeout. The socket's timeouts are set only when they
 //!   change (a system call each), which is once a connection until the deadline comes within a
 //!   read timeout. A timeout is `TimedOut`, whatever the socket said (`EAGAIN`).
-//! - **Input** is read in blocks of [`READ_BLOCK`] into the connection's buffer, which the
-//!   protocol engine parses in place; a head longer than the buffer grows it (the client stops at
-//!   `max_header_bytes`).
+//! - **Input** is read in blocks of [`READ_BLOCK`] into the connection's buffer, [`FRONT`] bytes
+//!   into it, which the protocol engine parses in place; a head longer than the buffer grows it
+//!   (the client stops at `max_header_bytes`). A body of known length is not copied out of it:
+//!   the buffer becomes the body's ([`Conn::take_input`], with [`FRONT`] bytes and the head in
+//!   front of the body for its WARC record's header), the connection takes another, and the rest
+//!   of the body is read straight into it ([`Conn::read_direct`]).
 //! - **Keep-alive.** A host's client keeps at most [`MAX_IDLE`] idle connections, for at most
 //!   [`MAX_IDLE_AGE`]. A kept connection is probed once before it is reused, with one
 //!   `recv(MSG_PEEK | MSG_DONTWAIT)`: bytes the server sent unasked, or its close, mean it is
@@ -37,6 +40,9 @@ use rustls::{ClientConfig, ClientConnection, StreamOwned};
 /// Bytes a connection reads at a time: a page and its head in one read, for nearly every page
 /// (32 KiB took ~6% more reads on the peer web).
 pub(super) const READ_BLOCK: usize = 64 << 10;
+/// Where a connection's input starts in its buffer: room for a WARC record's header in front of
+/// a body that stays where it was received (the client's `body::HEADROOM`).
+pub(super) const FRONT: usize = crate::fetch::client::HEADROOM;
 /// Idle connections a host's client keeps: the host's own, and one for a robots.txt
 /// redirect elsewhere.
 const MAX_IDLE: usize = 2;
@@ -174,9 +180,9 @@ impl Conn {
             stream,
             read_timeout,
             write_timeout,
-            buf: Vec::new(),
-            start: 0,
-            end: 0,
+            buf: vec![0; FRONT],
+            start: FRONT,
+            end: FRONT,
             idle_since: Instant::now(),
         })
     }
@@ -203,8 +209,8 @@ impl Conn {
         self.start += n;
         debug_assert!(self.start <= self.end);
         if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
+            self.start = FRONT;
+            self.end = FRONT;
         }
     }
 
@@ -212,53 +218,93 @@ impl Conn {
     /// end of the stream.
     pub(super) fn fill(&mut self, limits: Limits) -> io::Result<usize> {
         if self.end + READ_BLOCK > self.buf.len() {
-            if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
+            if self.start > FRONT {
+                self.buf.copy_within(self.start..self.end, FRONT);
+                self.end -= self.start - FRONT;
+                self.start = FRONT;
             }
             if self.end + READ_BLOCK > self.buf.len() {
-                // Zeroed once: the buffer is reused read after read.
+                // Zeroed once: the buffer is reused read after read (and, given to a body, comes
+                // back as another connection's, [`Conn::take_input`]).
                 self.buf.resize(self.end + READ_BLOCK, 0);
             }
         }
-        let want = limits.within(limits.per_io)?;
-        let sock = self.stream.tcp();
-        update(&mut self.read_timeout, want, |t| sock.set_read_timeout(t))?;
-        let started = Instant::now();
-        let into = &mut self.buf[self.end..];
-        let n = loop {
-            let r = match &mut self.stream {
-                Stream::Tcp(s) => s.read(into),
-                Stream::Tls(s) => s.read(into),
-            };
-            match r {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                    // A signal: read again for what is left of this read's timeout, so that
-                    // signals do not stretch it.
-                    let left = want.saturating_sub(started.elapsed());
-                    if left.is_zero() {
-                        return Err(io::Error::new(
-                            io::ErrorKind::TimedOut,
-                            "timed out waiting for the server",
-                        ));
-                    }
-                    let left = limits.within(left)?;
-                    let sock = self.stream.tcp();
-                    update(&mut self.read_timeout, left, |t| sock.set_read_timeout(t))?;
-                }
-                Err(e) => return Err(timed_out(e)),
-            }
-        };
+        let n = recv(
+            &mut self.stream,
+            &mut self.read_timeout,
+            &mut self.buf[self.end..],
+            limits,
+        )?;
         self.end += n;
         Ok(n)
+    }
+
+    /// Reads once from the server straight into `into`, past [`Conn::input`] (which must be
+    /// empty: the bytes would come out of order): the bytes read, 0 at the end of the stream.
+    pub(super) fn read_direct(&mut self, into: &mut [u8], limits: Limits) -> io::Result<usize> {
+        debug_assert_eq!(self.start, self.end, "input read first");
+        recv(&mut self.stream, &mut self.read_timeout, into, limits)
+    }
+
+    /// The first `n` bytes of [`Conn::input`] (fewer if fewer came) in the buffer they were
+    /// received into, which the connection gives up for `spare` (whole: a buffer that held as
+    /// much is not zeroed again): that buffer, where they start in it (at least [`FRONT`]) and
+    /// how many they are. Input past them stays the connection's, copied into `spare`.
+    pub(super) fn take_input(&mut self, n: usize, spare: Vec<u8>) -> (Vec<u8>, usize, usize) {
+        let taken = std::mem::replace(&mut self.buf, spare);
+        let (at, end) = (self.start, self.start + n.min(self.end - self.start));
+        let rest = self.end - end;
+        if self.buf.len() < FRONT + rest {
+            self.buf.resize(FRONT + rest, 0);
+        }
+        self.buf[FRONT..FRONT + rest].copy_from_slice(&taken[end..self.end]);
+        (self.start, self.end) = (FRONT, FRONT + rest);
+        (taken, at, end - at)
     }
 
     /// Whether an idle connection can take another request: nothing waiting to be read and no
     /// end of stream, seen without reading or blocking.
     fn is_open(&self) -> bool {
         self.start == self.end && probe(self.stream.tcp())
+    }
+}
+
+/// One read from `stream` into `into`, within the read timeout and the exchange's deadline (the
+/// socket's timeout set through `read_timeout` when it changes): the bytes read, 0 at the end
+/// of the stream.
+fn recv(
+    stream: &mut Stream,
+    read_timeout: &mut Option<Duration>,
+    into: &mut [u8],
+    limits: Limits,
+) -> io::Result<usize> {
+    let want = limits.within(limits.per_io)?;
+    let sock = stream.tcp();
+    update(read_timeout, want, |t| sock.set_read_timeout(t))?;
+    let started = Instant::now();
+    loop {
+        let r = match stream {
+            Stream::Tcp(s) => s.read(into),
+            Stream::Tls(s) => s.read(into),
+        };
+        match r {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                // A signal: read again for what is left of this read's timeout, so that
+                // signals do not stretch it.
+                let left = want.saturating_sub(started.elapsed());
+                if left.is_zero() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "timed out waiting for the server",
+                    ));
+                }
+                let left = limits.within(left)?;
+                let sock = stream.tcp();
+                update(read_timeout, left, |t| sock.set_read_timeout(t))?;
+            }
+            Err(e) => return Err(timed_out(e)),
+        }
     }
 }
 
@@ -401,6 +447,49 @@ mod tests {
         drop(server);
         assert_eq!(conn.fill(l).unwrap(), 4);
         assert_eq!(conn.fill(l).unwrap(), 0, "the end of the stream");
+    }
+
+    /// Input given up with its buffer: the bytes asked for, in the buffer they came in, with
+    /// at least `FRONT` bytes before them; what came after them stays the connection's input,
+    /// in order; the connection reads on into the buffer it was given, and straight into the
+    /// caller's.
+    #[test]
+    fn input_is_given_up_with_its_buffer() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let key = ConnKey {
+            addr: listener.local_addr().unwrap(),
+            tls_name: None,
+        };
+        let tls = crate::fetch::tls::default_config();
+        let l = limits(Duration::from_secs(5), Duration::from_secs(30));
+        let mut conn = Conn::open(key, &tls, l).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        server.write_all(b"HEAD|body1234rest").unwrap();
+        while conn.input().len() < 17 {
+            assert!(conn.fill(l).unwrap() > 0);
+        }
+        conn.consume(5);
+        for (spare, ask) in [(Vec::new(), 8), (vec![7; 100_000], 4), (vec![1; 3], 99)] {
+            let before = conn.input().to_vec();
+            let (taken, at, n) = conn.take_input(ask, spare);
+            assert!(at >= FRONT);
+            assert_eq!(n, ask.min(before.len()));
+            assert_eq!(&taken[at..at + n], &before[..n]);
+            assert_eq!(conn.input(), &before[n..]);
+        }
+        assert!(conn.input().is_empty());
+        server.write_all(b"more").unwrap();
+        let mut into = [0u8; 16];
+        let mut got = 0;
+        while got < 4 {
+            got += conn.read_direct(&mut into[got..], l).unwrap();
+        }
+        assert_eq!(&into[..4], b"more");
+        server.write_all(b"again").unwrap();
+        while conn.input().len() < 5 {
+            assert!(conn.fill(l).unwrap() > 0);
+        }
+        assert_eq!(conn.input(), b"again");
     }
 
     /// A host's client gives back an open idle connection for its key only, never one the

@@ -143,26 +143,29 @@ pub const HEADROOM: usize = 4 << 10;
 const TAIL: usize = 4;
 
 /// A response body as received: de-chunked, still content-encoded. It dereferences to its
-/// bytes. In front of them its buffer has [`HEADROOM`] bytes free (when [`read_body`] made it)
-/// and behind them room for the record's end, so the WARC writer can write the record's header
-/// before the body and compress the whole record where it lies
-/// ([`crate::warc::writer::Room`]), instead of copying ~20 KB a page into a buffer of its own.
+/// bytes. In front of them its buffer has at least [`HEADROOM`] bytes free (when [`read_body`]
+/// or [`read_known_length`] made it), so the WARC writer can write the record's header before
+/// the body and compress the whole record where it lies ([`crate::warc::writer::Room`]),
+/// instead of copying ~20 KB a page into a buffer of its own. The buffer keeps its whole
+/// length (initialized bytes past the body's end): given back ([`recycle`]) to read the next
+/// body, or a connection's input, it is not zeroed again.
 #[derive(Clone, Default)]
 pub struct Body {
     buf: Vec<u8>,
-    /// Where the body starts in `buf`.
+    /// The body is `buf[start..end]`.
     start: usize,
+    end: usize,
 }
 
 impl Body {
     /// The body, and the room in front of it, for the WARC writer.
     pub fn room(&mut self) -> crate::warc::writer::Room<'_> {
-        crate::warc::writer::Room::new(&mut self.buf, self.start)
+        crate::warc::writer::Room::new(&mut self.buf, self.start, self.end)
     }
 
     /// The body's bytes.
     pub fn as_slice(&self) -> &[u8] {
-        &self.buf[self.start..]
+        &self.buf[self.start..self.end]
     }
 }
 
@@ -175,7 +178,11 @@ impl std::ops::Deref for Body {
 
 impl From<Vec<u8>> for Body {
     fn from(buf: Vec<u8>) -> Body {
-        Body { buf, start: 0 }
+        Body {
+            end: buf.len(),
+            buf,
+            start: 0,
+        }
     }
 }
 
@@ -191,10 +198,12 @@ impl<const N: usize> PartialEq<&[u8; N]> for Body {
     }
 }
 
-/// Reads a body up to `max` bytes, checking the rate and the total time after each read.
+/// Reads a body up to `max` bytes, checking the rate and the total time after each read: a
+/// chunked body, one that ends with the connection, or none (a body of known length is
+/// [`read_known_length`]'s).
 ///
-/// The body is read straight into its own buffer (sized by the announced length), not
-/// through a scratch buffer: one copy from the client's buffer. The buffer is this thread's
+/// The body is read straight into its own buffer, not through a scratch buffer: one copy from
+/// the client's buffer, by the protocol engine, which removes the chunks' framing. The buffer is this thread's
 /// last body given back ([`recycle`]) when there is one, and only the bytes it never held are
 /// zeroed: a fetch thread reads page after page into the same memory, with no allocation a
 /// page, and zeroing only for a body longer than the buffer has held. The body starts
@@ -220,9 +229,8 @@ pub(super) fn read_body(
     // At the cap, one more byte tells a body of exactly `max` from a longer one.
     let limit = max.saturating_add(1);
     let mut buf = SPARE.with_borrow_mut(std::mem::take);
-    let read = read_into(&mut paced, &mut buf, HEADROOM, first, limit);
-    let cut = if buf.len() - HEADROOM > max {
-        buf.truncate(HEADROOM + max);
+    let (read, got) = read_into(&mut paced, &mut buf, HEADROOM, first, limit);
+    let cut = if got > max {
         Some(Cut::Length)
     } else {
         match (read, paced.stop) {
@@ -231,36 +239,115 @@ pub(super) fn read_body(
             (Err(e), None) => Some(read_error_cut(&e)),
         }
     };
-    // Room for the record's end: no regrowth (a copy of the body) when the writer adds it.
-    buf.reserve(TAIL);
+    let end = HEADROOM + got.min(max);
     let body = Body {
         buf,
         start: HEADROOM,
+        end,
     };
     (body, cut)
 }
 
-/// Reads `r` to its end, or to `limit` bytes, into `buf` from index `at` on; `buf`'s bytes
-/// (all of its length) are initialized, those from `at` on are overwritten, and `buf` ends
-/// `at` bytes longer than what was read (those before `at` are left as they were, zeroes if
-/// `buf` was shorter). It is first given `first` bytes; when it fills, a small read tells
-/// whether the body has ended before it grows (as `read_to_end` does), so a body of the
-/// announced length is read without growth, with room for [`TAIL`] more bytes.
+/// Reads a body of `n` bytes (its `Content-Length`) from `conn` without the protocol engine,
+/// under the same limits as [`read_body`], up to `max` bytes (a longer one is cut there,
+/// [`Cut::Length`]). What came with the head is not copied: the connection's buffer becomes the
+/// body's ([`Conn::take_input`], this thread's spare buffer going to the connection), and the
+/// rest of the body is read straight into it. `close` is the head's say on the connection
+/// ([`super::head::Received::close`], as the engine decides it); the third value is whether the
+/// connection may take another request: the whole body read, nothing more received, no close.
+pub(super) fn read_known_length(
+    cfg: &FetchSection,
+    conn: &mut Conn,
+    limits: Limits,
+    start: Instant,
+    (n, max): (u64, usize),
+    close: bool,
+) -> (Body, Option<Cut>, bool) {
+    let want = usize::try_from(n).map_or(max, |n| n.min(max));
+    let spare = SPARE.with_borrow_mut(std::mem::take);
+    let (mut buf, at, have) = conn.take_input(want, spare);
+    let mut paced = Paced {
+        inner: Direct { conn, limits },
+        start,
+        grace: secs(cfg.min_rate_grace_secs),
+        total: secs(cfg.total_timeout_secs),
+        min_rate: cfg.min_rate as f64,
+        got: have,
+        stop: None,
+    };
+    // The rest, straight into the buffer (grown, and its growth zeroed, only for a body longer
+    // than it), with room for the record's end.
+    if buf.len() < at + want + TAIL {
+        buf.resize(at + want + TAIL, 0);
+    }
+    let mut end = at + have;
+    let read = loop {
+        if end == at + want {
+            break Ok(());
+        }
+        match paced.read(&mut buf[end..at + want]) {
+            Ok(0) => break Ok(()),
+            Ok(n) => end += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+    };
+    let got = end - at;
+    let cut = match (read, paced.stop) {
+        _ if got == want && (want as u64) < n => Some(Cut::Length),
+        _ if got == want => None,
+        // The server closed before the body ended.
+        (Ok(()), _) => Some(Cut::Disconnect),
+        (Err(_), Some(cut)) => Some(cut),
+        (Err(e), None) => Some(read_error_cut(&e)),
+    };
+    let keep = !close && cut.is_none() && paced.inner.conn.input().is_empty();
+    (
+        Body {
+            buf,
+            start: at,
+            end,
+        },
+        cut,
+        keep,
+    )
+}
+
+/// A connection's socket as a reader, once its input is used ([`Conn::read_direct`]).
+struct Direct<'a> {
+    conn: &'a mut Conn,
+    limits: Limits,
+}
+
+impl Read for Direct<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.conn.read_direct(buf, self.limits)
+    }
+}
+
+/// Reads `r` to its end, or to `limit` bytes, into `buf` from index `at` on, and says how
+/// many it read (`filled`: the body is `buf[at..at + filled]`). `buf`'s bytes (all of its
+/// length) are initialized: those from `at` on are overwritten, those before `at` and after
+/// the body are left as they were (a shorter `buf` grows with zeroes; its length never
+/// shrinks, so a buffer read into again is not zeroed again). It is first given `first` bytes
+/// (and room for [`TAIL`] more); when they fill, a small read tells whether the body has ended
+/// before it grows (as `read_to_end` does), so a body of the announced length is read without
+/// growth.
 fn read_into(
     r: &mut impl Read,
     buf: &mut Vec<u8>,
     at: usize,
     first: usize,
     limit: usize,
-) -> io::Result<()> {
-    let want = at + first.min(limit);
+) -> (io::Result<()>, usize) {
+    let want = at + first.min(limit) + TAIL;
     if buf.len() < want {
-        buf.reserve_exact(want + TAIL - buf.len());
         buf.resize(want, 0);
     }
     let mut filled = 0;
     let result = loop {
-        if at + filled == buf.len() {
+        // Room for the record's end stays free behind the body.
+        if at + filled + TAIL >= buf.len() {
             if filled >= limit {
                 break Ok(());
             }
@@ -269,18 +356,20 @@ fn read_into(
             match r.read(&mut probe[..want]) {
                 Ok(0) => break Ok(()),
                 Ok(n) => {
-                    buf.truncate(at + filled);
-                    buf.extend_from_slice(&probe[..n]);
+                    let grow = (filled + n).max(BODY_CHUNK).min(limit - filled - n);
+                    buf.resize(at + filled + n + grow + TAIL, 0);
+                    buf[at + filled..at + filled + n].copy_from_slice(&probe[..n]);
                     filled += n;
-                    let grow = filled.max(BODY_CHUNK).min(limit - filled);
-                    buf.resize(at + filled + grow, 0);
                     continue;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => break Err(e),
             }
         }
-        let end = buf.len().min(at.saturating_add(limit));
+        if filled >= limit {
+            break Ok(());
+        }
+        let end = (buf.len() - TAIL).min(at.saturating_add(limit));
         match r.read(&mut buf[at + filled..end]) {
             Ok(0) => break Ok(()),
             Ok(n) => filled += n,
@@ -288,8 +377,7 @@ fn read_into(
             Err(e) => break Err(e),
         }
     };
-    buf.truncate(at + filled);
-    result
+    (result, filled)
 }
 
 thread_local! {
@@ -402,9 +490,12 @@ mod tests {
                                 step,
                                 interrupt: false,
                             };
-                            read_into(&mut r, &mut buf, at, first, limit).unwrap();
+                            let (read, filled) = read_into(&mut r, &mut buf, at, first, limit);
+                            read.unwrap();
                             let msg = format!("{len} {old} {first} {step} {limit} {at}");
-                            assert_eq!(&buf[at..], &body[..len.min(limit)], "{msg}");
+                            assert_eq!(&buf[at..at + filled], &body[..len.min(limit)], "{msg}");
+                            // Room for the record's end, and the buffer never shorter.
+                            assert!(buf.len() >= (at + filled + TAIL).max(old), "{msg}");
                             // What was in front stays; a shorter buffer grew with zeroes.
                             let kept = old.min(at);
                             assert!(buf[..kept].iter().all(|&b| b == 0xAA), "{msg}");
@@ -421,9 +512,9 @@ mod tests {
     fn a_read_error_keeps_what_was_read() {
         let mut r = (&b"abc"[..]).chain(Failing);
         let mut buf = vec![1; 10];
-        let e = read_into(&mut r, &mut buf, 0, 2, usize::MAX).unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
-        assert_eq!(buf, b"abc");
+        let (read, filled) = read_into(&mut r, &mut buf, 0, 2, usize::MAX);
+        assert_eq!(read.unwrap_err().kind(), io::ErrorKind::ConnectionReset);
+        assert_eq!(&buf[..filled], b"abc");
     }
 
     struct Failing;

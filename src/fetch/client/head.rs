@@ -49,6 +49,11 @@ pub(super) struct Received {
     pub retry_after: Option<String>,
     /// The first `Content-Length`, read as those are, if it is a number.
     pub content_length: Option<usize>,
+    /// The engine closes the connection after this answer, whatever its body: `Connection:
+    /// close`, HTTP/1.0 without `Connection: keep-alive`, or `101`. (A body framed by the
+    /// close closes it too.) The fetch reads a body of known length itself, without the
+    /// engine, and keeps the connection by this.
+    pub close: bool,
 }
 
 /// Why a head does not parse.
@@ -102,6 +107,22 @@ impl Received {
             };
             wanted[want as usize].get_or_insert(f.value);
         }
+        // As the engine reads `Connection` (`HeaderValue::to_str`, then comma-separated tokens,
+        // trimmed, compared without case).
+        let (mut close, mut keep_alive) = (status.as_u16() == 101, false);
+        for f in fields {
+            if f.name.len() != 10 || !f.name.eq_ignore_ascii_case("connection") {
+                continue;
+            }
+            let Some(v) = visible_ascii(f.value) else {
+                continue;
+            };
+            for token in v.split(',').map(str::trim) {
+                close |= token.eq_ignore_ascii_case("close");
+                keep_alive |= token.eq_ignore_ascii_case("keep-alive");
+            }
+        }
+        close |= http10 && !keep_alive;
         let framing = if status.is_informational() {
             input[..len].to_vec()
         } else {
@@ -109,14 +130,7 @@ impl Received {
         };
         let (bytes, head) = kept_head(http10, status, fields, kept_order(fields).get());
         // As `HeaderValue::to_str`: visible ASCII and tabs only; then trimmed.
-        let text = |w: Want| {
-            let v = wanted[w as usize]?;
-            let v = v
-                .iter()
-                .all(|&b| b == b'\t' || (0x20..0x7f).contains(&b))
-                .then(|| std::str::from_utf8(v).expect("ASCII"))?;
-            Some(v.trim().to_string())
-        };
+        let text = |w: Want| Some(visible_ascii(wanted[w as usize]?)?.trim().to_string());
         Ok(Some(Received {
             status: code,
             len,
@@ -129,8 +143,16 @@ impl Received {
             bytes,
             head,
             framing,
+            close,
         }))
     }
+}
+
+/// `v` as text if it is visible ASCII and tabs only, as `HeaderValue::to_str` takes it.
+fn visible_ascii(v: &[u8]) -> Option<&str> {
+    v.iter()
+        .all(|&b| b == b'\t' || (0x20..0x7f).contains(&b))
+        .then(|| std::str::from_utf8(v).expect("ASCII"))
 }
 
 /// The fields [`Received`] keeps the first value of.

@@ -52,7 +52,7 @@ impl GzipMembers {
 
     /// The record `front` pieces, `room`'s body, then `back`, as one gzip member, as
     /// [`GzipMembers::member`] makes it, compressed where the body lies: `front` is written
-    /// into the room in front of the body and `back` after it (then cut off again). `None` if
+    /// into the room in front of the body and `back` after it. `None` if
     /// `front` does not fit in the room: the caller copies the pieces ([`GzipMembers::member`]).
     pub fn member_in_place(
         &mut self,
@@ -66,15 +66,17 @@ impl GzipMembers {
         let buf = &mut *room.buf;
         buf[from..from + a.len()].copy_from_slice(a);
         buf[from + a.len()..room.at].copy_from_slice(b);
-        let end = buf.len();
-        buf.extend_from_slice(back);
+        let to = room.end + back.len();
+        if buf.len() < to {
+            buf.resize(to, 0);
+        }
+        buf[room.end..to].copy_from_slice(back);
         let member = compress(
             &mut self.gz,
             self.small.as_mut(),
             &mut self.packed,
-            &buf[from..],
+            &buf[from..to],
         );
-        buf.truncate(end);
         Some(member)
     }
 
@@ -112,13 +114,14 @@ fn compress<'o>(
     Ok(&out[..n])
 }
 
-/// A record's body where it lies: in `buf` from `at` on, with `at` bytes before it that the
-/// writer may overwrite (the header and the HTTP head of the record go there) and room after
-/// it for the record's end. What the body's owner reads afterwards is unchanged: the bytes
-/// from `at` to the end. The fetch's bodies come this way (`crate::fetch::client::Body`).
+/// A record's body where it lies: `buf[at..end]`, with `at` bytes before it that the writer
+/// may overwrite (the header and the HTTP head of the record go there) and the bytes after it
+/// too (the record's end; `buf` grows if it has fewer than four). The body itself is left as
+/// it was. The fetch's bodies come this way (`crate::fetch::client::Body`).
 pub struct Room<'a> {
     buf: &'a mut Vec<u8>,
     at: usize,
+    end: usize,
 }
 
 impl std::fmt::Debug for Room<'_> {
@@ -131,18 +134,21 @@ impl std::fmt::Debug for Room<'_> {
 }
 
 impl<'a> Room<'a> {
-    /// The body `buf[at..]`, with `buf[..at]` free to overwrite.
+    /// The body `buf[at..end]`, with the rest of `buf` free to overwrite.
     ///
     /// # Panics
-    /// If `at` is past the end of `buf`.
-    pub fn new(buf: &'a mut Vec<u8>, at: usize) -> Room<'a> {
-        assert!(at <= buf.len(), "a body's room ends inside its buffer");
-        Room { buf, at }
+    /// If `at..end` is not inside `buf`.
+    pub fn new(buf: &'a mut Vec<u8>, at: usize, end: usize) -> Room<'a> {
+        assert!(
+            at <= end && end <= buf.len(),
+            "a body lies inside its buffer"
+        );
+        Room { buf, at, end }
     }
 
     /// The body.
     pub fn body(&self) -> &[u8] {
-        &self.buf[self.at..]
+        &self.buf[self.at..self.end]
     }
 }
 
@@ -207,10 +213,17 @@ mod tests {
                     .member(&[head, http, &body, b"\r\n\r\n"])
                     .unwrap()
                     .to_vec();
-                for room in [0, front - 1, front, front + 7] {
+                for (room, after) in [
+                    (0, 0),
+                    (front - 1, 9),
+                    (front, 0),
+                    (front + 7, 2),
+                    (front, 50),
+                ] {
                     let mut buf = vec![0xEE; room];
                     buf.extend_from_slice(&body);
-                    let mut r = Room::new(&mut buf, room);
+                    buf.resize(room + body_len + after, 0xDD);
+                    let mut r = Room::new(&mut buf, room, room + body_len);
                     let got = g
                         .member_in_place([head, http], &mut r, b"\r\n\r\n")
                         .map(|m| m.unwrap().to_vec());
@@ -220,7 +233,7 @@ mod tests {
                         assert!(buf[..room].iter().all(|&b| b == 0xEE));
                     } else {
                         assert_eq!(got.as_ref(), Some(&want), "{body_len} {level} {room}");
-                        assert_eq!(buf.len(), room + body_len);
+                        assert_eq!(buf.len(), room + body_len + after.max(4));
                     }
                 }
             }
