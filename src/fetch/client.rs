@@ -92,7 +92,7 @@ use crate::warc::http::HttpHead;
 use crate::warc::Truncated;
 
 mod body;
-pub use body::{recycle, Body, HEADROOM};
+pub use body::{recycle, Body};
 mod head;
 
 /// Validators from an earlier fetch, for a conditional GET.

@@ -41,8 +41,8 @@ use rustls::{ClientConfig, ClientConnection, StreamOwned};
 /// (32 KiB took ~6% more reads on the peer web).
 pub(super) const READ_BLOCK: usize = 64 << 10;
 /// Where a connection's input starts in its buffer: room for a WARC record's header in front of
-/// a body that stays where it was received (the client's `body::HEADROOM`).
-pub(super) const FRONT: usize = crate::fetch::client::HEADROOM;
+/// a body that stays where it was received (the client's `HEADROOM`, which is this).
+pub(super) const FRONT: usize = 4 << 10;
 /// Idle connections a host's client keeps: the host's own, and one for a robots.txt
 /// redirect elsewhere.
 const MAX_IDLE: usize = 2;

@@ -40,6 +40,7 @@ use crate::storage::{self, AtomicFile};
 
 mod fields;
 mod gzip;
+mod packing;
 mod small;
 use fields::{clean_str, ip_text, put_field, warc_fields};
 pub use gzip::{GzipMembers, Room};
@@ -663,50 +664,15 @@ impl WarcWriter {
         head.extend_from_slice(itoa::Buffer::new().format(block_len).as_bytes());
         head.extend_from_slice(b"\r\n\r\n");
         let offset = open.file.written();
-        match self.cfg.compression {
-            Compression::None => {
-                let [a, b, c] = rec.pieces();
-                for piece in [&head[..], a, b, c, b"\r\n\r\n"] {
-                    open.file.write_all_bytes(piece)?;
-                }
-            }
-            Compression::Gzip => {
-                let gz = self
-                    .gzip
-                    .as_mut()
-                    .expect("gzip compressor exists for gzip files");
-                // The body where it lies, the header and HTTP head written in front of it; or
-                // the pieces copied into one buffer.
-                let in_place = match (&mut rec.room, rec.block[1].is_empty()) {
-                    (Some(room), true) => gz.member_in_place([&head, rec.block[0]], room, TAIL),
-                    _ => None,
-                };
-                let member = match in_place {
-                    Some(member) => member,
-                    None => {
-                        let [a, b, c] = rec.pieces();
-                        gz.member(&[&head[..], a, b, c, TAIL])
-                    }
-                };
-                open.file
-                    .write_all_bytes(member.ctx("gzip a record for", open.file.path())?)?;
-            }
-            Compression::Zstd => {
-                let z = self
-                    .zstd
-                    .as_mut()
-                    .expect("zstd compressor exists for zstd files");
-                let [a, b, c] = rec.pieces();
-                zstd_frame(z, &[&head[..], a, b, c, TAIL], &mut self.packed)
-                    .ctx("zstd-compress a record for", open.file.path())?;
-                open.file.write_all_bytes(&self.packed)?;
-            }
-        }
+        let packers = (self.gzip.as_mut(), self.zstd.as_mut(), &mut self.packed);
+        packing::put(
+            &mut open.file,
+            self.cfg.compression,
+            packers,
+            &head,
+            &mut rec,
+        )?;
         self.head = head;
-        if self.packed.capacity() > KEEP_BUFFER {
-            self.packed.clear();
-            self.packed.shrink_to(KEEP_BUFFER);
-        }
         let length = open.file.written() - offset;
         open.whole = open.file.written();
         if let (Some(sorter), Some(_)) = (self.index.as_mut(), self.cfg.index.as_ref()) {
@@ -749,52 +715,5 @@ impl WarcWriter {
             record_id: rec.id,
             payload_digest,
         })
-    }
-}
-
-/// Compresses `pieces`, one after the other, into one zstd frame in `out` (replacing what it
-/// held), with the content size in the frame header and a checksum, as `zstd` writes them: the
-/// pieces are streamed through the context, never copied into one buffer.
-fn zstd_frame(
-    z: &mut zstd::bulk::Compressor<'static>,
-    pieces: &[&[u8]],
-    out: &mut Vec<u8>,
-) -> std::io::Result<()> {
-    use zstd::zstd_safe::{InBuffer, OutBuffer, ResetDirective};
-    let total: usize = pieces.iter().map(|p| p.len()).sum();
-    let err = |code: usize| std::io::Error::other(zstd::zstd_safe::get_error_name(code).to_owned());
-    out.clear();
-    out.reserve(zstd::zstd_safe::compress_bound(total));
-    let cctx = z.context_mut();
-    cctx.reset(ResetDirective::SessionOnly).map_err(err)?;
-    cctx.set_pledged_src_size(Some(total as u64)).map_err(err)?;
-    let mut o = OutBuffer::around(out);
-    for piece in pieces {
-        let mut i = InBuffer::around(piece);
-        while i.pos() < piece.len() {
-            cctx.compress_stream(&mut o, &mut i).map_err(err)?;
-        }
-    }
-    // The bound above leaves room for the whole frame, so one call ends it.
-    let left = cctx.end_stream(&mut o).map_err(err)?;
-    if left != 0 {
-        return Err(std::io::Error::other("zstd frame did not fit its bound"));
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    /// `ip_text` is `Display`'s text, for every IPv4 octet value and for IPv6.
-    #[test]
-    fn ip_text_is_displays() {
-        for o in 0..=255u8 {
-            for ip in [[o, 0, 9, 255], [10, o, o, 1], [255, 255, 0, o]] {
-                let ip = std::net::IpAddr::from(ip);
-                assert_eq!(super::ip_text(ip), ip.to_string());
-            }
-        }
-        let v6: std::net::IpAddr = "::ffff:127.0.0.1".parse().unwrap();
-        assert_eq!(super::ip_text(v6), v6.to_string());
     }
 }

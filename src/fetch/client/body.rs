@@ -137,7 +137,7 @@ impl Read for BodyStream<'_> {
 /// Bytes a body read by [`read_body`] has free in front of it, for the header of its WARC
 /// record ([`Body::room`]): a WARC header and the HTTP head of a typical answer fit. A record
 /// whose header does not fit is copied behind it, as every record once was.
-pub const HEADROOM: usize = 4 << 10;
+pub const HEADROOM: usize = crate::fetch::conn::FRONT;
 
 /// The bytes a record has after its block (`\r\n\r\n`): a body has room for them too.
 const TAIL: usize = 4;

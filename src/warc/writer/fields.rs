@@ -77,4 +77,17 @@ mod tests {
         let block = warc_fields([("a\r", "x\ny")].into_iter());
         assert_eq!(block, b"a : x y\r\n");
     }
+
+    /// `ip_text` is `Display`'s text, for every IPv4 octet value and for IPv6.
+    #[test]
+    fn ip_text_is_displays() {
+        for o in 0..=255u8 {
+            for ip in [[o, 0, 9, 255], [10, o, o, 1], [255, 255, 0, o]] {
+                let ip = std::net::IpAddr::from(ip);
+                assert_eq!(super::ip_text(ip), ip.to_string());
+            }
+        }
+        let v6: std::net::IpAddr = "::ffff:127.0.0.1".parse().unwrap();
+        assert_eq!(super::ip_text(v6), v6.to_string());
+    }
 }
