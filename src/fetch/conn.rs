@@ -397,11 +397,9 @@ mod tests {
         }
     }
 
-    /// Input comes in as sent, across reads that wrap the buffer; a silent server is a
-    /// `TimedOut` after the read timeout, and after the total one when that comes first; the
-    /// end of the stream reads 0.
-    #[test]
-    fn reads_keep_order_and_time_out() {
+    /// A connection to a listener on loopback, the server's end of it, and limits of 5 s a
+    /// read and 30 s in all.
+    fn connected() -> (Conn, TcpStream, Limits) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let key = ConnKey {
             addr: listener.local_addr().unwrap(),
@@ -409,8 +407,17 @@ mod tests {
         };
         let tls = crate::fetch::tls::default_config();
         let l = limits(Duration::from_secs(5), Duration::from_secs(30));
-        let mut conn = Conn::open(key.clone(), &tls, l).unwrap();
-        let (mut server, _) = listener.accept().unwrap();
+        let conn = Conn::open(key, &tls, l).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        (conn, server, l)
+    }
+
+    /// Input comes in as sent, across reads that wrap the buffer; a silent server is a
+    /// `TimedOut` after the read timeout, and after the total one when that comes first; the
+    /// end of the stream reads 0.
+    #[test]
+    fn reads_keep_order_and_time_out() {
+        let (mut conn, mut server, l) = connected();
         let data: Vec<u8> = (0..3 * READ_BLOCK as u32)
             .map(|i| (i % 253) as u8)
             .collect();
@@ -455,15 +462,7 @@ mod tests {
     /// caller's.
     #[test]
     fn input_is_given_up_with_its_buffer() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let key = ConnKey {
-            addr: listener.local_addr().unwrap(),
-            tls_name: None,
-        };
-        let tls = crate::fetch::tls::default_config();
-        let l = limits(Duration::from_secs(5), Duration::from_secs(30));
-        let mut conn = Conn::open(key, &tls, l).unwrap();
-        let (mut server, _) = listener.accept().unwrap();
+        let (mut conn, mut server, l) = connected();
         server.write_all(b"HEAD|body1234rest").unwrap();
         while conn.input().len() < 17 {
             assert!(conn.fill(l).unwrap() > 0);
