@@ -203,11 +203,11 @@ impl<const N: usize> PartialEq<&[u8; N]> for Body {
 /// [`read_known_length`]'s).
 ///
 /// The body is read straight into its own buffer, not through a scratch buffer: one copy from
-/// the client's buffer, by the protocol engine, which removes the chunks' framing. The buffer is this thread's
-/// last body given back ([`recycle`]) when there is one, and only the bytes it never held are
-/// zeroed: a fetch thread reads page after page into the same memory, with no allocation a
-/// page, and zeroing only for a body longer than the buffer has held. The body starts
-/// [`HEADROOM`] bytes into the buffer (see [`Body`]).
+/// the client's buffer, by the protocol engine, which removes the chunks' framing. The buffer
+/// is this thread's last body given back ([`recycle`]) when there is one, and only the bytes it
+/// never held are zeroed: a fetch thread reads page after page into the same memory, with no
+/// allocation a page, and zeroing only for a body longer than the buffer has held. The body
+/// starts [`HEADROOM`] bytes into the buffer (see [`Body`]).
 pub(super) fn read_body(
     cfg: &FetchSection,
     r: impl Read,
@@ -215,15 +215,7 @@ pub(super) fn read_body(
     max: usize,
     hint: usize,
 ) -> (Body, Option<Cut>) {
-    let mut paced = Paced {
-        inner: r,
-        start,
-        grace: secs(cfg.min_rate_grace_secs),
-        total: secs(cfg.total_timeout_secs),
-        min_rate: cfg.min_rate as f64,
-        got: 0,
-        stop: None,
-    };
+    let mut paced = Paced::new(cfg, r, start, 0);
     // Without an announced length, room for a typical page: no run of small reads.
     let first = if hint > 0 { hint } else { BODY_CHUNK.min(max) };
     // At the cap, one more byte tells a body of exactly `max` from a longer one.
@@ -266,15 +258,7 @@ pub(super) fn read_known_length(
     let want = usize::try_from(n).map_or(max, |n| n.min(max));
     let spare = SPARE.with_borrow_mut(std::mem::take);
     let (mut buf, at, have) = conn.take_input(want, spare);
-    let mut paced = Paced {
-        inner: Direct { conn, limits },
-        start,
-        grace: secs(cfg.min_rate_grace_secs),
-        total: secs(cfg.total_timeout_secs),
-        min_rate: cfg.min_rate as f64,
-        got: have,
-        stop: None,
-    };
+    let mut paced = Paced::new(cfg, Direct { conn, limits }, start, have);
     // The rest, straight into the buffer (grown, and its growth zeroed, only for a body longer
     // than it), with room for the record's end.
     if buf.len() < at + want + TAIL {
@@ -416,6 +400,21 @@ struct Paced<R> {
     min_rate: f64,
     got: usize,
     stop: Option<Cut>,
+}
+
+impl<R> Paced<R> {
+    /// `inner` under `cfg`'s total timeout and minimum rate, from `start`, `got` bytes in.
+    fn new(cfg: &FetchSection, inner: R, start: Instant, got: usize) -> Paced<R> {
+        Paced {
+            inner,
+            start,
+            grace: secs(cfg.min_rate_grace_secs),
+            total: secs(cfg.total_timeout_secs),
+            min_rate: cfg.min_rate as f64,
+            got,
+            stop: None,
+        }
+    }
 }
 
 impl<R: Read> Read for Paced<R> {
