@@ -12,8 +12,9 @@
 //! takes ([`SAMPLE`]: a request record, a redirect's and an error page's response), every
 //! symbol counted at least once so that any input can be coded. The block's header (the code
 //! lengths, RLE-coded, §3.2.7) is the same for every member, so it is rendered once too and
-//! copied. Matches are found greedily through an 8 KiB hash table, cleared per member in a
-//! fraction of a microsecond; the gzip frame (RFC 1952) carries the CRC-32 from `crc32fast`.
+//! copied. Matches are found greedily through an 8 KiB hash table, kept between members (its
+//! slots are offset by a base that grows from member to member, so that what earlier members
+//! left reads as empty: [`Positions`]); the gzip frame (RFC 1952) carries the CRC-32 from `crc32fast`.
 //! What comes out is an ordinary gzip member, read by every reader (zlib, warcio, pywb,
 //! cdxj-indexer, our own) as libdeflate's are. On the peer web's small records it takes a
 //! quarter of libdeflate's instructions (~21k against ~80k a record) and comes out 6% larger
@@ -186,9 +187,10 @@ impl Codes {
             *l = u32::from(is_text(b as u8));
         }
         let mut dist = [1u32; DIST];
-        let mut table = vec![0u16; 1 << HASH_BITS];
+        let mut table = Positions::new();
         for s in SAMPLE {
-            parse(s, &mut table, |t| match t {
+            let base = table.begin(s.len());
+            parse(s, &mut table.slots[..], base, |t| match t {
                 Token::Literal(b) => lit[b as usize] += 1,
                 Token::Copy(len, d) => {
                     lit[257 + LEN_INDEX[len] as usize] += 1;
@@ -289,20 +291,53 @@ enum Token {
     Copy(usize, usize),
 }
 
-/// Greedy LZ77 over `data` through `table` (cleared first): each position's 4 bytes are hashed,
-/// the last position with the same hash is tried, and a match of at least [`MIN_MATCH`] bytes
-/// is taken as long as it goes.
+/// The hash table of [`parse`], kept between members. A slot holds `base + position + 1` for
+/// the member being parsed, where `base` is at least every value earlier members wrote: so
+/// what they left reads as empty (a slot at most `base`), and the table is cleared only when
+/// the next member's values would pass `u16::MAX` (every ~30 members of [`SMALL_RECORD`]
+/// bytes, ~90 request records), not for every member: clearing its 8 KiB was a third of the
+/// instructions of a request record's member.
+struct Positions {
+    slots: Box<[u16; 1 << HASH_BITS]>,
+    /// The base of the next member.
+    next: u16,
+}
+
+impl Positions {
+    fn new() -> Positions {
+        Positions {
+            slots: Box::new([0; 1 << HASH_BITS]),
+            next: 0,
+        }
+    }
+
+    /// The base for a member of `n` bytes (at most [`SMALL_RECORD`]): its values are
+    /// `base + 1 ..= base + n`, and the next member's base is `base + n`.
+    fn begin(&mut self, n: usize) -> u16 {
+        assert!(n <= SMALL_RECORD, "a small record only");
+        if usize::from(self.next) + n > usize::from(u16::MAX) {
+            self.slots.fill(0);
+            self.next = 0;
+        }
+        let base = self.next;
+        self.next += n as u16;
+        base
+    }
+}
+
+/// Greedy LZ77 over `data` through `table`, whose slots are empty at most `base` (the member's
+/// [`Positions::begin`]): each position's 4 bytes are hashed, the last position with the same
+/// hash is tried, and a match of at least [`MIN_MATCH`] bytes is taken as long as it goes.
 #[inline(always)]
-fn parse(data: &[u8], table: &mut [u16], mut emit: impl FnMut(Token)) {
-    table.fill(0);
+fn parse(data: &[u8], table: &mut [u16], base: u16, mut emit: impl FnMut(Token)) {
     let n = data.len();
     let mut i = 0;
     while i + MIN_MATCH <= n {
         let word = read_u32(data, i);
         let h = hash(word);
-        // Slots hold a position + 1; 0 is empty.
-        let cand = table[h] as usize;
-        table[h] = (i + 1) as u16;
+        // Slots hold `base` + a position + 1; at most `base` is empty.
+        let cand = usize::from(table[h].saturating_sub(base));
+        table[h] = base + (i + 1) as u16;
         if cand != 0 && read_u32(data, cand - 1) == word {
             let from = cand - 1;
             let most = MAX_MATCH.min(n - i);
@@ -314,7 +349,7 @@ fn parse(data: &[u8], table: &mut [u16], mut emit: impl FnMut(Token)) {
             // The matched positions go into the table too, for later matches.
             let end = (i + len).min(n + 1 - MIN_MATCH);
             for j in i + 1..end {
-                table[hash(read_u32(data, j))] = (j + 1) as u16;
+                table[hash(read_u32(data, j))] = base + (j + 1) as u16;
             }
             i += len;
         } else {
@@ -425,7 +460,7 @@ fn canonical<const N: usize>(lens: &[u8]) -> Code<N> {
 
 /// A reusable small-record compressor: its hash table and output buffer, kept between members.
 pub(super) struct SmallGzip {
-    table: Box<[u16; 1 << HASH_BITS]>,
+    table: Positions,
     out: Vec<u8>,
     codes: &'static Codes,
 }
@@ -433,7 +468,7 @@ pub(super) struct SmallGzip {
 impl SmallGzip {
     pub(super) fn new() -> SmallGzip {
         SmallGzip {
-            table: Box::new([0; 1 << HASH_BITS]),
+            table: Positions::new(),
             out: Vec::new(),
             codes: codes(),
         }
@@ -459,9 +494,11 @@ impl SmallGzip {
             n: c.tail_bits,
         };
         let mut uncoded = false;
+        let base = self.table.begin(data.len());
         parse(
             data,
-            &mut self.table[..],
+            &mut self.table.slots[..],
+            base,
             #[inline(always)]
             |t| match t {
                 Token::Literal(b) => {
@@ -624,6 +661,26 @@ mod tests {
         assert_eq!(gunzip(&second), other);
         assert_eq!(Some(&second[..]), SmallGzip::new().member(other));
         assert_eq!(z.member(REQUEST), Some(&first[..]));
+    }
+
+    /// Members past the point where the table's base wraps (and the table is cleared) come
+    /// out as a fresh compressor makes them.
+    #[test]
+    fn members_across_the_tables_wrap_are_made_afresh() {
+        let mut z = SmallGzip::new();
+        let long: Vec<u8> = (0..SMALL_RECORD)
+            .map(|i| b'a' + (i * 13 % 26) as u8)
+            .collect();
+        let inputs: [&[u8]; 3] = [REQUEST, &long, &REQUEST[..REQUEST.len() / 3]];
+        let mut cleared = 0;
+        for k in 0..200 {
+            let data = inputs[k % 3];
+            let before = z.table.next;
+            let got = z.member(data).map(<[u8]>::to_vec);
+            cleared += usize::from(z.table.next < before);
+            assert_eq!(got.as_deref(), SmallGzip::new().member(data), "member {k}");
+        }
+        assert!(cleared >= 2, "the base wrapped {cleared} times");
     }
 
     /// About as small as libdeflate's own dynamic codes make a request record.
