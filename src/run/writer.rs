@@ -37,9 +37,12 @@ impl Default for WriterOptions {
     fn default() -> Self {
         WriterOptions {
             block_size: 128 * 1024,
-            // Level 1: on the peerbench crawl level 3 cost ~1.5x the compression CPU (a
-            // tenth of the fetch's commit) for runs a few percent smaller (docs/BENCHMARKS.md).
-            level: 1,
+            // Level -1: runs with payloads are mostly read once or twice (a cycle's links,
+            // split, fetched and pages runs). On the peerbench crawl level 3 cost ~1.5x level
+            // 1's compression CPU for runs a few percent smaller, and level -1 saves 1.2% of a
+            // cycle's instructions (SHA-1 aside) against level 1 for links runs 8% and
+            // fetch results 15% larger (-3: 1.5%, links 29% larger; docs/BENCHMARKS.md).
+            level: -1,
             durable: true,
             background: false,
             direct: false,
