@@ -14,7 +14,8 @@
 //! lengths, RLE-coded, §3.2.7) is the same for every member, so it is rendered once too and
 //! copied. Matches are found greedily through an 8 KiB hash table, kept between members (its
 //! slots are offset by a base that grows from member to member, so that what earlier members
-//! left reads as empty: [`Positions`]); the gzip frame (RFC 1952) carries the CRC-32 from `crc32fast`.
+//! left reads as empty: [`Positions`]); the gzip frame (RFC 1952) carries the CRC-32 from
+//! `crc32fast`.
 //! What comes out is an ordinary gzip member, read by every reader (zlib, warcio, pywb,
 //! cdxj-indexer, our own) as libdeflate's are. On the peer web's small records it takes a
 //! quarter of libdeflate's instructions (~21k against ~80k a record) and comes out 6% larger
