@@ -8,6 +8,10 @@
 //! of it ([`Room`], which the fetch's bodies have) is not: the header and the HTTP head are
 //! written into that room and the record is compressed where it lies. On the peer web that is
 //! ~20 KB a page not copied, and not pulled through the cache a second time.
+//!
+//! libdeflate is built from `vendor/libdeflate-sys`, whose level-1 hash table is 16 KiB
+//! instead of 128 KiB: libdeflate clears that table for every member, so at 128 KiB clearing it
+//! was most of the memory a ~20 KB record's compression touched (vendor/README.md).
 
 use super::small::{SmallGzip, SMALL_RECORD};
 use super::KEEP_BUFFER;
@@ -156,6 +160,34 @@ impl<'a> Room<'a> {
 mod tests {
     use super::*;
     use std::io::Read;
+    use std::path::Path;
+
+    /// The libdeflate built is vendor/libdeflate-sys, whose level-1 hash table has 2^12
+    /// buckets, not 2^15 (vendor/README.md): the lock file takes the crate from there (cargo
+    /// ignores a `[patch]` whose version no longer matches the dependency, with only a
+    /// warning), and the header there says 12.
+    #[test]
+    fn libdeflate_is_the_vendored_copy_with_the_small_table() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap();
+        let entry = lock
+            .split("[[package]]")
+            .find(|p| p.contains("name = \"libdeflate-sys\""))
+            .expect("libdeflate-sys in Cargo.lock");
+        assert!(
+            !entry.contains("source ="),
+            "libdeflate-sys comes from a registry, not vendor/ (update the vendored copy to \
+             the version libdeflater wants, vendor/README.md):{entry}"
+        );
+        let header = root.join("vendor/libdeflate-sys/libdeflate/lib/ht_matchfinder.h");
+        let header = std::fs::read_to_string(header).unwrap();
+        assert!(
+            header
+                .lines()
+                .any(|l| l.trim_end() == "#define HT_MATCHFINDER_HASH_ORDER\t12"),
+            "the vendored ht_matchfinder.h lost its patch (vendor/README.md)"
+        );
+    }
 
     /// Small and large records, text or not, at the default level and another: each member
     /// reads back, and only the default level's small text records skip libdeflate.
