@@ -4,6 +4,7 @@
 #   tools/bench/ab.sh base=/tmp/dragnet-base new=target/release/dragnet
 #   ROUNDS=5 tools/bench/ab.sh a=/tmp/a b=/tmp/b
 #   ROUNDS=3 tools/bench/ab.sh glibc=/tmp/new tcmalloc=/tmp/new-with-tcmalloc-wrapper
+#   PAIRED=1 ROUNDS=3 tools/bench/ab.sh base=/tmp/dragnet-base new=target/release/dragnet
 #
 # Each binary crawls the peerbench web (../shared/peerbench: gen.py's 200 hosts x 1,000 pages,
 # nginx on 127.0.1.x with its access log off) to completion with `dragnet_crawl.sh`, the same
@@ -17,11 +18,18 @@
 # single changes move it. Compare medians over the rounds, never one run against one run. The
 # per-run lines and the medians are printed and appended to $WORK/results.txt.
 #
+# PAIRED=1 runs a round's crawls at the same time instead, one per binary, against the same
+# nginx: the box flips between a fast and a slow state ~1.4x apart (docs/BENCHMARKS.md,
+# "2026-11-30 (fourteenth session)"), and crawls running together meet the same state. Each
+# crawl then takes about twice as long and ~30% more CPU (they share the cores and the caches),
+# so compare only within the paired runs: the line to quote is the median of each round's change
+# against the first binary. Swap the binaries' order once to see the slots' bias (under 1%).
+#
 # Settings (environment): PEERBENCH (../shared/peerbench beside the repository), WORK
 # (/tmp/dragnet-ab: the web, generated once and kept, and the crawls), H and P (the web: 200 and
-# 1000), PORT (8083, so it runs beside peers.sh's 8081), ROUNDS (3), plus dragnet_crawl.sh's own
-# DN_PARTITIONS and DN_FETCH_PARTITIONS. Needs nginx and GNU time (peerbench's setup.sh installs
-# both).
+# 1000), PORT (8083, so it runs beside peers.sh's 8081), ROUNDS (3), PAIRED (0), plus
+# dragnet_crawl.sh's own DN_PARTITIONS and DN_FETCH_PARTITIONS. Needs nginx and GNU time
+# (peerbench's setup.sh installs both).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 PEERBENCH=${PEERBENCH:-$repo/../shared/peerbench}
@@ -61,23 +69,51 @@ export SEEDS=$web/seeds.txt HOSTS=$web/hosts.txt
 
 echo "== $(date -u +%FT%TZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $H x $P web ($pages pages for the per-1k column), $ROUNDS rounds" | tee -a "$WORK/results.txt"
 declare -A cpu_runs wall_runs rss_runs
+# One crawl of binary $2 under label $1 into $WORK/crawl-$1; its times in $WORK/$1.time.
+crawl() {
+    DRAGNET=$2 /usr/bin/time -f "%e %U %S %M" -o "$WORK/$1.time" \
+        bash "$PEERBENCH/dragnet_crawl.sh" "$WORK/crawl-$1" > "$WORK/$1.log" 2>&1 ||
+        die "$1: the crawl failed; see $WORK/$1.log"
+}
+binary() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+changes=""
 for round in $(seq 1 "$ROUNDS"); do
-    for arg in "$@"; do
-        label=${arg%%=*}
-        bin=$(cd "$(dirname "${arg#*=}")" && pwd)/$(basename "${arg#*=}")
-        out=$WORK/crawl-$label
-        rm -rf "$out"
+    if [ "${PAIRED:-0}" = 1 ]; then
+        for arg in "$@"; do rm -rf "$WORK/crawl-${arg%%=*}"; done
         sync
         sleep 3
         load=$(cut -d' ' -f1 /proc/loadavg)
-        DRAGNET=$bin /usr/bin/time -f "%e %U %S %M" -o "$WORK/$label.time" \
-            bash "$PEERBENCH/dragnet_crawl.sh" "$out" > "$WORK/$label.log" 2>&1 ||
-            die "$label: the crawl failed; see $WORK/$label.log"
+        pids=()
+        for arg in "$@"; do
+            crawl "${arg%%=*}" "$(binary "${arg#*=}")" &
+            pids+=($!)
+        done
+        for pid in "${pids[@]}"; do wait "$pid" || exit 2; done
+    fi
+    first=""
+    for arg in "$@"; do
+        label=${arg%%=*}
+        if [ "${PAIRED:-0}" != 1 ]; then
+            rm -rf "$WORK/crawl-$label"
+            sync
+            sleep 3
+            load=$(cut -d' ' -f1 /proc/loadavg)
+            crawl "$label" "$(binary "${arg#*=}")"
+        fi
         read -r e u s m < "$WORK/$label.time"
+        c=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
+        vs=""
+        if [ -z "$first" ]; then
+            first=$c
+        else
+            d=$(awk -v c="$c" -v f="$first" 'BEGIN { printf "%+.1f", 100 * (c - f) / f }')
+            vs=", ${d}% CPU against ${1%%=*}"
+            changes+="$label:$d "
+        fi
         line=$(awk -v l="$label" -v r="$round" -v e="$e" -v u="$u" -v s="$s" -v m="$m" -v ld="$load" -v p="$pages" \
             'BEGIN { c = u + s; printf "%-12s round %d: wall %6.1f s, user %6.1f, sys %5.1f, CPU %6.1f s = %.3f CPU-s / 1k pages, peak RSS %d MB, load %s", l, r, e, u, s, c, c / p * 1000, m / 1024, ld }')
-        echo "$line" | tee -a "$WORK/results.txt"
-        cpu_runs[$label]+="$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') "
+        echo "$line$vs" | tee -a "$WORK/results.txt"
+        cpu_runs[$label]+="$c "
         wall_runs[$label]+="$e "
         rss_runs[$label]+="$((m / 1024)) "
     done
@@ -90,4 +126,12 @@ for arg in "$@"; do
         "$label" "$ROUNDS" "$(echo "${wall_runs[$label]}" | median)" "$c" \
         "$(awk -v c="$c" -v p="$pages" 'BEGIN { print c / p * 1000 }')" \
         "$(echo "${rss_runs[$label]}" | median)" | tee -a "$WORK/results.txt"
+done
+# The change of each binary's CPU against the first's within a round, medianed over the rounds:
+# the number to quote for a paired run (PAIRED=1), where both crawls of a round meet the same box.
+for arg in "${@:2}"; do
+    label=${arg%%=*}
+    d=$(echo "$changes" | tr ' ' '\n' | grep "^$label:" | cut -d: -f2 | median)
+    printf '%-12s CPU against %s, median of the rounds: %+.1f%%\n' "$label" "${1%%=*}" "$d" |
+        tee -a "$WORK/results.txt"
 done

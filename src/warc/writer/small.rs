@@ -3,9 +3,10 @@
 //! A `.warc.gz` file is one gzip member per record (WARC 1.1, annex D), and half of a crawl's
 //! records are small: a request record is ~700 bytes. libdeflate spends ~9 µs on such a member
 //! on the reference box (docs/BENCHMARKS.md, "2026-11-29 (third session)"), most of it set-up
-//! that does not depend on the input: it clears its 128 KiB hash table and builds, sizes and
-//! compares Huffman codes for every member. At ~75 MB/s that is a third of its speed on a
-//! page's response record, and a few percent of a whole crawl's CPU.
+//! that does not depend on the input: it clears its hash table (128 KiB then, 16 KiB as built
+//! from `vendor/` now) and builds, sizes and compares Huffman codes for every member. At ~75
+//! MB/s that is a third of its speed on a page's response record, and a few percent of a whole
+//! crawl's CPU.
 //!
 //! A small record is compressed here instead, into one final deflate block (RFC 1951) whose
 //! Huffman codes are **built once**: from the symbols of a sample of the records this path
