@@ -245,3 +245,36 @@ fn dragnet_cycle_refreshes_the_report_and_a_damaged_marker_is_skipped() {
         "the damaged run is named"
     );
 }
+
+/// The report's fetch results and page facts read early (the local executor reads them beside a
+/// cycle's merge) make the same report as reading them at the end; an early reading of other
+/// fetches than those done at the end is not taken, but read again.
+#[test]
+fn the_report_read_early_is_the_report_read_at_the_end() {
+    use dragnet::ops::report::{collect, collect_with, Fetches, Report};
+    let (web, server) = common::small_web(35, 3, 6);
+    let mut cfg = common::websim_config(2, 2);
+    cfg.fetch.follow_per_host = 0;
+    cfg.cycle.report = false;
+    let c = common::websim_crawl(&web, &common::websim_homes(&web), cfg);
+    dragnet::exec::run_cycles(&c.dir, &c.cfg, &common::cycles(1)).unwrap();
+    let stale = Fetches::read_now(&c.dir, &c.cfg);
+    dragnet::exec::run_cycles(&c.dir, &c.cfg, &common::cycles(1)).unwrap();
+    server.stop();
+    let json = |r: Report| {
+        let mut v = serde_json::to_value(r).unwrap();
+        v["generated_at"] = 0.into();
+        v
+    };
+    let whole = json(collect(&c.dir, &c.cfg));
+    let fresh = Fetches::read_now(&c.dir, &c.cfg);
+    assert!(
+        stale.runs() < fresh.runs(),
+        "{} {}",
+        stale.runs(),
+        fresh.runs()
+    );
+    assert!(whole["content"]["pages"].as_u64().unwrap() > 0);
+    assert_eq!(json(collect_with(&c.dir, &c.cfg, Some(stale))), whole);
+    assert_eq!(json(collect_with(&c.dir, &c.cfg, Some(fresh))), whole);
+}

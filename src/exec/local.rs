@@ -6,7 +6,10 @@
 //!    (each fetch has its own `[fetch] threads` robots and politeness is per host, and a host
 //!    lives in one partition, so partitions fetch side by side without sharing a host);
 //! 2. merge of every partition (it needs every partition's split), on a rayon pool;
-//! 3. prioritize of every partition, on the rayon pool, writing the next cycle's fetch lists.
+//! 3. prioritize of every partition, on the rayon pool, writing the next cycle's fetch lists;
+//!    beside steps 2 and 3, once every partition has fetched, the cycle's CDXJ indexes are
+//!    merged and the report's fetch results and page facts read (they need only the fetches,
+//!    [`super::EarlyEnd`]).
 //!
 //! Every (stage, partition) whose `.done` marker exists is skipped, so a re-run after a crash or a
 //! `kill -9` resumes where the work stopped and gives the same bytes (each stage's own commit
@@ -34,7 +37,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{after_cycle, fetch_list_size, CycleDisplay};
+use super::{after_cycle, fetch_list_size, CycleDisplay, EarlyEnd};
 use crate::config::Config;
 use crate::crawl::next_cycle;
 use crate::crawl::{CrawlDir, CrawlLock, Stage};
@@ -240,12 +243,14 @@ fn run_cycles_shown(
             );
             break;
         }
-        let run = run_cycle(crawl, cfg, cycle, display)?;
+        let (run, early) = run_cycle(crawl, cfg, cycle, display)?;
         let complete = run.complete;
         let failed = run.failed();
         let next = run.next_fetch_list;
         report.cycles.push(run);
-        after_cycle(crawl, cfg, cycle, complete, &|line| display.log(line));
+        after_cycle(crawl, cfg, cycle, complete, early, &|line| {
+            display.log(line)
+        });
         if !complete {
             report.stopped = format!("cycle {cycle} did not complete (see the failed partitions)");
             return Ok(report);
@@ -366,13 +371,14 @@ fn one(ctx: &CycleCtx<'_>, cfg: &Config, stage: Stage, p: u32, acc: &Mutex<Stage
 /// Each stage's outcome over the partitions, as they run.
 type Acc = BTreeMap<Stage, Mutex<StageRun>>;
 
-/// Runs one cycle over every partition, showing it on `display`.
+/// Runs one cycle over every partition, showing it on `display`; with it, what of the cycle's
+/// end was done beside its merge and prioritize.
 fn run_cycle(
     crawl: &CrawlDir,
     cfg: &Config,
     cycle: u32,
     display: &CycleDisplay,
-) -> Result<CycleRun> {
+) -> Result<(CycleRun, EarlyEnd)> {
     let m = cfg.crawl.partitions;
     let started = Instant::now();
     let urls = fetch_list_size(crawl, cycle, m)?;
@@ -409,9 +415,28 @@ fn run_cycle(
 
     // A signal: the partitions stopped where they were, nothing more is started.
     crate::interrupt::check()?;
-    if !before_merge_failed {
-        merge_prioritize(&ctx, cfg, &acc)?;
-    }
+    let fetched =
+        !before_merge_failed && (0..m).all(|p| crawl.done_path(cycle, Stage::Fetch, p).exists());
+    // The cycle's CDXJ indexes and the report's bulk (fetch results, page facts) are made from
+    // its fetches alone and touch none of the files the merge and prioritize do: made beside
+    // them, the end of the cycle does not wait for them in turn (the merge's commits wait on
+    // the disk, which leaves a core to them).
+    let early = std::thread::scope(|s| {
+        let indexes = fetched
+            .then(|| s.spawn(|| super::end_indexes(crawl, cfg, cycle, &|line| display.log(line))));
+        let fetches = (fetched && cfg.cycle.report)
+            .then(|| s.spawn(|| crate::ops::report::Fetches::read_now(crawl, cfg)));
+        let merged = match before_merge_failed {
+            false => merge_prioritize(&ctx, cfg, &acc),
+            true => Ok(()),
+        };
+        let early = EarlyEnd {
+            indexed: indexes.is_some_and(|h| h.join().is_ok()),
+            fetches: fetches.and_then(|h| h.join().ok()),
+        };
+        merged.map(|()| early)
+    })?;
+
     let mut run = CycleRun {
         cycle,
         ..CycleRun::default()
@@ -436,7 +461,7 @@ fn run_cycle(
         plural(run.next_fetch_list, "URL", "URLs"),
         cycle + 1
     ));
-    Ok(run)
+    Ok((run, early))
 }
 
 /// Step 1 of a cycle: fetch -> parse -> split per partition, `[cycle] fetch_partitions`

@@ -6,8 +6,8 @@
 //!
 //! Both run a stage for a partition the same way ([`run_stage`]: the gate of
 //! [`crate::crawl::gate`] — already done, or upstream not ready — then the stage and its `.done`,
-//! or a `.failed` marker with the error) and end a cycle the same way ([`after_cycle`]: `metrics.prom`, CDXJ indexes merged, old state
-//! pruned), so a crawl can move between them
+//! or a `.failed` marker with the error) and end a cycle the same way ([`after_cycle`]:
+//! `metrics.prom`, CDXJ indexes merged, old state pruned), so a crawl can move between them
 //! from one cycle to the next, and a partition one of them left failed is retried by either.
 
 pub mod local;
@@ -25,24 +25,44 @@ use crate::error::Result;
 use crate::run::RunReader;
 use crate::util::plural;
 
+/// What an executor did of a cycle's end before the cycle's merge and prioritize were done: the
+/// local executor merges the CDXJ indexes and reads the report's fetch results and page facts
+/// beside them, as soon as every partition has fetched (they need nothing the two write).
+#[derive(Default)]
+pub struct EarlyEnd {
+    /// The CDXJ indexes were merged ([`end_indexes`]).
+    pub indexed: bool,
+    /// The report's reading of the fetch results and page facts
+    /// ([`crate::ops::report::Fetches::read_now`]).
+    pub fetches: Option<crate::ops::report::Fetches>,
+}
+
 /// What every executor does once a cycle's stages have run: rewrites `metrics.prom`, and if the
 /// cycle completed, merges its CDXJ indexes into the cycle's and the crawl's
 /// ([`crate::ops::index`]), rewrites the report in `report/` (`[cycle] report`,
 /// [`crate::ops::report`]; its reading runs on a second thread beside the index merge) and
 /// removes state versions older than `[cycle] keep_cycles` cycles need, and the runs between
-/// the stages of the cycles before ([`crate::ops::prune`]). Problems are logged, not returned:
-/// the cycle's work is committed.
-pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, log: &dyn Fn(&str)) {
+/// the stages of the cycles before ([`crate::ops::prune`]). What `early` did already is not
+/// done again. Problems are logged, not returned: the cycle's work is committed.
+pub fn after_cycle(
+    crawl: &CrawlDir,
+    cfg: &Config,
+    cycle: u32,
+    complete: bool,
+    early: EarlyEnd,
+    log: &dyn Fn(&str),
+) {
     if let Err(e) = crate::ops::metrics::write_metrics(crawl, cfg) {
         log(&format!("cannot write metrics.prom: {e}"));
     }
+    let EarlyEnd { indexed, fetches } = early;
     // The report's reading (every done fetch and parse, the URL db and host tables) and the
     // indexes' merge touch different files, so they run side by side: on two cores the end of
     // a cycle takes the longer of the two, not their sum.
     std::thread::scope(|scope| {
         let report = (complete && cfg.cycle.report)
-            .then(|| scope.spawn(|| crate::ops::report::collect(crawl, cfg)));
-        if complete {
+            .then(|| scope.spawn(move || crate::ops::report::collect_with(crawl, cfg, fetches)));
+        if complete && !indexed {
             end_indexes(crawl, cfg, cycle, log);
         }
         if let Some(collecting) = report {
@@ -89,9 +109,10 @@ pub fn after_cycle(crawl: &CrawlDir, cfg: &Config, cycle: u32, complete: bool, l
     }
 }
 
-/// The CDXJ indexes at the end of a complete cycle ([`crate::ops::index::after_cycle`]), with
-/// what they did logged.
-fn end_indexes(crawl: &CrawlDir, cfg: &Config, cycle: u32, log: &dyn Fn(&str)) {
+/// The CDXJ indexes at the end of a cycle ([`crate::ops::index::after_cycle`]), with what they
+/// did logged. They are made from the cycle's fetches alone, so they can be merged as soon as
+/// every partition has fetched, before the cycle's merge and prioritize have run.
+pub(crate) fn end_indexes(crawl: &CrawlDir, cfg: &Config, cycle: u32, log: &dyn Fn(&str)) {
     let r = crate::ops::index::after_cycle(crawl, cfg.crawl.partitions, cycle);
     for (path, why) in r.iter().flat_map(|r| &r.healed) {
         log(&format!(

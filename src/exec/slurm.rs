@@ -38,7 +38,7 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::{after_cycle, fetch_list_size};
+use super::{after_cycle, fetch_list_size, EarlyEnd};
 use crate::config::Config;
 use crate::config::SlurmSection;
 use crate::crawl::next_cycle;
@@ -653,7 +653,7 @@ pub fn finish(
             crawl.root().display()
         )));
     }
-    after_cycle(crawl, cfg, cycle, true, &|line| {
+    after_cycle(crawl, cfg, cycle, true, EarlyEnd::default(), &|line| {
         eprintln!("slurm finish: {line}")
     });
     let next_fetch_list = fetch_list_size(crawl, cycle + 1, m)?;

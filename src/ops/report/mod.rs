@@ -29,9 +29,12 @@
 
 pub mod csv;
 pub mod html;
+mod read;
 pub mod svg;
 
-use std::collections::{BTreeMap, HashMap};
+pub use read::Fetches;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -39,10 +42,9 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::crawl::report::counter;
 use crate::crawl::{CrawlDir, Stage};
-use crate::error::{Error, Result};
-use crate::ops::{CycleState, PartitionState, Status, StatusOptions};
-use crate::records::{FetchErrorKind, FetchResult, HostRecord, PageRecord, UrlRecord, UrlState};
-use crate::run::{RunReader, Schema};
+use crate::error::Result;
+use crate::ops::{CycleState, Status, StatusOptions};
+use crate::records::FetchErrorKind;
 
 /// Distinct hosts tracked one by one; the rest are summed into `(other hosts)`.
 pub const MAX_HOSTS: usize = 1_000_000;
@@ -323,6 +325,12 @@ fn link_base(crawl: &CrawlDir, out: &Path) -> String {
 
 /// Collects every number of the report; what cannot be read is named in `skipped`.
 pub fn collect(crawl: &CrawlDir, cfg: &Config) -> Report {
+    collect_with(crawl, cfg, None)
+}
+
+/// [`collect`], taking the fetch results and page facts from `early` ([`Fetches::read_now`])
+/// if it read those of the fetches and parses done now.
+pub fn collect_with(crawl: &CrawlDir, cfg: &Config, early: Option<Fetches>) -> Report {
     let m = cfg.crawl.partitions;
     let mut skipped = Vec::new();
     let status = match crate::ops::status_of(crawl, cfg, &StatusOptions { top_hosts: false }) {
@@ -355,43 +363,31 @@ pub fn collect(crawl: &CrawlDir, cfg: &Config) -> Report {
         cdxj: None,
         skipped: Vec::new(),
     };
-    // Which (cycle, partition) fetch and parse outputs to read: those with a valid marker.
-    let mut fetch_done: Vec<(u32, u32)> = Vec::new();
-    let mut parse_done: Vec<(u32, u32)> = Vec::new();
     if let Some(s) = &status {
         fill_from_status(crawl, s, &mut r, &mut skipped);
-        for c in &s.cycles {
-            for st in &c.stages {
-                let list = match st.stage {
-                    Stage::Fetch => &mut fetch_done,
-                    Stage::Parse => &mut parse_done,
-                    _ => continue,
-                };
-                list.extend(
-                    (0..m)
-                        .filter(|&p| st.state(p) == PartitionState::Done)
-                        .map(|p| (c.cycle, p)),
-                );
-            }
-        }
-    } else {
-        // No status: every partition whose marker file exists.
-        for c in crawl.cycles() {
-            for p in 0..m {
-                if crawl.done_path(c, Stage::Fetch, p).exists() {
-                    fetch_done.push((c, p));
-                }
-                if crawl.done_path(c, Stage::Parse, p).exists() {
-                    parse_done.push((c, p));
-                }
-            }
-        }
     }
-    let mut hosts = HostTally::default();
-    read_fetched(crawl, &fetch_done, &mut r, &mut hosts, &mut skipped);
-    read_urldb(crawl, m, &mut r, &mut hosts, &mut skipped);
-    read_host_tables(crawl, cfg, &mut r, &mut skipped);
-    read_pages(crawl, &parse_done, &mut r, &mut skipped);
+    let done = read::Done::of(crawl, m, status.as_ref());
+    let fetches = match early {
+        Some(f) if f.done == done => f,
+        _ => Fetches::read(crawl, done),
+    };
+    let Fetches {
+        status_codes,
+        mime_fetched,
+        robots_disallowed,
+        content,
+        mut hosts,
+        skipped: [skipped_fetched, skipped_pages],
+        ..
+    } = fetches;
+    r.status_codes = status_codes;
+    r.mime_fetched = mime_fetched;
+    r.hosts.robots_disallowed = robots_disallowed;
+    r.content = content;
+    skipped.extend(skipped_fetched);
+    read::read_urldb(crawl, m, &mut r, &mut hosts, &mut skipped);
+    read::read_host_tables(crawl, cfg, &mut r, &mut skipped);
+    skipped.extend(skipped_pages);
     r.hosts.rows = hosts.rows();
     let mut per_host = vec![0u64; 65];
     for h in &r.hosts.rows {
@@ -503,222 +499,6 @@ fn list_dir(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default();
     v.sort();
     v
-}
-
-/// Per-host numbers with bounded memory.
-#[derive(Default)]
-struct HostTally {
-    map: HashMap<String, HostRow>,
-}
-
-impl HostTally {
-    fn get(&mut self, host: &str) -> &mut HostRow {
-        let key = if self.map.contains_key(host) || self.map.len() < MAX_HOSTS {
-            host
-        } else {
-            OTHER_HOSTS
-        };
-        if !self.map.contains_key(key) {
-            self.map.insert(
-                key.to_owned(),
-                HostRow {
-                    host: key.to_owned(),
-                    ..HostRow::default()
-                },
-            );
-        }
-        self.map.get_mut(key).expect("inserted")
-    }
-
-    fn rows(self) -> Vec<HostRow> {
-        let mut v: Vec<HostRow> = self.map.into_values().collect();
-        v.sort_unstable_by(|a, b| a.host.cmp(&b.host));
-        v
-    }
-}
-
-/// Reads every record of a run of `schema` with `f`; a damaged run is named in `skipped` (what
-/// was read before the damage is kept).
-fn each_record(
-    path: &Path,
-    schema: Schema,
-    skipped: &mut Vec<String>,
-    f: &mut dyn FnMut(&[u8]) -> std::result::Result<(), String>,
-) {
-    let res = (|| -> Result<()> {
-        let mut rd = RunReader::open_expect(path, schema)?;
-        while let Some((_, payload)) = rd.next_record()? {
-            f(payload).map_err(|e| Error::corrupt(path, 0, e))?;
-        }
-        Ok(())
-    })();
-    if let Err(e) = res {
-        skipped.push(format!("{}: {e}", path.display()));
-    }
-}
-
-/// Per host and per status code, from the fetch results of the done fetches.
-fn read_fetched(
-    crawl: &CrawlDir,
-    done: &[(u32, u32)],
-    r: &mut Report,
-    hosts: &mut HostTally,
-    skipped: &mut Vec<String>,
-) {
-    for &(c, p) in done {
-        let path = crawl.fetched(c, p);
-        if !path.exists() {
-            skipped.push(format!(
-                "{}: missing (the fetch marker says it was written)",
-                crawl.relative(&path)
-            ));
-            continue;
-        }
-        each_record(&path, Schema::FETCHED, skipped, &mut |payload| {
-            let fr = FetchResult::decode(payload).map_err(|e| format!("fetch result: {e}"))?;
-            *r.status_codes.entry(fr.status).or_default() += 1;
-            let h = hosts.get(crate::keys::host_of(&fr.url));
-            h.urls += 1;
-            if fr.error_kind() == Some(FetchErrorKind::Robots) {
-                h.robots += 1;
-                r.hosts.robots_disallowed += 1;
-            } else if !fr.error.is_empty() {
-                h.errors += 1;
-            }
-            if fr.status > 0 {
-                let mime = if fr.content_type.is_empty() {
-                    "(none)"
-                } else {
-                    fr.content_type.as_str()
-                };
-                let e = r.mime_fetched.entry(mime.to_owned()).or_default();
-                e.0 += 1;
-                e.1 += fr.length;
-                h.pages += 1;
-                h.bytes += fr.length;
-                if fr.revisit {
-                    h.dup_urls += 1;
-                    h.dup_bytes += fr.length;
-                } else if fr.status == 304 {
-                    h.not_modified_urls += 1;
-                    h.not_modified_bytes += fr.length;
-                } else {
-                    h.novel_urls += 1;
-                    h.novel_bytes += fr.length;
-                }
-            }
-            Ok(())
-        });
-    }
-}
-
-/// URL states and each host's remaining URLs, from the newest URL db of each partition.
-fn read_urldb(
-    crawl: &CrawlDir,
-    m: u32,
-    r: &mut Report,
-    hosts: &mut HostTally,
-    skipped: &mut Vec<String>,
-) {
-    for p in 0..m {
-        let Some((_, path)) = crawl.latest_state(p, "urldb", u32::MAX) else {
-            continue;
-        };
-        each_record(&path, Schema::URLDB, skipped, &mut |payload| {
-            let u = UrlRecord::decode(payload).map_err(|e| format!("URL record: {e}"))?;
-            *r.url_states.entry(u.state.name().to_owned()).or_default() += 1;
-            if matches!(u.state, UrlState::Unfetched | UrlState::Retry) {
-                hosts.get(crate::keys::host_of(&u.url)).remaining += 1;
-            }
-            Ok(())
-        });
-    }
-}
-
-/// robots.txt outcomes and hosts given up, from the newest host table of each partition.
-fn read_host_tables(crawl: &CrawlDir, cfg: &Config, r: &mut Report, skipped: &mut Vec<String>) {
-    let max_failures = cfg.fetch.max_host_failures;
-    for p in 0..cfg.crawl.partitions {
-        let Some((next, path)) = crawl.latest_state(p, "hosts", u32::MAX) else {
-            continue;
-        };
-        let h = &mut r.hosts;
-        each_record(&path, Schema::HOSTS, skipped, &mut |payload| {
-            let rec = HostRecord::decode(payload).map_err(|e| format!("host record: {e}"))?;
-            h.known += 1;
-            let mut unreachable = 0;
-            for o in &rec.robots {
-                let kind = match o.status {
-                    200..=299 => "rules",
-                    429 => "unreachable",
-                    400..=499 => "none",
-                    0 | 500..=599 => "unreachable",
-                    _ => "other",
-                };
-                unreachable += usize::from(kind == "unreachable");
-                *h.robots.entry(kind.into()).or_default() += 1;
-            }
-            if rec.parked_until > next {
-                h.given_up.push(GivenUp {
-                    host: rec.host.clone(),
-                    why: format!(
-                        "parked until cycle {}: no answer in {} fetch runs in a row ([fetch] \
-                         park_after_failed_runs); its URLs wait in the frontier",
-                        rec.parked_until, rec.failed_runs
-                    ),
-                });
-            } else if max_failures > 0 && rec.consecutive_failures >= max_failures {
-                h.given_up.push(GivenUp {
-                    host: rec.host.clone(),
-                    why: format!(
-                        "{} failed requests in a row ([fetch] max_host_failures = {max_failures}; \
-                         {} of {} requests failed)",
-                        rec.consecutive_failures, rec.failures, rec.requests
-                    ),
-                });
-            } else if !rec.robots.is_empty() && unreachable == rec.robots.len() {
-                h.given_up.push(GivenUp {
-                    host: rec.host.clone(),
-                    why: "robots.txt unreachable (disallow all until it answers)".into(),
-                });
-            }
-            Ok(())
-        });
-    }
-    r.hosts.given_up.sort_by(|a, b| a.host.cmp(&b.host));
-}
-
-/// Content types, charsets and sizes from the page facts of the done parses.
-fn read_pages(crawl: &CrawlDir, done: &[(u32, u32)], r: &mut Report, skipped: &mut Vec<String>) {
-    let c = &mut r.content;
-    c.sizes = vec![0; 65];
-    for &(cy, p) in done {
-        let path = crawl.pages(cy, p);
-        if !path.exists() {
-            continue; // a parse with nothing to parse writes no pages run
-        }
-        each_record(&path, Schema::PAGES, skipped, &mut |payload| {
-            let pg = PageRecord::decode(payload).map_err(|e| format!("page: {e}"))?;
-            c.pages += 1;
-            let mime = if pg.content_type.is_empty() {
-                "(none)".to_owned()
-            } else {
-                pg.content_type.clone()
-            };
-            let e = c.mime.entry(mime).or_default();
-            e.0 += 1;
-            e.1 += pg.length;
-            let cs = if pg.charset.is_empty() {
-                "(none)".to_owned()
-            } else {
-                pg.charset.to_ascii_lowercase()
-            };
-            *c.charsets.entry(cs).or_default() += 1;
-            c.sizes[svg::pow2_bucket(pg.length)] += 1;
-            c.noindex += u64::from(pg.noindex);
-            Ok(())
-        });
-    }
 }
 
 /// Per partition: the frontier and next fetch list of its newest prioritize marker.
