@@ -13,7 +13,7 @@
 //! takes ([`SAMPLE`]: a request record, a redirect's and an error page's response), every
 //! symbol counted at least once so that any input can be coded. The block's header (the code
 //! lengths, RLE-coded, §3.2.7) is the same for every member, so it is rendered once too and
-//! copied. Matches are found greedily through an 8 KiB hash table, kept between members (its
+//! copied. Matches are found greedily through a 2 KiB hash table, kept between members (its
 //! slots are offset by a base that grows from member to member, so that what earlier members
 //! left reads as empty: [`Positions`]); the gzip frame (RFC 1952) carries the CRC-32 from
 //! `crc32fast`.
@@ -33,7 +33,7 @@ use std::sync::OnceLock;
 pub(super) const SMALL_RECORD: usize = 2048;
 
 /// log2 of the hash table's size: 4,096 slots of two bytes, plenty for [`SMALL_RECORD`] bytes.
-const HASH_BITS: u32 = 12;
+const HASH_BITS: u32 = 10;
 
 /// The shortest match taken (a 4-byte hash and compare).
 const MIN_MATCH: usize = 4;
@@ -297,8 +297,8 @@ enum Token {
 /// the member being parsed, where `base` is at least every value earlier members wrote: so
 /// what they left reads as empty (a slot at most `base`), and the table is cleared only when
 /// the next member's values would pass `u16::MAX` (every ~30 members of [`SMALL_RECORD`]
-/// bytes, ~90 request records), not for every member: clearing its 8 KiB was a third of the
-/// instructions of a request record's member.
+/// bytes, ~90 request records), not for every member: clearing it (8 KiB then) was a third of
+/// the instructions of a request record's member.
 struct Positions {
     slots: Box<[u16; 1 << HASH_BITS]>,
     /// The base of the next member.
