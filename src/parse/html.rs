@@ -231,8 +231,10 @@ pub(crate) fn decode_text<'a>(
         Some((e, n)) => (e, &bytes[n..]),
         None => (enc, bytes),
     };
-    let ascii = enc.is_ascii_compatible() && Encoding::ascii_valid_up_to(rest) == rest.len();
-    if ascii || enc == encoding_rs::UTF_8 {
+    // A UTF-8 document is validated once, by the decoding below (looking for ASCII first
+    // would read the whole page twice: an ASCII page is valid UTF-8 anyway).
+    let utf8 = enc == encoding_rs::UTF_8;
+    if utf8 || (enc.is_ascii_compatible() && Encoding::ascii_valid_up_to(rest) == rest.len()) {
         if let Some(Cow::Borrowed(s)) =
             encoding_rs::UTF_8.decode_without_bom_handling_and_without_replacement(rest)
         {
