@@ -40,7 +40,8 @@ pub struct EarlyEnd {
 /// What every executor does once a cycle's stages have run: rewrites `metrics.prom`, and if the
 /// cycle completed, merges its CDXJ indexes into the cycle's and the crawl's
 /// ([`crate::ops::index`]), rewrites the report in `report/` (`[cycle] report`,
-/// [`crate::ops::report`]; its reading runs on a second thread beside the index merge) and
+/// [`crate::ops::report`]; its reading runs on a second thread beside the index merge, if the
+/// executor has not merged the indexes already) and
 /// removes state versions older than `[cycle] keep_cycles` cycles need, and the runs between
 /// the stages of the cycles before ([`crate::ops::prune`]). What `early` did already is not
 /// done again. Problems are logged, not returned: the cycle's work is committed.
