@@ -322,6 +322,11 @@ impl CrawlDir {
             .join(format!("{}.done", CrawlDir::partition_name(p)))
     }
 
+    /// Whether `stage` of `cycle` has a `.done` marker for every one of the `m` partitions.
+    pub fn done_everywhere(&self, cycle: u32, stage: Stage, m: u32) -> bool {
+        (0..m).all(|p| self.done_path(cycle, stage, p).exists())
+    }
+
     /// `cycles/CCCCCC/<stage>/pNNNN.failed`: why the last attempt of one stage for one partition
     /// failed (removed when the stage succeeds).
     pub fn failed_path(&self, cycle: u32, stage: Stage, p: u32) -> PathBuf {
@@ -359,7 +364,7 @@ impl CrawlDir {
 /// lists exist: `init` writes cycle 0's, each prioritize the next one's).
 pub fn next_cycle(crawl: &CrawlDir, m: u32) -> u32 {
     let mut c = 0;
-    while (0..m).all(|p| crawl.done_path(c, Stage::Prioritize, p).exists()) {
+    while crawl.done_everywhere(c, Stage::Prioritize, m) {
         c += 1;
     }
     c

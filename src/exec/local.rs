@@ -415,8 +415,7 @@ fn run_cycle(
 
     // A signal: the partitions stopped where they were, nothing more is started.
     crate::interrupt::check()?;
-    let fetched =
-        !before_merge_failed && (0..m).all(|p| crawl.done_path(cycle, Stage::Fetch, p).exists());
+    let fetched = !before_merge_failed && crawl.done_everywhere(cycle, Stage::Fetch, m);
     // The cycle's CDXJ indexes and the report's bulk (fetch results, page facts) are made from
     // its fetches alone and touch none of the files the merge and prioritize do: made beside
     // them, the end of the cycle does not wait for them in turn (the merge's commits wait on
@@ -441,7 +440,7 @@ fn run_cycle(
         cycle,
         ..CycleRun::default()
     };
-    run.complete = (0..m).all(|p| crawl.done_path(cycle, Stage::Prioritize, p).exists());
+    run.complete = crawl.done_everywhere(cycle, Stage::Prioritize, m);
     if run.complete {
         run.next_fetch_list = fetch_list_size(crawl, cycle + 1, m)?;
     }

@@ -89,7 +89,7 @@ pub fn rebuild(crawl: &CrawlDir, partitions: u32) -> Result<IndexReport> {
 }
 
 fn update(crawl: &CrawlDir, partitions: u32, ended: Option<u32>) -> Result<IndexReport> {
-    let fetched = |c: u32| (0..partitions).all(|p| crawl.done_path(c, Stage::Fetch, p).exists());
+    let fetched = |c: u32| crawl.done_everywhere(c, Stage::Fetch, partitions);
     let mut report = IndexReport::default();
     if let Some(c) = ended.filter(|&c| fetched(c)) {
         report.cycle_lines = Some(index_cycle(crawl, partitions, c)?);

@@ -207,7 +207,7 @@ fn choose_cycles(
     cycle: Option<u32>,
     report: &mut ExportReport,
 ) -> Result<()> {
-    let parsed = |c: u32| (0..partitions).all(|p| crawl.done_path(c, Stage::Parse, p).exists());
+    let parsed = |c: u32| crawl.done_everywhere(c, Stage::Parse, partitions);
     report.cycles = match cycle {
         Some(c) => {
             if !parsed(c) {

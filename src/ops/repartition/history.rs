@@ -43,7 +43,7 @@ pub(super) fn history(crawl: &CrawlDir, out: &CrawlDir, m: u32, cycle: u32) -> R
         let index = crawl.cycle_cdxj(c);
         if index.exists() {
             carry(&index, &out.cycle_cdxj(c))?;
-        } else if (0..m).all(|p| crawl.done_path(c, Stage::Fetch, p).exists()) {
+        } else if crawl.done_everywhere(c, Stage::Fetch, m) {
             // A cycle whose end was not indexed: its index from the old partitions' (linked
             // above), as the executor would have made it.
             crate::ops::index::index_cycle(out, m, c)?;
