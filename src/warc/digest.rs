@@ -13,6 +13,8 @@
 
 use std::fmt;
 
+mod two;
+
 /// A running SHA-1 over a block or payload. RustCrypto's `sha1` uses the CPU's SHA extensions
 /// when it has them (detected at run time): every fetched byte is hashed twice (block and
 /// payload digest), and the portable `sha1_smol` was the largest item of the fetch stage's
@@ -38,10 +40,7 @@ impl Sha1Digest {
 
     /// The header value: `sha1:` + base32.
     pub fn value(&self) -> String {
-        let mut out = String::with_capacity(5 + 32);
-        out.push_str("sha1:");
-        push_base32(&mut out, &self.bytes());
-        out
+        value_of(&self.bytes())
     }
 
     /// The header value of the SHA-1 of `bytes`.
@@ -50,6 +49,14 @@ impl Sha1Digest {
         d.update(bytes);
         d.value()
     }
+}
+
+/// The header value of a SHA-1: `sha1:` + base32.
+fn value_of(sha1: &[u8; 20]) -> String {
+    let mut out = String::with_capacity(5 + 32);
+    out.push_str("sha1:");
+    push_base32(&mut out, sha1);
+    out
 }
 
 impl fmt::Debug for Sha1Digest {
@@ -245,31 +252,34 @@ impl HeadScan {
 
 /// The block and payload digests of a whole block held in memory, in pieces that follow one
 /// another (`http`: the block starts with an HTTP header block, see the module docs). The
-/// payload digest is `None` when `http` is set and the header block never ends.
+/// payload digest is `None` when `http` is set and the header block never ends. Both are taken
+/// in one pass over the bytes ([`two`]).
 pub fn block_and_payload(block: &[&[u8]], http: bool) -> (String, Option<String>) {
-    let mut whole = Sha1Digest::new();
-    for piece in block {
-        whole.update(piece);
-    }
-    let block_digest = whole.value();
-    if !http {
-        return (block_digest.clone(), Some(block_digest));
-    }
-    let mut scan = HeadScan::new();
-    let mut payload: Option<Sha1Digest> = None;
-    for piece in block {
-        match &mut payload {
-            Some(p) => p.update(piece),
-            None => {
-                if let Some(i) = scan.feed(piece) {
-                    let mut p = Sha1Digest::new();
-                    p.update(&piece[i..]);
-                    payload = Some(p);
-                }
+    let start = http.then(|| {
+        let mut scan = HeadScan::new();
+        let mut offset = 0;
+        block.iter().find_map(|piece| {
+            let end = scan.feed(piece).map(|i| offset + i);
+            offset += piece.len();
+            end
+        })
+    });
+    match start.flatten() {
+        Some(start) => {
+            let (whole, payload) = two::digests(block, start);
+            (value_of(&whole), Some(value_of(&payload)))
+        }
+        None => {
+            let mut whole = Sha1Digest::new();
+            for piece in block {
+                whole.update(piece);
             }
+            let whole = whole.value();
+            // Not an HTTP block: the payload is the block.
+            let payload = (!http).then(|| whole.clone());
+            (whole, payload)
         }
     }
-    (block_digest, payload.map(|p| p.value()))
 }
 
 #[cfg(test)]
