@@ -6,9 +6,9 @@
 //! independent chains, so their rounds are interleaved instruction by instruction ([`compress2`],
 //! the x86 SHA extensions' compression of `sha1`'s `compress/x86.rs` written for two lanes), and
 //! one waits while the other computes. On the AMD EPYC box of docs/BENCHMARKS.md ("2026-11-30
-//! (sixteenth session)") that is 1.7x the bytes a second of two digests taken one after the
-//! other. Without the extensions (or off x86-64) the lanes are compressed one after the other by
-//! `sha1`'s own code, portable or not, as before.
+//! (sixteenth session)") that is 1.6x the bytes a second of two digests taken one after the
+//! other (`runbench digests`: 1,540 MB/s of records against 950). Without the extensions (or
+//! off x86-64) the lanes are compressed one after the other by `sha1`'s own code, as before.
 //!
 //! The lanes read one buffer: lane A the whole block (`pieces`, concatenated), lane B the same
 //! from an offset on (the payload's start). 64-byte blocks are taken from the pieces in place
