@@ -15,6 +15,8 @@ use std::fmt;
 
 mod two;
 
+pub(crate) use two::Streaming;
+
 /// A running SHA-1 over a block or payload. RustCrypto's `sha1` uses the CPU's SHA extensions
 /// when it has them (detected at run time): every fetched byte is hashed twice (block and
 /// payload digest), and the portable `sha1_smol` was the largest item of the fetch stage's
@@ -103,11 +105,16 @@ impl DigestCheck {
 
 /// Compares a digest header value with a computed SHA-1.
 pub fn check(header: &str, computed: &Sha1Digest) -> DigestCheck {
+    check_bytes(header, &computed.bytes())
+}
+
+/// Compares a digest header value with the 20 bytes of a computed SHA-1.
+pub fn check_bytes(header: &str, computed: &[u8; 20]) -> DigestCheck {
     match decode_sha1(header) {
-        Some(expected) if expected == computed.bytes() => DigestCheck::Ok,
+        Some(expected) if expected == *computed => DigestCheck::Ok,
         Some(_) => DigestCheck::Bad {
             expected: header.trim().to_owned(),
-            actual: computed.value(),
+            actual: value_of(computed),
         },
         None => DigestCheck::Unchecked,
     }

@@ -28,7 +28,7 @@ use std::io::{self, BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use super::dictionary::Dictionary;
-use super::digest::{self, DigestCheck, HeadScan, Sha1Digest};
+use super::digest::{self, DigestCheck, HeadScan, Streaming};
 use super::frame::{is_skippable, zstd_read, Counted, BUF, DICT_MAGIC, ZSTD_MAGIC};
 use super::zstd_frame;
 use super::{Compression, RecordType, WarcHeader};
@@ -91,26 +91,19 @@ struct Current {
     head_len: u64,
     remaining: u64,
     cap_left: u64,
-    block: Option<Sha1Digest>,
-    payload: Option<Sha1Digest>,
+    /// The block and payload digests being taken (those verified), side by side.
+    digests: Streaming,
     scan: Option<HeadScan>,
 }
 
 impl Current {
     fn hash(&mut self, bytes: &[u8]) {
-        if let Some(b) = &mut self.block {
-            b.update(bytes);
-        }
-        if let Some(p) = &mut self.payload {
-            match &mut self.scan {
-                Some(s) if !s.done() => {
-                    if let Some(i) = s.feed(bytes) {
-                        p.update(&bytes[i..]);
-                    }
-                }
-                _ => p.update(bytes),
-            }
-        }
+        let payload_from = match &mut self.scan {
+            _ if !self.digests.has_payload() => None,
+            Some(s) if !s.done() => s.feed(bytes),
+            _ => Some(0),
+        };
+        self.digests.update(bytes, payload_from);
     }
 }
 
@@ -331,8 +324,7 @@ impl<R: Read> WarcReader<R> {
                 head_len: (n + fields_len) as u64,
                 remaining: length,
                 cap_left: self.opts.body_cap.unwrap_or(u64::MAX),
-                block: block.then(Sha1Digest::new),
-                payload: (payload && !revisit).then(Sha1Digest::new),
+                digests: Streaming::new(block, payload && !revisit),
                 scan: http.then(HeadScan::new),
                 header,
             });
@@ -672,16 +664,17 @@ impl<R: Read> WarcReader<R> {
         let Some(cur) = self.cur.take() else {
             return Err(Error::corrupt(&self.path, offset, "record lost"));
         };
-        let check = |name: &str, d: &Option<Sha1Digest>| match (cur.header.get(name), d) {
+        let check = |name: &str, d: Option<[u8; 20]>| match (cur.header.get(name), d) {
             (None, _) => DigestCheck::Absent,
-            (Some(v), Some(d)) => digest::check(v, d),
+            (Some(v), Some(d)) => digest::check_bytes(v, &d),
             (Some(_), None) => DigestCheck::Unchecked,
         };
+        let (block, payload) = cur.digests.finish();
         Ok(RecordEnd {
             offset,
             length: end - offset,
-            block_digest: check("WARC-Block-Digest", &cur.block),
-            payload_digest: check("WARC-Payload-Digest", &cur.payload),
+            block_digest: check("WARC-Block-Digest", block),
+            payload_digest: check("WARC-Payload-Digest", payload),
         })
     }
 

@@ -15,6 +15,10 @@
 //! where they lie within one piece, and copied only where they straddle two. When one lane has
 //! no full block left, the other goes on alone; each lane's last partial block and its padding
 //! (FIPS 180-4 §5.1.1) are compressed alone.
+//!
+//! [`Streaming`] does the same for a block that arrives in pieces, as the WARC reader's digest
+//! checks (`dragnet check warc`, `warc convert`) read it: each lane holds its partial block
+//! between pieces, and the whole blocks both lanes have in a piece are compressed together.
 
 use sha1::digest::generic_array::GenericArray;
 use sha1::digest::typenum::U64;
@@ -144,22 +148,141 @@ impl<'a> Lane<'a> {
             compress(&mut state, r);
             self.advance(n);
         }
-        let mut tail = [0u8; 128];
+        let mut tail = [0u8; 64];
         let mut n = 0;
         for p in self.rest() {
             tail[n..n + p.len()].copy_from_slice(p);
             n += p.len();
         }
-        let bits = (self.len + n as u64) * 8;
-        tail[n] = 0x80;
-        let end = if n < 56 { 64 } else { 128 };
-        tail[end - 8..end].copy_from_slice(&bits.to_be_bytes());
-        compress(&mut state, tail[..end].as_chunks::<64>().0);
-        let mut out = [0u8; 20];
-        for (o, s) in out.chunks_exact_mut(4).zip(state) {
-            o.copy_from_slice(&s.to_be_bytes());
+        last(state, self.len, &tail[..n])
+    }
+}
+
+/// The digest of a lane whose state has taken `len` bytes (whole blocks), with `tail` (under
+/// 64 bytes) left: the tail and its padding (FIPS 180-4 §5.1.1) compressed, the state read out.
+fn last(mut state: [u32; 5], len: u64, tail: &[u8]) -> [u8; 20] {
+    let mut block = [0u8; 128];
+    let n = tail.len();
+    block[..n].copy_from_slice(tail);
+    block[n] = 0x80;
+    let end = if n < 56 { 64 } else { 128 };
+    block[end - 8..end].copy_from_slice(&((len + n as u64) * 8).to_be_bytes());
+    compress(&mut state, block[..end].as_chunks::<64>().0);
+    let mut out = [0u8; 20];
+    for (o, s) in out.chunks_exact_mut(4).zip(state) {
+        o.copy_from_slice(&s.to_be_bytes());
+    }
+    out
+}
+
+/// A record's block and payload digests over a block that arrives in pieces (the WARC reader's
+/// checks): the payload lane takes each piece from the payload's start on, and where both lanes
+/// have whole blocks in the same piece they are compressed together, as in [`digests`].
+pub(crate) struct Streaming {
+    block: Option<Partial>,
+    payload: Option<Partial>,
+    two: bool,
+}
+
+/// A lane of [`Streaming`]: its state, the bytes it took (whole blocks), and what it holds of
+/// a block not yet whole.
+struct Partial {
+    state: [u32; 5],
+    len: u64,
+    buf: [u8; 64],
+    held: usize,
+}
+
+impl Partial {
+    fn new() -> Partial {
+        Partial {
+            state: INIT,
+            len: 0,
+            buf: [0; 64],
+            held: 0,
         }
-        out
+    }
+
+    /// Completes the block it holds from the front of `bytes` (compressing it when whole) and
+    /// gives the rest of `bytes`, which starts on a block edge of the lane.
+    fn top_up<'b>(&mut self, bytes: &'b [u8]) -> &'b [u8] {
+        if self.held == 0 {
+            return bytes;
+        }
+        let take = bytes.len().min(64 - self.held);
+        self.buf[self.held..self.held + take].copy_from_slice(&bytes[..take]);
+        self.held += take;
+        if self.held == 64 {
+            compress(&mut self.state, std::slice::from_ref(&self.buf));
+            self.len += 64;
+            self.held = 0;
+        }
+        &bytes[take..]
+    }
+
+    /// Compresses `bytes`' whole blocks and holds the rest: what [`Partial::top_up`] left,
+    /// which is empty while it still holds part of a block.
+    fn take(&mut self, bytes: &[u8]) {
+        if self.held > 0 {
+            debug_assert!(bytes.is_empty());
+            return;
+        }
+        let (blocks, rest) = bytes.as_chunks::<64>();
+        compress(&mut self.state, blocks);
+        self.len += 64 * blocks.len() as u64;
+        self.buf[..rest.len()].copy_from_slice(rest);
+        self.held = rest.len();
+    }
+
+    fn finish(self) -> [u8; 20] {
+        last(self.state, self.len, &self.buf[..self.held])
+    }
+}
+
+impl Streaming {
+    /// Digests for the block, the payload, both or neither.
+    pub(crate) fn new(block: bool, payload: bool) -> Streaming {
+        Streaming {
+            block: block.then(Partial::new),
+            payload: payload.then(Partial::new),
+            two: two_lanes(),
+        }
+    }
+
+    /// Whether it digests the payload.
+    pub(crate) fn has_payload(&self) -> bool {
+        self.payload.is_some()
+    }
+
+    /// The block's next bytes; the payload's are `bytes[from..]` (`None`: none of them).
+    pub(crate) fn update(&mut self, bytes: &[u8], payload_from: Option<usize>) {
+        let mut a = self.block.as_mut().map(|l| (l.top_up(bytes), l));
+        let mut b = match (self.payload.as_mut(), payload_from) {
+            (Some(l), Some(from)) => Some((l.top_up(&bytes[from..]), l)),
+            _ => None,
+        };
+        if let (Some((ra, la)), Some((rb, lb)), true) = (&mut a, &mut b, self.two) {
+            let n = (ra.len() / 64).min(rb.len() / 64);
+            if n > 0 {
+                let (ba, bb) = (&ra.as_chunks::<64>().0[..n], &rb.as_chunks::<64>().0[..n]);
+                compress2(&mut la.state, ba, &mut lb.state, bb);
+                la.len += 64 * n as u64;
+                lb.len += 64 * n as u64;
+                let (sa, sb): (&[u8], &[u8]) = (ra, rb);
+                (*ra, *rb) = (&sa[64 * n..], &sb[64 * n..]);
+            }
+        }
+        for (rest, lane) in a.into_iter().chain(b) {
+            lane.take(rest);
+        }
+    }
+
+    /// The block's and the payload's digests (those it was asked for).
+    pub(crate) fn finish(self) -> (Option<[u8; 20]>, Option<[u8; 20]>) {
+        (
+            self.block.map(Partial::finish),
+            self.payload.map(Partial::finish),
+        )
     }
 }
 
@@ -392,7 +515,57 @@ mod tests {
         assert_eq!(hex(a), "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
     }
 
+    /// `data` fed to [`Streaming`] in pieces cut at `cuts`, the payload from `skip` on, with
+    /// both lanes at once and one after the other.
+    fn check_streaming(data: &[u8], cuts: &[usize], skip: usize) {
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (data.len() + 1)).collect();
+        cuts.sort_unstable();
+        let skip = skip % (data.len() + 1);
+        let want = (Some(reference(data)), Some(reference(&data[skip..])));
+        for two in [false, two_lanes()] {
+            let mut s = Streaming::new(true, true);
+            s.two = two;
+            let mut from = 0;
+            for c in cuts.iter().copied().chain([data.len()]) {
+                let piece = &data[from..c];
+                let payload_from = (c > skip).then(|| skip.saturating_sub(from));
+                s.update(piece, payload_from);
+                from = c;
+            }
+            assert_eq!(
+                s.finish(),
+                want,
+                "two lanes {two}, len {}, skip {skip}",
+                data.len()
+            );
+        }
+        let mut only = Streaming::new(true, false);
+        only.update(data, Some(0));
+        assert_eq!(only.finish(), (Some(reference(data)), None));
+    }
+
+    #[test]
+    fn streaming_pieces_around_the_block_edges() {
+        let data: Vec<u8> = (0..700u32).map(|i| (i * 37 + i / 5) as u8).collect();
+        for len in [0, 1, 63, 64, 65, 128, 129, 300, 700] {
+            for skip in [0, 1, 63, 64, 65, 200, 700] {
+                check_streaming(&data[..len], &[], skip);
+                check_streaming(&data[..len], &[1, 2, 64, 64, 190, 400], skip);
+                check_streaming(&data[..len], &[63, 127, 191, 255], skip);
+            }
+        }
+    }
+
     proptest! {
+        #[test]
+        fn streaming_gives_what_two_digests_give(
+            data in proptest::collection::vec(any::<u8>(), 0..3000),
+            cuts in proptest::collection::vec(any::<usize>(), 0..8),
+            skip in any::<usize>(),
+        ) {
+            check_streaming(&data, &cuts, skip);
+        }
+
         #[test]
         fn two_lanes_give_what_two_digests_give(
             data in proptest::collection::vec(any::<u8>(), 0..5000),
