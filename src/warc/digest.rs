@@ -238,20 +238,30 @@ impl HeadScan {
         if self.done {
             return Some(0);
         }
-        for (i, &b) in bytes.iter().enumerate() {
+        // Line by line (`memchr`), each line looked at up to its first byte that is not
+        // whitespace: a header line's first.
+        let mut at = 0;
+        while at < bytes.len() {
             if !self.in_line {
                 self.in_line = true;
                 self.line_blank = true;
             }
-            if b == b'\n' {
-                if self.line_blank {
-                    self.done = true;
-                    return Some(i + 1);
-                }
-                self.in_line = false;
-            } else if !matches!(b, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c') {
+            let end = memchr::memchr(b'\n', &bytes[at..]).map(|i| at + i);
+            let line = &bytes[at..end.unwrap_or(bytes.len())];
+            if self.line_blank
+                && !line
+                    .iter()
+                    .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c'))
+            {
                 self.line_blank = false;
             }
+            let end = end?;
+            if self.line_blank {
+                self.done = true;
+                return Some(end + 1);
+            }
+            self.in_line = false;
+            at = end + 1;
         }
         None
     }
@@ -337,5 +347,43 @@ mod tests {
         assert_eq!(HeadScan::new().feed(b"\r\nx"), Some(2));
         assert_eq!(HeadScan::new().feed(b"HTTP/1.1 200\nA: b\n\nx"), Some(19));
         assert_eq!(HeadScan::new().feed(b"HTTP/1.1 200\r\nA: b\r\n"), None);
+    }
+
+    /// warcio's rule byte by byte: the end of the first line that is empty or only whitespace.
+    fn header_end(block: &[u8]) -> Option<usize> {
+        let mut blank = true;
+        for (i, &b) in block.iter().enumerate() {
+            if b == b'\n' {
+                if blank {
+                    return Some(i + 1);
+                }
+                blank = true;
+            } else if !matches!(b, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c') {
+                blank = false;
+            }
+        }
+        None
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn head_scan_in_pieces_finds_what_a_byte_by_byte_scan_finds(
+            block in proptest::collection::vec(
+                proptest::sample::select(b"a \t\r\n\x0b".to_vec()), 0..120),
+            cut_a in 0usize..121,
+            cut_b in 0usize..121,
+        ) {
+            let (a, b) = (cut_a.min(block.len()), cut_b.min(block.len()));
+            let (a, b) = (a.min(b), a.max(b));
+            let mut scan = HeadScan::new();
+            let mut found = None;
+            for (from, to) in [(0, a), (a, b), (b, block.len())] {
+                if let Some(i) = scan.feed(&block[from..to]) {
+                    found = Some(from + i);
+                    break;
+                }
+            }
+            proptest::prop_assert_eq!(found, header_end(&block));
+        }
     }
 }
