@@ -41,26 +41,52 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Starts pywb's `wayback` in `root` (which holds `collections/`) on 127.0.0.1 and waits (at most
-/// a minute) until it answers.
+/// Starts pywb's `wayback` in `root` (which holds `collections/`) on 127.0.0.1 and waits until
+/// it answers: at most two minutes (a Python server starting beside the rest of `.ci/run`'s
+/// peer tests on two busy cores has taken over one). A `wayback` that exits first (its port,
+/// free when picked, taken by another test's server meanwhile) is started again on another
+/// port, up to three times; its standard error is kept in `root/wayback-PORT.log` and shown if
+/// it never answers.
 fn wayback(root: &Path) -> Wayback {
-    let port = free_port();
-    let child = Command::new("wayback")
-        .args(["-b", "127.0.0.1", "-p", &port.to_string(), "-t", "2"])
-        .current_dir(root)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start wayback");
-    let w = Wayback { child, port };
-    let t0 = Instant::now();
-    while t0.elapsed() < Duration::from_secs(60) {
-        if get(port, "/").is_ok_and(|(status, _, _)| status == 200) {
-            return w;
+    let mut why = String::new();
+    for _attempt in 0..3 {
+        why.clear();
+        let port = free_port();
+        let log_path = root.join(format!("wayback-{port}.log"));
+        let log = std::fs::File::create(&log_path).expect("wayback log");
+        let child = Command::new("wayback")
+            .args(["-b", "127.0.0.1", "-p", &port.to_string(), "-t", "2"])
+            .current_dir(root)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start wayback");
+        let mut w = Wayback { child, port };
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(120) {
+            if get(port, "/").is_ok_and(|(status, _, _)| status == 200) {
+                return w;
+            }
+            if let Ok(Some(status)) = w.child.try_wait() {
+                why = format!("wayback on port {port} exited ({status})");
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(250));
         }
-        std::thread::sleep(Duration::from_millis(250));
+        if why.is_empty() {
+            why = format!("wayback did not answer on 127.0.0.1:{port} within two minutes");
+        }
+        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(20).collect();
+        why.push_str(&format!(
+            "; its log ends:\n{}",
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        ));
+        if !why.contains("exited") {
+            break;
+        }
     }
-    panic!("wayback did not answer on 127.0.0.1:{port} within a minute");
+    panic!("{why}");
 }
 
 /// An answer: status, headers (names lowercased), body.
