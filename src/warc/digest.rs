@@ -103,13 +103,8 @@ impl DigestCheck {
     }
 }
 
-/// Compares a digest header value with a computed SHA-1.
-pub fn check(header: &str, computed: &Sha1Digest) -> DigestCheck {
-    check_bytes(header, &computed.bytes())
-}
-
 /// Compares a digest header value with the 20 bytes of a computed SHA-1.
-pub fn check_bytes(header: &str, computed: &[u8; 20]) -> DigestCheck {
+pub fn check(header: &str, computed: &[u8; 20]) -> DigestCheck {
     match decode_sha1(header) {
         Some(expected) if expected == *computed => DigestCheck::Ok,
         Some(_) => DigestCheck::Bad {
@@ -330,8 +325,8 @@ mod tests {
         assert_eq!(decode_sha1("sha1:!!"), None);
         let mut s = Sha1Digest::new();
         s.update(b"abc");
-        assert_eq!(check(&d, &s), DigestCheck::Ok);
-        assert!(check(&Sha1Digest::of(b"x"), &s).is_bad());
+        assert_eq!(check(&d, &s.bytes()), DigestCheck::Ok);
+        assert!(check(&Sha1Digest::of(b"x"), &s.bytes()).is_bad());
     }
 
     #[test]

@@ -666,7 +666,7 @@ impl<R: Read> WarcReader<R> {
         };
         let check = |name: &str, d: Option<[u8; 20]>| match (cur.header.get(name), d) {
             (None, _) => DigestCheck::Absent,
-            (Some(v), Some(d)) => digest::check_bytes(v, &d),
+            (Some(v), Some(d)) => digest::check(v, &d),
             (Some(_), None) => DigestCheck::Unchecked,
         };
         let (block, payload) = cur.digests.finish();
