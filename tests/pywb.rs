@@ -48,9 +48,7 @@ fn free_port() -> u16 {
 /// port, up to three times; its standard error is kept in `root/wayback-PORT.log` and shown if
 /// it never answers.
 fn wayback(root: &Path) -> Wayback {
-    let mut why = String::new();
-    for _attempt in 0..3 {
-        why.clear();
+    for attempt in 1..=3 {
         let port = free_port();
         let log_path = root.join(format!("wayback-{port}.log"));
         let log = std::fs::File::create(&log_path).expect("wayback log");
@@ -63,30 +61,31 @@ fn wayback(root: &Path) -> Wayback {
             .expect("start wayback");
         let mut w = Wayback { child, port };
         let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(120) {
+        let exited = loop {
             if get(port, "/").is_ok_and(|(status, _, _)| status == 200) {
                 return w;
             }
             if let Ok(Some(status)) = w.child.try_wait() {
-                why = format!("wayback on port {port} exited ({status})");
-                break;
+                break Some(status);
+            }
+            if t0.elapsed() >= Duration::from_secs(120) {
+                break None;
             }
             std::thread::sleep(Duration::from_millis(250));
+        };
+        if exited.is_some() && attempt < 3 {
+            continue;
         }
-        if why.is_empty() {
-            why = format!("wayback did not answer on 127.0.0.1:{port} within two minutes");
-        }
+        let why = match exited {
+            Some(status) => format!("wayback on port {port} exited ({status})"),
+            None => format!("wayback did not answer on 127.0.0.1:{port} within two minutes"),
+        };
         let log = std::fs::read_to_string(&log_path).unwrap_or_default();
         let tail: Vec<&str> = log.lines().rev().take(20).collect();
-        why.push_str(&format!(
-            "; its log ends:\n{}",
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-        ));
-        if !why.contains("exited") {
-            break;
-        }
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        panic!("{why}; its log ends:\n{}", tail.join("\n"));
     }
-    panic!("{why}");
+    unreachable!("the third attempt returns or panics")
 }
 
 /// An answer: status, headers (names lowercased), body.
